@@ -1,0 +1,52 @@
+# Two commands matter: `make run` (set up and start Neovim with the plugin) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_RUNTIME := $(VENV)/.runtime-stamp
+STAMP_DEV := $(VENV)/.dev-stamp
+
+.PHONY: install dev run test lint typecheck pytest bench fmt clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP_RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(STAMP_DEV): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@ $(STAMP_RUNTIME)
+
+## install: the plugin manager's build step: .venv with the runtime dependencies only.
+install: $(STAMP_RUNTIME)
+
+dev: $(STAMP_DEV)
+
+## run: set up everything and start Neovim with the plugin loaded.
+run: $(STAMP_RUNTIME)
+	@$(PY) scripts/run.py
+
+## test: the whole suite: lint, types, tests.
+test: $(STAMP_DEV) lint typecheck pytest
+
+lint:
+	$(VENV)/bin/ruff check rplugin tests bench scripts
+	$(VENV)/bin/ruff format --check rplugin tests bench scripts
+
+typecheck:
+	$(VENV)/bin/mypy
+
+pytest:
+	$(PY) -m pytest -q -p no:cacheprovider
+
+fmt: $(STAMP_DEV)
+	$(VENV)/bin/ruff check --fix rplugin tests bench scripts
+	$(VENV)/bin/ruff format rplugin tests bench scripts
+
+bench: $(STAMP_DEV)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,165 @@
+-- The chat buffer's keymaps and actions; each action is one notification to the host.
+local config = require("codecompanion.config")
+local host = require("codecompanion.host")
+local render = require("codecompanion.render")
+
+local M = {}
+
+local function chat_id(bufnr)
+  return require("codecompanion").chat_id(bufnr)
+end
+
+local function send(bufnr, method, args)
+  require("codecompanion").reattach(bufnr)
+  args = args or {}
+  args.id = chat_id(bufnr)
+  if not args.id then
+    vim.notify("codecompanion: not a chat buffer", vim.log.levels.WARN)
+    return false
+  end
+  return host.notify(method, args)
+end
+
+function M.submit(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local text = render.user_message(bufnr)
+  if text == "" then
+    vim.notify("codecompanion: nothing to send: type your message under ## Me", vim.log.levels.INFO)
+    return
+  end
+  if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    vim.cmd("stopinsert")
+  end
+  send(bufnr, "chat_submit", { text = text })
+end
+
+function M.stop(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_stop")
+end
+
+function M.toggle_yolo(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_yolo")
+end
+
+function M.regenerate(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
+end
+
+function M.clear(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_clear")
+end
+
+function M.full_output(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_full_output", { line = vim.fn.line(".") })
+end
+
+function M.change_adapter(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local info = host.request("adapters", { id = chat_id(bufnr) })
+  if not info then
+    return
+  end
+  vim.ui.select(info.adapters, { prompt = "Adapter" }, function(adapter)
+    if not adapter then
+      return
+    end
+    send(bufnr, "chat_adapter", { adapter = adapter })
+    local models = host.request("models", { id = chat_id(bufnr), adapter = adapter })
+    if models and #models > 0 then
+      vim.ui.select(models, { prompt = "Model" }, function(model)
+        if model then
+          send(bufnr, "chat_model", { model = model })
+        end
+      end)
+    end
+  end)
+end
+
+local function jump(direction)
+  local rows = render.header_rows(0)
+  local cur = vim.fn.line(".")
+  if direction > 0 then
+    for _, row in ipairs(rows) do
+      if row > cur then
+        return vim.api.nvim_win_set_cursor(0, { row, 0 })
+      end
+    end
+  else
+    for i = #rows, 1, -1 do
+      if rows[i] < cur then
+        return vim.api.nvim_win_set_cursor(0, { rows[i], 0 })
+      end
+    end
+  end
+end
+
+local ACTIONS = {
+  send = { fn = M.submit, desc = "Send the message" },
+  stop = { fn = M.stop, desc = "Stop the request and running tools" },
+  change_adapter = { fn = M.change_adapter, desc = "Change adapter and model" },
+  yolo = { fn = M.toggle_yolo, desc = "Toggle YOLO mode (skip approvals)" },
+  regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
+  clear = { fn = M.clear, desc = "Clear the chat" },
+  next_turn = { fn = function() jump(1) end, desc = "Next turn" },
+  previous_turn = { fn = function() jump(-1) end, desc = "Previous turn" },
+  full_output = { fn = M.full_output, desc = "Open the full output of the tool under the cursor" },
+  help = { fn = function() M.help() end, desc = "Show the keymaps" },
+}
+
+local function each_mapping(fn)
+  for name, modes in pairs(config.options.keymaps or {}) do
+    if modes and ACTIONS[name] then
+      for mode, lhs in pairs(modes) do
+        for _, key in ipairs(type(lhs) == "table" and lhs or { lhs }) do
+          fn(name, mode, key)
+        end
+      end
+    end
+  end
+end
+
+function M.help()
+  local lines = {}
+  each_mapping(function(name, mode, key)
+    table.insert(lines, ("%-8s %-3s %s"):format(key, mode, ACTIONS[name].desc))
+  end)
+  table.sort(lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  local width = 60
+  vim.api.nvim_open_win(buf, true, {
+    relative = "editor",
+    width = width,
+    height = #lines,
+    row = 2,
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    border = "rounded",
+    title = " codecompanion keymaps ",
+  })
+  vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = buf, nowait = true })
+  vim.keymap.set("n", "<Esc>", "<cmd>close<CR>", { buffer = buf, nowait = true })
+end
+
+function M.attach(bufnr)
+  each_mapping(function(name, mode, key)
+    vim.keymap.set(mode, key, function()
+      ACTIONS[name].fn(bufnr)
+    end, { buffer = bufnr, desc = "codecompanion: " .. ACTIONS[name].desc, nowait = true })
+  end)
+  vim.bo[bufnr].omnifunc = "v:lua.require'codecompanion.complete'.omnifunc"
+end
+
+--- Fold text of a tool's output: the tool line (name and arguments) and its status.
+function M.foldtext()
+  local count = vim.v.foldend - vim.v.foldstart + 1
+  local bufnr = vim.api.nvim_get_current_buf()
+  for _, entry in pairs(render.state(bufnr).tools) do
+    if entry.body and entry.body[1] + 1 == vim.v.foldstart then
+      return ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
+    end
+  end
+  return ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
+end
+
+return M

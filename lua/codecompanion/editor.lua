@@ -1,0 +1,169 @@
+-- What the host asks of the editor: loaded buffers, diagnostics, and diff review.
+local M = {}
+
+local function find_buffer(path)
+  local target = vim.fn.resolve(vim.fn.fnamemodify(path, ":p"))
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      if name ~= "" and vim.fn.resolve(vim.fn.fnamemodify(name, ":p")) == target then
+        return bufnr
+      end
+    end
+  end
+  return nil
+end
+
+--- The lines of the loaded buffer for `path`, or nil.
+function M.buffer_lines(path)
+  local bufnr = find_buffer(path)
+  if not bufnr then
+    return vim.NIL
+  end
+  return vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+end
+
+--- Replace a loaded buffer's lines in one undo step, without writing it.
+function M.set_buffer_lines(path, lines)
+  local bufnr = find_buffer(path)
+  if not bufnr then
+    return false
+  end
+  local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  -- Only the changed middle is replaced, so marks and folds elsewhere survive.
+  local first = 1
+  while first <= #old and first <= #lines and old[first] == lines[first] do
+    first = first + 1
+  end
+  local old_last, new_last = #old, #lines
+  while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
+    old_last, new_last = old_last - 1, new_last - 1
+  end
+  vim.api.nvim_buf_set_lines(bufnr, first - 1, old_last, false, vim.list_slice(lines, first, new_last))
+  return true
+end
+
+local SEVERITY = { ERROR = 1, WARNING = 2, INFORMATION = 3, HINT = 4 }
+local NAMES = { "ERROR", "WARNING", "INFORMATION", "HINT" }
+
+--- Diagnostics for `path` at `min_severity` or worse; loads the buffer and waits briefly for LSP.
+function M.diagnostics(chan, rid, path, min_severity)
+  local bufnr = find_buffer(path)
+  local fresh = false
+  if not bufnr then
+    bufnr = vim.fn.bufadd(path)
+    vim.fn.bufload(bufnr)
+    vim.bo[bufnr].buflisted = false
+    fresh = true
+  end
+  local limit = SEVERITY[min_severity or "HINT"] or 4
+  local function collect()
+    local result = {}
+    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+      if d.severity <= limit then
+        table.insert(result, {
+          line = d.lnum,
+          col = d.col,
+          severity = NAMES[d.severity] or "HINT",
+          message = d.message,
+          source = d.source or vim.NIL,
+          code = d.code and tostring(d.code) or vim.NIL,
+        })
+      end
+    end
+    pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = result })
+  end
+  if fresh or #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and #vim.diagnostic.get(bufnr) == 0 then
+    -- A fresh buffer has no diagnostics yet: give LSP a moment to attach and publish.
+    local timer = vim.uv.new_timer()
+    local group = vim.api.nvim_create_augroup("codecompanion_diag_" .. rid, { clear = true })
+    local finished = false
+    local function finish()
+      if finished then
+        return
+      end
+      finished = true
+      timer:stop()
+      timer:close()
+      pcall(vim.api.nvim_del_augroup_by_id, group)
+      collect()
+    end
+    vim.api.nvim_create_autocmd("DiagnosticChanged", {
+      group = group,
+      buffer = bufnr,
+      callback = function()
+        vim.defer_fn(finish, 250)
+      end,
+    })
+    timer:start(#vim.lsp.get_clients({ bufnr = bufnr }) > 0 and 3000 or 300, 0, vim.schedule_wrap(finish))
+  else
+    collect()
+  end
+end
+
+--- Show a proposed change and let the user accept or reject each hunk (answered by rpcnotify).
+function M.review(chan, rid, req)
+  vim.schedule(function()
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "wipe"
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(req.diff, "\n", { plain = true }))
+    vim.bo[buf].filetype = "diff"
+    vim.bo[buf].modifiable = false
+    vim.cmd("botright split")
+    local win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+    local accepted, rejected = {}, {}
+    local function done(reason)
+      pcall(vim.api.nvim_win_close, win, true)
+      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", {
+        rid = rid,
+        value = { accepted = accepted, rejected = rejected, reason = reason or vim.NIL },
+      })
+    end
+    local function ask_hunk(i)
+      if i > #req.hunks then
+        return done(nil)
+      end
+      local hunk = req.hunks[i]
+      pcall(vim.api.nvim_win_set_cursor, win, { hunk.row, 0 })
+      vim.cmd("normal! zt")
+      vim.ui.select({ "Accept", "Reject" }, { prompt = ("Hunk %d/%d of %s"):format(i, #req.hunks, req.path) }, function(c)
+        table.insert(c == "Accept" and accepted or rejected, i - 1)
+        ask_hunk(i + 1)
+      end)
+    end
+    local all = {}
+    for i = 1, #req.hunks do
+      all[i] = i - 1
+    end
+    vim.ui.select({ "Accept all", "Reject all", "Review each hunk" }, {
+      prompt = ("Apply %d change(s) to %s?"):format(#req.hunks, req.path),
+      kind = "codecompanion.diff",
+    }, function(choice)
+      if choice == "Accept all" then
+        accepted = all
+        done(nil)
+      elseif choice == "Review each hunk" then
+        ask_hunk(1)
+      else
+        rejected = all
+        vim.ui.input({ prompt = "Reason (optional): " }, function(reason)
+          done(reason ~= "" and reason or nil)
+        end)
+      end
+    end)
+  end)
+end
+
+--- Open text in a scratch buffer (the full output of a tool).
+function M.scratch(title, lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  pcall(vim.api.nvim_buf_set_name, buf, "codecompanion://" .. title)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.cmd("botright split")
+  vim.api.nvim_win_set_buf(0, buf)
+end
+
+return M

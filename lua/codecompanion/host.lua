@@ -1,0 +1,161 @@
+-- The Python host: started by the plugin itself as an RPC job, restarted when it dies.
+-- Messages go out with rpcnotify only, so Neovim never waits on Python.
+local M = {}
+
+local state = { chan = nil, starting = false, restarts = 0, last_exit = nil, mode = nil, stderr = {} }
+
+local function root()
+  local source = debug.getinfo(1, "S").source:sub(2)
+  return vim.fn.fnamemodify(source, ":p:h:h:h")
+end
+
+M.root = root
+
+function M.log_path()
+  return vim.fs.joinpath(vim.fn.stdpath("log"), "codecompanion.log")
+end
+
+local function append_log(lines)
+  local text = table.concat(lines, "\n")
+  if text == "" then
+    return
+  end
+  local fd = io.open(M.log_path(), "a")
+  if fd then
+    fd:write(text, "\n")
+    fd:close()
+  end
+end
+
+function M.python()
+  local opts = require("codecompanion.config").options
+  if opts.python and opts.python ~= "" then
+    return vim.fn.expand(opts.python)
+  end
+  return vim.fs.joinpath(root(), ".venv", "bin", "python")
+end
+
+local function notify_error(msg)
+  vim.schedule(function()
+    vim.notify("codecompanion: " .. msg, vim.log.levels.ERROR)
+  end)
+end
+
+local function start_job()
+  local python = M.python()
+  if vim.fn.executable(python) ~= 1 then
+    notify_error(
+      ("no Python at %s: run `make install` in %s (log: %s)"):format(python, root(), M.log_path())
+    )
+    return nil
+  end
+  local opts = require("codecompanion.config").options
+  local env = {
+    PYTHONPATH = vim.fs.joinpath(root(), "rplugin", "python3")
+      .. (vim.env.PYTHONPATH and (":" .. vim.env.PYTHONPATH) or ""),
+    CODECOMPANION_LOG = M.log_path(),
+    CODECOMPANION_LOG_LEVEL = opts.log_level or "INFO",
+  }
+  local chan = vim.fn.jobstart({ python, "-m", "codecompanion.nvim" }, {
+    rpc = true,
+    env = env,
+    cwd = vim.fn.getcwd(),
+    on_stderr = function(_, data)
+      append_log(data)
+    end,
+    on_exit = function(_, code)
+      state.chan = nil
+      state.last_exit = code
+      if code ~= 0 then
+        notify_error(("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path()))
+      end
+      vim.schedule(function()
+        require("codecompanion").on_host_exit(code)
+      end)
+    end,
+  })
+  if chan <= 0 then
+    notify_error(("could not start %s (log: %s)"):format(python, M.log_path()))
+    return nil
+  end
+  return chan
+end
+
+local function rplugin_channel()
+  local ok, chan = pcall(vim.fn["remote#host#Require"], "python3")
+  if not ok or not chan or chan <= 0 then
+    notify_error("classic python3 host unavailable: run :UpdateRemotePlugins and check :checkhealth provider")
+    return nil
+  end
+  return chan
+end
+
+--- The channel of a running host, starting one when needed; nil if it cannot start.
+function M.ensure()
+  if state.chan then
+    return state.chan
+  end
+  local opts = require("codecompanion.config").options
+  state.mode = opts.host
+  local restarted = state.last_exit ~= nil
+  if opts.host == "rplugin" then
+    state.chan = rplugin_channel()
+  else
+    state.chan = start_job()
+  end
+  if state.chan and restarted then
+    state.restarts = state.restarts + 1
+    vim.notify("codecompanion: host restarted", vim.log.levels.WARN)
+  end
+  if state.chan then
+    vim.rpcnotify(state.chan, "codecompanion", "hello", {
+      channel = state.chan,
+      options = require("codecompanion.config").for_python(),
+    })
+  end
+  return state.chan
+end
+
+--- Send a notification to the host (never blocks Neovim).
+function M.notify(method, args)
+  local chan = M.ensure()
+  if not chan then
+    return false
+  end
+  local ok, err = pcall(vim.rpcnotify, chan, "codecompanion", method, args or vim.empty_dict())
+  if not ok then
+    state.chan = nil
+    notify_error("host unreachable: " .. tostring(err))
+  end
+  return ok
+end
+
+--- A blocking request; only for rare, user-initiated questions (health, restore list).
+function M.request(method, args, timeout_ms)
+  local chan = M.ensure()
+  if not chan then
+    return nil, "host not running"
+  end
+  local ok, result = pcall(vim.rpcrequest, chan, "codecompanion_request", method, args or vim.empty_dict())
+  if not ok then
+    return nil, tostring(result)
+  end
+  return result, nil
+end
+
+function M.channel()
+  return state.chan
+end
+
+function M.status()
+  return { running = state.chan ~= nil, restarts = state.restarts, last_exit = state.last_exit, mode = state.mode }
+end
+
+function M.stop()
+  if state.chan and state.mode ~= "rplugin" then
+    pcall(vim.fn.jobstop, state.chan)
+  end
+  state.chan = nil
+end
+
+return M

@@ -1,0 +1,234 @@
+-- codecompanion: commands and the public Lua API. Chat state lives in the Python host;
+-- Lua owns buffers, windows, keymaps and prompts.
+local config = require("codecompanion.config")
+local host = require("codecompanion.host")
+local render = require("codecompanion.render")
+
+local M = {}
+
+-- Open chats: bufnr -> chat id, in creation order (owned by this module, not global state in Python).
+local chats = { by_buf = {}, order = {}, last = nil, counter = 0 }
+
+function M.setup(opts)
+  config.setup(opts)
+  if config.options.start == "deferred" then
+    -- Start the host off the start-up path: Neovim shows its UI first.
+    vim.defer_fn(function()
+      host.ensure()
+    end, 0)
+  end
+end
+
+local function new_id()
+  chats.counter = chats.counter + 1
+  return ("%d-%d-%d"):format(os.time(), vim.fn.getpid(), chats.counter)
+end
+
+local function open_window(bufnr)
+  local win_opts = config.options.window or {}
+  if win_opts.layout == "buffer" then
+    vim.api.nvim_set_current_buf(bufnr)
+  elseif win_opts.layout == "horizontal" then
+    vim.cmd("botright split")
+    vim.api.nvim_win_set_buf(0, bufnr)
+  else
+    vim.cmd("botright vsplit")
+    vim.api.nvim_win_set_buf(0, bufnr)
+    local width = win_opts.width or 0.45
+    if width < 1 then
+      width = math.floor(vim.o.columns * width)
+    end
+    vim.api.nvim_win_set_width(0, width)
+  end
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+  vim.wo.foldmethod = "manual"
+  vim.wo.foldtext = "v:lua.require'codecompanion.chat'.foldtext()"
+end
+
+local function create_buffer(id)
+  local bufnr = vim.api.nvim_create_buf(true, true)
+  vim.bo[bufnr].filetype = "codecompanion"
+  vim.bo[bufnr].buftype = "nofile"
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, bufnr, ("[CodeCompanion] %d"):format(bufnr))
+  vim.b[bufnr].codecompanion_chat_id = id
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "## Me", "", "" })
+  local s = render.state(bufnr)
+  s.user_header = vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, {})
+  chats.by_buf[bufnr] = id
+  table.insert(chats.order, bufnr)
+  chats.last = bufnr
+  require("codecompanion.chat").attach(bufnr)
+  vim.api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
+    buffer = bufnr,
+    once = true,
+    callback = function()
+      host.notify("chat_close", { id = id })
+      chats.by_buf[bufnr] = nil
+      if chats.last == bufnr then
+        chats.last = nil
+      end
+    end,
+  })
+  return bufnr
+end
+
+--- Open a new chat; opts: { adapter, model, prompt, restore = id, yolo }.
+function M.chat(opts)
+  opts = opts or {}
+  local id = opts.restore or new_id()
+  local bufnr = create_buffer(id)
+  open_window(bufnr)
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(bufnr), 0 })
+  host.notify("chat_new", {
+    id = id,
+    bufnr = bufnr,
+    cwd = vim.fn.getcwd(),
+    adapter = opts.adapter or vim.NIL,
+    model = opts.model or vim.NIL,
+    restore = opts.restore ~= nil,
+    yolo = opts.yolo or config.options.yolo or false,
+  })
+  if opts.prompt and opts.prompt ~= "" then
+    vim.api.nvim_buf_set_lines(bufnr, 1, -1, false, vim.split(opts.prompt, "\n", { plain = true }))
+    require("codecompanion.chat").submit(bufnr)
+  end
+  return bufnr
+end
+
+function M.chat_id(bufnr)
+  return chats.by_buf[bufnr]
+end
+
+function M.last_chat()
+  if chats.last and vim.api.nvim_buf_is_valid(chats.last) then
+    return chats.last
+  end
+  for i = #chats.order, 1, -1 do
+    local b = chats.order[i]
+    if vim.api.nvim_buf_is_valid(b) and chats.by_buf[b] then
+      return b
+    end
+  end
+  return nil
+end
+
+function M.toggle()
+  local bufnr = M.last_chat()
+  if not bufnr then
+    return M.chat()
+  end
+  local wins = vim.fn.win_findbuf(bufnr)
+  if #wins > 0 then
+    for _, win in ipairs(wins) do
+      pcall(vim.api.nvim_win_close, win, false)
+    end
+  else
+    open_window(bufnr)
+    host.notify("chat_opened", { id = chats.by_buf[bufnr] })
+  end
+  return bufnr
+end
+
+--- Add the given lines of a buffer to the last chat as a fenced block with path and lines.
+function M.add_selection(line1, line2)
+  local src = vim.api.nvim_get_current_buf()
+  local lines = vim.api.nvim_buf_get_lines(src, line1 - 1, line2, false)
+  local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(src), ":.")
+  local ft = vim.bo[src].filetype
+  local bufnr = M.last_chat() or M.chat()
+  local block = { ("`%s` lines %d-%d:"):format(path ~= "" and path or "[No Name]", line1, line2), "```" .. ft }
+  vim.list_extend(block, lines)
+  table.insert(block, "```")
+  table.insert(block, "")
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, count, count, false, block)
+  if #vim.fn.win_findbuf(bufnr) == 0 then
+    open_window(bufnr)
+  end
+end
+
+function M.restore()
+  local list, err = host.request("list_chats", {})
+  if not list then
+    return vim.notify("codecompanion: " .. tostring(err), vim.log.levels.ERROR)
+  end
+  if #list == 0 then
+    return vim.notify("codecompanion: no saved chats", vim.log.levels.INFO)
+  end
+  vim.ui.select(list, {
+    prompt = "Restore chat",
+    format_item = function(item)
+      return ("%s  %s"):format(item.updated or "", item.title or item.id)
+    end,
+  }, function(choice)
+    if choice then
+      M.chat({ restore = choice.id })
+    end
+  end)
+end
+
+--- Called when the host exits: open chats are re-attached (restored from disk) on the next start.
+function M.on_host_exit(_)
+  for bufnr, _ in pairs(chats.by_buf) do
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      render.stop_spinner(bufnr)
+      vim.bo[bufnr].modifiable = true
+      vim.b[bufnr].codecompanion_detached = true
+    end
+  end
+end
+
+--- Re-attach chats whose host died (called before any message to the host).
+function M.reattach(bufnr)
+  if not vim.b[bufnr].codecompanion_detached then
+    return
+  end
+  vim.b[bufnr].codecompanion_detached = false
+  host.notify("chat_new", {
+    id = chats.by_buf[bufnr],
+    bufnr = bufnr,
+    cwd = vim.fn.getcwd(),
+    adapter = vim.NIL,
+    model = vim.NIL,
+    restore = true,
+    reattach = true,
+  })
+end
+
+function M.reload()
+  host.notify("reload", {})
+end
+
+function M.command(opts)
+  local args = vim.trim(opts.args or "")
+  if opts.range > 0 and (args == "Add" or args == "add") then
+    return M.add_selection(opts.line1, opts.line2)
+  end
+  if args == "Toggle" or args == "toggle" then
+    return M.toggle()
+  end
+  if args == "Restore" or args == "restore" then
+    return M.restore()
+  end
+  local chat_opts = {}
+  local rest = {}
+  for _, word in ipairs(vim.split(args, "%s+", { trimempty = true })) do
+    local key, value = word:match("^(%w+)=(.+)$")
+    if key == "adapter" or key == "model" then
+      chat_opts[key] = value
+    else
+      table.insert(rest, word)
+    end
+  end
+  if #rest > 0 then
+    -- Free text keeps its original spacing: take it from the raw arguments.
+    chat_opts.prompt = args:gsub("adapter=%S+", ""):gsub("model=%S+", "")
+    chat_opts.prompt = vim.trim(chat_opts.prompt)
+  end
+  return M.chat(chat_opts)
+end
+
+return M

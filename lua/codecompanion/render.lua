@@ -1,0 +1,332 @@
+-- Applies batches of render operations from Python to a chat buffer: one call per batch.
+-- Columns are bytes; Lua string lengths are bytes, so appending at the end is exact.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("codecompanion")
+local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
+local ns_spin = vim.api.nvim_create_namespace("codecompanion_spinner")
+
+local ICONS = {
+  pending = "󰔟 ",
+  awaiting_approval = "? ",
+  running = "⚙ ",
+  success = "✓ ",
+  error = "✗ ",
+  rejected = "✗ ",
+  cancelled = "⊘ ",
+  timeout = "⏱ ",
+}
+local HL = {
+  success = "DiagnosticOk",
+  error = "DiagnosticError",
+  rejected = "DiagnosticWarn",
+  cancelled = "DiagnosticWarn",
+  timeout = "DiagnosticError",
+  awaiting_approval = "DiagnosticInfo",
+}
+local SPIN = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+
+-- Per-buffer render state, dropped when the buffer is wiped.
+local buffers = {}
+
+local function state(bufnr)
+  local s = buffers[bufnr]
+  if not s then
+    s = { tools = {}, spinner = nil, user_header = nil, llm_header = nil }
+    buffers[bufnr] = s
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      buffer = bufnr,
+      once = true,
+      callback = function()
+        M.stop_spinner(bufnr)
+        buffers[bufnr] = nil
+      end,
+    })
+  end
+  return s
+end
+
+M.state = state
+
+local function last_pos(bufnr)
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  local last = vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1] or ""
+  return count - 1, #last
+end
+
+local function append(bufnr, text)
+  if text == "" then
+    return
+  end
+  local row, col = last_pos(bufnr)
+  vim.api.nvim_buf_set_text(bufnr, row, col, row, col, vim.split(text, "\n", { plain = true }))
+end
+
+--- Text appended so that it starts on a fresh line separated by one blank line.
+local function append_block(bufnr, text)
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  local tail = vim.api.nvim_buf_get_lines(bufnr, math.max(0, count - 2), count, false)
+  local prefix
+  if #tail == 0 or (count == 1 and tail[1] == "") then
+    prefix = ""
+  elseif tail[#tail] ~= "" then
+    prefix = "\n\n"
+  elseif #tail >= 2 and tail[1] ~= "" then
+    prefix = "\n"
+  else
+    prefix = ""
+  end
+  append(bufnr, prefix .. text)
+end
+
+local function windows(bufnr)
+  return vim.fn.win_findbuf(bufnr)
+end
+
+local function following(bufnr)
+  local result = {}
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  for _, win in ipairs(windows(bufnr)) do
+    local cursor = vim.api.nvim_win_get_cursor(win)
+    if cursor[1] >= count - 1 then
+      table.insert(result, win)
+    end
+  end
+  return result
+end
+
+local function set_tool_icon(bufnr, entry, status, detail)
+  local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.mark, {})[1]
+  if not row then
+    return
+  end
+  local text = ICONS[status] or ""
+  local chunks = { { text, HL[status] or "Comment" } }
+  if detail and detail ~= "" then
+    table.insert(chunks, { " " .. detail, "Comment" })
+  end
+  entry.status = status
+  vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, {
+    id = entry.icon,
+    virt_text = chunks,
+    virt_text_pos = "eol",
+  })
+end
+
+local handlers = {}
+
+function handlers.append(bufnr, op)
+  append(bufnr, op.text)
+end
+
+function handlers.block(bufnr, op)
+  append_block(bufnr, op.text)
+end
+
+function handlers.header(bufnr, op)
+  local s = state(bufnr)
+  append_block(bufnr, op.text)
+  local row = vim.api.nvim_buf_line_count(bufnr) - 1
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {})
+  if op.role == "user" then
+    s.user_header = mark
+  else
+    s.llm_header = mark
+  end
+  append(bufnr, "\n\n")
+end
+
+function handlers.usage(bufnr, op)
+  local s = state(bufnr)
+  if not s.llm_header then
+    return
+  end
+  local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.llm_header, {})[1]
+  if row then
+    vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { virt_text = { { op.text, "Comment" } }, virt_text_pos = "eol" })
+  end
+end
+
+function handlers.tool(bufnr, op)
+  local s = state(bufnr)
+  append_block(bufnr, op.title)
+  local row = vim.api.nvim_buf_line_count(bufnr) - 1
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, {})
+  local icon = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, {})
+  s.tools[op.call_id] = { mark = mark, icon = icon, title = op.title }
+  set_tool_icon(bufnr, s.tools[op.call_id], op.status or "pending", op.detail)
+end
+
+function handlers.tool_status(bufnr, op)
+  local entry = state(bufnr).tools[op.call_id]
+  if entry then
+    set_tool_icon(bufnr, entry, op.status, op.detail)
+  end
+end
+
+function handlers.tool_output(bufnr, op)
+  local entry = state(bufnr).tools[op.call_id]
+  local first = vim.api.nvim_buf_line_count(bufnr)
+  append(bufnr, "\n" .. op.text)
+  local last = vim.api.nvim_buf_line_count(bufnr)
+  if entry then
+    entry.body = { first, last }
+  end
+  if last > first then
+    for _, win in ipairs(windows(bufnr)) do
+      vim.api.nvim_win_call(win, function()
+        vim.wo.foldmethod = "manual"
+        pcall(vim.cmd, ("%d,%dfold"):format(first + 1, last))
+      end)
+    end
+  end
+end
+
+function handlers.lock(bufnr)
+  vim.bo[bufnr].modifiable = false
+end
+
+function handlers.unlock(bufnr)
+  vim.bo[bufnr].modifiable = true
+end
+
+function handlers.replace(bufnr, op)
+  local s = state(bufnr)
+  vim.api.nvim_buf_clear_namespace(bufnr, ns_tools, 0, -1)
+  vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+  s.tools, s.llm_header, s.user_header = {}, nil, nil
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, op.lines)
+end
+
+function handlers.ready(bufnr, op)
+  handlers.unlock(bufnr)
+  M.stop_spinner(bufnr)
+  handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
+end
+
+function handlers.spinner(bufnr, op)
+  if op.on then
+    M.start_spinner(bufnr, op.text or "")
+  else
+    M.stop_spinner(bufnr)
+  end
+end
+
+function handlers.notice(_, op)
+  vim.notify("codecompanion: " .. op.text, vim.log.levels[(op.level or "info"):upper()] or vim.log.levels.INFO)
+end
+
+function handlers.event(bufnr, op)
+  local data = op.data or {}
+  data.bufnr = bufnr
+  vim.api.nvim_exec_autocmds("User", { pattern = "CodeCompanion" .. op.name, modeline = false, data = data })
+end
+
+function handlers.set_var(bufnr, op)
+  vim.b[bufnr][op.name] = op.value
+end
+
+function M.start_spinner(bufnr, text)
+  local s = state(bufnr)
+  M.stop_spinner(bufnr)
+  local frame = 0
+  local timer = vim.uv.new_timer()
+  s.spinner = timer
+  timer:start(
+    0,
+    100,
+    vim.schedule_wrap(function()
+      if s.spinner ~= timer or not vim.api.nvim_buf_is_valid(bufnr) then
+        return
+      end
+      frame = frame % #SPIN + 1
+      local row = vim.api.nvim_buf_line_count(bufnr) - 1
+      vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
+      vim.api.nvim_buf_set_extmark(bufnr, ns_spin, row, 0, {
+        virt_text = { { SPIN[frame] .. " " .. text, "Comment" } },
+        virt_text_pos = "eol",
+      })
+    end)
+  )
+end
+
+function M.stop_spinner(bufnr)
+  local s = buffers[bufnr]
+  if s and s.spinner then
+    s.spinner:stop()
+    s.spinner:close()
+    s.spinner = nil
+  end
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
+  end
+end
+
+--- Apply a batch of operations to a chat buffer; the cursor follows new text only if it was at the end.
+function M.apply(bufnr, ops)
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return false
+  end
+  local follow = following(bufnr)
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  for _, op in ipairs(ops) do
+    local handler = handlers[op.kind]
+    if handler then
+      local ok, err = pcall(handler, bufnr, op)
+      if not ok then
+        vim.notify("codecompanion: render " .. op.kind .. ": " .. tostring(err), vim.log.levels.ERROR)
+      end
+    end
+    if op.kind == "lock" then
+      modifiable = false
+    elseif op.kind == "unlock" or op.kind == "ready" then
+      modifiable = true
+    end
+  end
+  vim.bo[bufnr].modifiable = modifiable
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  for _, win in ipairs(follow) do
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { count, 0 })
+    end
+  end
+  return true
+end
+
+--- One line in the message area.
+function M.notify(text, level)
+  vim.notify("codecompanion: " .. text, vim.log.levels[(level or "info"):upper()] or vim.log.levels.INFO)
+end
+
+--- The user's message: every line below the last `## Me` header.
+function M.user_message(bufnr)
+  local s = state(bufnr)
+  local start = 0
+  local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
+  if row then
+    start = row + 1
+  else
+    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    for i = #lines, 1, -1 do
+      if lines[i]:match("^## Me") then
+        start = i
+        break
+      end
+    end
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, start, -1, false)
+  return vim.trim(table.concat(lines, "\n"))
+end
+
+function M.header_rows(bufnr)
+  local rows = {}
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:match("^## ") then
+      table.insert(rows, i)
+    end
+  end
+  return rows
+end
+
+return M

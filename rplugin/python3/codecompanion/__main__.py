@@ -1,0 +1,23 @@
+"""Command line: `python -m codecompanion replay|tool ...` for tool authors, scripts and tests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run one subcommand."""
+    from . import replay, toolrun
+
+    parser = argparse.ArgumentParser(prog="python -m codecompanion")
+    sub = parser.add_subparsers(dest="command", required=True)
+    replay.add_parser(sub)
+    toolrun.add_parser(sub)
+    args = parser.parse_args(argv)
+    handler = args.handler
+    return int(handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""The chat: one conversation and its turn loop (send → stream → tools → send)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import transcript
+from .adapters.base import (
+    ChatAdapter,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from .errors import AdapterError
+from .history import ChatStore
+from .messages import Message, MessageStore, ToolCall
+from .ports import ChatView, EventSink, RenderOp
+
+log = logging.getLogger("codecompanion.chat")
+
+SYSTEM_PROMPT = (
+    "You are an AI programming assistant working inside the Neovim text editor. "
+    "Answer concisely and precisely, use Markdown code blocks with the language named, "
+    "and use the tools you are given when they help; tool results are facts about the "
+    "user's machine."
+)
+
+
+@dataclass
+class Answer:
+    """What one streamed response produced."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    error: str | None = None
+    cancelled: bool = False
+
+
+class Chat:
+    """One chat buffer's conversation; owns its messages, adapter and tool system."""
+
+    def __init__(
+        self,
+        *,
+        chat_id: str,
+        adapter: ChatAdapter,
+        view: ChatView,
+        events: EventSink,
+        tool_factory: Callable[[Chat], Any],
+        store: ChatStore | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        messages: MessageStore | None = None,
+    ) -> None:
+        self.id = chat_id
+        self.adapter = adapter
+        self.view = view
+        self.events = events
+        self.store = store
+        self.messages = messages or MessageStore()
+        self.tools = tool_factory(self)
+        self.title: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._full_outputs: dict[str, str] = {}
+        if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
+            self.messages.insert_system(system_prompt, "system_prompt", 0)
+
+    # ----- state -------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a request or its tools run."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def model(self) -> str | None:
+        """The adapter's configured model."""
+        return self.adapter.settings.model
+
+    def _event_data(self, **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "adapter": self.adapter.name, "model": self.model, **extra}
+
+    def fire(self, name: str, **extra: Any) -> None:
+        """Fire a User event ordered with the buffer updates around it."""
+        self.view.render([transcript.event(name, self._event_data(**extra))])
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything needed to restore this chat."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "adapter": self.adapter.name,
+            "model": self.model,
+            "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "messages": self.messages.to_list(),
+            "tools": self.tools.to_state(),
+        }
+
+    def save(self) -> None:
+        """Persist the chat (atomic write); a failure is logged, never raised into the turn."""
+        if self.store is None:
+            return
+        try:
+            self.store.save(self.id, self.to_state())
+        except (OSError, ValueError) as exc:
+            log.error("saving chat %s failed: %s", self.id, exc)
+            self.view.notify(f"could not save the chat: {exc}", "error")
+
+    def add(self, message: Message) -> Message:
+        """Append a message and save the chat."""
+        self.messages.add(message)
+        self.save()
+        return message
+
+    # ----- the turn loop ---------------------------------------------------------------
+
+    def submit(self, text: str) -> bool:
+        """Start a turn with the user's text; refused (one line) while busy or when empty."""
+        if self.busy:
+            self.view.notify("a request is running: wait, or stop it with q", "warn")
+            return False
+        if not text.strip():
+            self.view.notify("nothing to send: type your message under ## Me", "info")
+            return False
+        content = self.tools.parse_user_message(text)
+        self.tools.reset_rounds()
+        self._sync_system_prompts()
+        if self.title is None:
+            self.title = " ".join(text.split())[:60]
+        self.add(Message(role="user", content=content))
+        self.fire("ChatSubmitted")
+        self._start()
+        return True
+
+    def regenerate(self) -> bool:
+        """Drop the last answer (and its tool rounds) and ask again."""
+        if self.busy:
+            self.view.notify("a request is running", "warn")
+            return False
+        last_user = max(
+            (i for i, m in enumerate(self.messages) if m.role == "user"), default=None
+        )
+        if last_user is None:
+            self.view.notify("nothing to regenerate", "info")
+            return False
+        self.messages.truncate(last_user + 1)
+        self.save()
+        self.view.render([transcript.block("_(regenerating)_")])
+        self._start()
+        return True
+
+    def _start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        status = "success"
+        try:
+            while True:
+                answer = await self._request()
+                if answer.error or answer.cancelled:
+                    status = "error" if answer.error else "cancelled"
+                    break
+                if not answer.calls:
+                    break
+                outcome = await self.tools.run(answer.calls)
+                self.save()
+                if outcome.status == "cancelled":
+                    status = "cancelled"
+                    break
+                if not outcome.auto_submit or not await self.tools.should_auto_submit():
+                    break
+        except asyncio.CancelledError:
+            status = "cancelled"
+            self._answer_pending("cancelled")
+        except Exception as exc:  # a bug: log it, tell the user in one line, keep the chat usable
+            log.exception("chat %s turn failed", self.id)
+            self.view.notify(f"internal error: {exc} (see the log)", "error")
+            status = "error"
+            self._answer_pending("error")
+        finally:
+            self.messages.cycle += 1
+            self.save()
+            self.view.render(
+                [
+                    RenderOp("spinner", {"on": False}),
+                    RenderOp("ready", {"text": transcript.USER_HEADER}),
+                ]
+            )
+            if status == "cancelled":
+                self.fire("ChatStopped")
+            self.fire("ChatDone", status=status)
+
+    async def _request(self) -> Answer:
+        """Send the history, stream the answer into the buffer, store what came back."""
+        answer = Answer()
+        self.view.render(
+            [
+                transcript.header("llm", transcript.llm_header(self.adapter.name, self.model)),
+                RenderOp("lock"),
+                RenderOp("spinner", {"on": True, "text": "waiting"}),
+            ]
+        )
+        self.fire("RequestStarted")
+        for message in self.messages:
+            message.meta.sent = True
+        try:
+            await self._stream(answer)
+        except asyncio.CancelledError:
+            answer.cancelled = True
+            self._store_answer(answer)
+            self.fire("RequestFinished", status="cancelled")
+            raise
+        except AdapterError as exc:
+            answer.error = str(exc)
+        self._store_answer(answer)
+        status = "error" if answer.error else "success"
+        self.fire("RequestFinished", status=status)
+        return answer
+
+    async def _stream(self, answer: Answer) -> None:
+        streaming = False
+        in_reasoning = False
+        schemas = self.tools.schemas()
+        async for event in self.adapter.stream(list(self.messages), schemas):
+            if not streaming:
+                streaming = True
+                self.view.render([RenderOp("spinner", {"on": False})])
+                self.fire("RequestStreaming")
+            if isinstance(event, TextDelta):
+                if in_reasoning:
+                    in_reasoning = False
+                    self.view.render([transcript.block("### Response\n\n")])
+                answer.text.append(event.text)
+                self.view.render([transcript.append(event.text)])
+            elif isinstance(event, ReasoningDelta):
+                if not in_reasoning and not answer.reasoning:
+                    self.view.render([transcript.block("### Reasoning\n\n")])
+                in_reasoning = True
+                answer.reasoning.append(event.text)
+                self.view.render([transcript.append(event.text)])
+            elif isinstance(event, ToolCallEvent):
+                answer.calls.append(event.call)
+            elif isinstance(event, Usage):
+                answer.usage = event
+            elif isinstance(event, Finish):
+                pass
+
+    def _store_answer(self, answer: Answer) -> None:
+        text = "".join(answer.text)
+        reasoning = "".join(answer.reasoning) or None
+        incomplete = answer.error or ("stopped" if answer.cancelled else None)
+        if text or reasoning or incomplete:
+            message = Message(role="llm", content=text, reasoning=reasoning)
+            if incomplete:
+                message.extra["incomplete"] = incomplete
+            self.add(message)
+        if incomplete:
+            # Calls of an unfinished answer are dropped, so no call is left without a result.
+            answer.calls = []
+            self.view.render([transcript.block(f"_[incomplete: {incomplete}]_")])
+            if answer.error:
+                self.view.notify(answer.error, "error")
+        elif answer.calls:
+            self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls)))
+        if answer.usage and answer.usage.total_tokens:
+            self.view.render([RenderOp("usage", {"text": f"({answer.usage.total_tokens} tokens)"})])
+
+    def _answer_pending(self, status: str) -> None:
+        """Give every call still without a result one (stop or crash mid-tools)."""
+        for call in self.messages.pending_calls():
+            self.record_tool_result(call, f"The tool call was {status}.", None, True, None)
+
+    def stop(self) -> bool:
+        """Cancel the request and running tools; every pending call gets a result."""
+        if not self.busy or self._task is None:
+            return False
+        self.tools.cancel()
+        self._task.cancel()
+        return True
+
+    # ----- the tool system's view of the chat (ToolChat) ---------------------------------
+
+    def record_tool_result(
+        self,
+        call: ToolCall,
+        for_llm: str,
+        for_user: str | None,
+        is_error: bool,
+        full_output: str | None,
+    ) -> None:
+        """Store one call's result and show it."""
+        message = Message(
+            role="tool",
+            content=for_llm,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            is_error=is_error,
+        )
+        if for_user is not None:
+            message.extra["for_user"] = for_user
+        if full_output is not None and full_output != for_llm:
+            self._full_outputs[call.id] = full_output
+        self.add(message)
+        shown = for_llm if for_user is None else for_user
+        if shown:
+            self.view.render([RenderOp("tool_output", {"call_id": call.id, "text": shown})])
+
+    def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
+        """Show a call's status on its line (the line appears with the first status)."""
+        if status == "pending":
+            self.view.render(
+                [
+                    RenderOp(
+                        "tool",
+                        {"call_id": call.id, "title": transcript.tool_title(call), "status": status},
+                    )
+                ]
+            )
+        else:
+            self.view.render(
+                [RenderOp("tool_status", {"call_id": call.id, "status": status, "detail": detail})]
+            )
+        if status == "running":
+            self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
+
+    def full_output(self, call_id: str | None = None) -> str | None:
+        """The uncapped output of a call (the last one when no id is given)."""
+        if call_id is None:
+            if not self._full_outputs:
+                return None
+            call_id = next(reversed(self._full_outputs))
+        return self._full_outputs.get(call_id)
+
+    def clear(self) -> None:
+        """Forget the conversation (system prompts stay)."""
+        if self.busy:
+            self.stop()
+        self.messages.clear()
+        self.title = None
+        self.save()
+        self.view.render(
+            [RenderOp("replace", {"lines": [transcript.USER_HEADER, "", ""]})]
+        )
+        self.fire("ChatCleared")
+
+    def _sync_system_prompts(self) -> None:
+        """Insert each offered tool's and group's system prompt once, after the main prompt."""
+        for tag, text in self.tools.system_prompts():
+            if not any(m.tag == tag for m in self.messages):
+                position = sum(1 for m in self.messages if m.role == "system")
+                self.messages.insert_system(text, tag, position)

@@ -1,0 +1,50 @@
+"""The project's exception tree.
+
+    CodeCompanionError
+    ├── ConfigError          the user's config file or setup() options are wrong
+    ├── AdapterError         a provider request failed (message is one line for the user)
+    │   ├── AuthenticationError   401/403
+    │   ├── ModelNotFoundError    404 for the model
+    │   ├── RateLimitError        429 after retries
+    │   ├── ProviderError         5xx after retries, or an error object inside a stream
+    │   └── StreamInterrupted     timeout or dropped connection mid-answer
+    └── ToolError            a tool failed; becomes an error result for the model
+"""
+
+from __future__ import annotations
+
+
+class CodeCompanionError(Exception):
+    """Base of every error the project raises on purpose."""
+
+
+class ConfigError(CodeCompanionError):
+    """The user's configuration is invalid."""
+
+
+class AdapterError(CodeCompanionError):
+    """A provider request failed."""
+
+
+class AuthenticationError(AdapterError):
+    """The provider refused the key (401/403)."""
+
+
+class ModelNotFoundError(AdapterError):
+    """The provider does not know the model (404)."""
+
+
+class RateLimitError(AdapterError):
+    """The provider kept answering 429."""
+
+
+class ProviderError(AdapterError):
+    """The provider failed (5xx) or sent an error inside the stream."""
+
+
+class StreamInterrupted(AdapterError):
+    """The answer stopped early: timeout or dropped connection."""
+
+
+class ToolError(CodeCompanionError):
+    """A tool failed; the message is sent to the model as an error result."""

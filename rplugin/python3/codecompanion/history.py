@@ -1,0 +1,94 @@
+"""Saved chats: one JSON file per chat, written atomically after every message."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("codecompanion.history")
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+@dataclass(frozen=True)
+class SavedChatInfo:
+    """What the restore picker shows about one saved chat."""
+
+    id: str
+    title: str
+    updated: str
+    adapter: str | None
+
+
+class ChatStore:
+    """The folder of saved chats (`stdpath("data")/codecompanion/chats`)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def path_for(self, chat_id: str) -> Path:
+        """The file of one chat; ids are checked so they cannot name another folder."""
+        if not _SAFE_ID.match(chat_id) or chat_id in (".", ".."):
+            raise ValueError(f"invalid chat id {chat_id!r}")
+        return self.folder / f"{chat_id}.json"
+
+    def save(self, chat_id: str, state: dict[str, Any]) -> None:
+        """Write the chat atomically: a temp file in the same folder, fsync, then rename."""
+        target = self.path_for(chat_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(state, ensure_ascii=False, indent=1)
+        fd, tmp = tempfile.mkstemp(prefix=f".{chat_id}.", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def load(self, chat_id: str) -> dict[str, Any] | None:
+        """The saved state of one chat, or None when there is none (or it is unreadable)."""
+        path = self.path_for(chat_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read saved chat %s: %s", path, exc)
+            return None
+        return data if isinstance(data, dict) else None
+
+    def list(self) -> list[SavedChatInfo]:
+        """Saved chats, newest first."""
+        if not self.folder.is_dir():
+            return []
+        infos: list[tuple[float, SavedChatInfo]] = []
+        for path in self.folder.glob("*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                mtime = path.stat().st_mtime
+            except (OSError, ValueError):
+                continue
+            if not isinstance(data, dict):
+                continue
+            infos.append(
+                (
+                    mtime,
+                    SavedChatInfo(
+                        id=path.stem,
+                        title=str(data.get("title") or path.stem),
+                        updated=str(data.get("updated") or ""),
+                        adapter=data.get("adapter"),
+                    ),
+                )
+            )
+        infos.sort(key=lambda item: item[0], reverse=True)
+        return [info for _, info in infos]

@@ -1,0 +1,222 @@
+"""The message store: a chat's history in the seed's shape, and the values that travel through it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "llm", "system", "tool"]
+ROLES: tuple[Role, ...] = ("user", "llm", "system", "tool")
+
+
+@dataclass
+class ToolCall:
+    """A request from the model to run one tool.
+
+    `arguments` is the decoded object; when the model sent text that is not valid JSON,
+    `arguments` is empty and `raw_arguments` keeps the text for the tool system to repair or reject.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+
+    def arguments_json(self) -> str:
+        """The arguments as the JSON text providers expect in history."""
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's stored shape of a call (OpenAI function form)."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_json()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        """Read a call back from its stored shape."""
+        function = data.get("function") or {}
+        raw = function.get("arguments")
+        if isinstance(raw, dict):
+            return cls(str(data.get("id", "")), str(function.get("name", "")), raw)
+        text = raw if isinstance(raw, str) else ""
+        try:
+            decoded = json.loads(text) if text.strip() else {}
+        except ValueError:
+            return cls(str(data.get("id", "")), str(function.get("name", "")), {}, text)
+        if not isinstance(decoded, dict):
+            return cls(str(data.get("id", "")), str(function.get("name", "")), {}, text)
+        return cls(str(data.get("id", "")), str(function.get("name", "")), decoded)
+
+
+@dataclass
+class Meta:
+    """Bookkeeping the seed keeps under `_meta`."""
+
+    id: int
+    cycle: int = 1
+    index: int = 0
+    sent: bool = False
+
+
+@dataclass
+class Message:
+    """One entry of a chat's history.
+
+    An `llm` message either carries text (`content`) or, hidden, the model's `tool_calls`.
+    A `tool` message answers exactly one call: `tool_call_id`, `tool_name`, `is_error`.
+    """
+
+    role: Role
+    content: str | None = None
+    visible: bool = True
+    meta: Meta = field(default_factory=lambda: Meta(id=0))
+    reasoning: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    tag: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's stored shape, as saved chats hold it."""
+        data: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content,
+            "opts": {"visible": self.visible},
+            "_meta": {
+                "id": self.meta.id,
+                "cycle": self.meta.cycle,
+                "index": self.meta.index,
+                "sent": self.meta.sent,
+            },
+        }
+        if self.tag:
+            data["_meta"]["tag"] = self.tag
+        if self.reasoning is not None:
+            data["reasoning"] = {"content": self.reasoning}
+        if self.tool_calls:
+            data["tools"] = {"calls": [call.to_dict() for call in self.tool_calls]}
+        if self.tool_call_id is not None:
+            data["tools"] = {
+                "call_id": self.tool_call_id,
+                "name": self.tool_name,
+                "is_error": self.is_error,
+                "type": "tool_result",
+            }
+        if self.extra:
+            data["extra"] = self.extra
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Read a message back from its stored shape."""
+        role = data.get("role")
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        meta_data = data.get("_meta") or {}
+        tools = data.get("tools") or {}
+        reasoning = data.get("reasoning")
+        if isinstance(reasoning, dict):
+            reasoning = reasoning.get("content")
+        return cls(
+            role=role,
+            content=data.get("content"),
+            visible=bool((data.get("opts") or {}).get("visible", True)),
+            meta=Meta(
+                id=int(meta_data.get("id", 0)),
+                cycle=int(meta_data.get("cycle", 1)),
+                index=int(meta_data.get("index", 0)),
+                sent=bool(meta_data.get("sent", False)),
+            ),
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            tool_calls=[ToolCall.from_dict(c) for c in tools.get("calls", [])],
+            tool_call_id=tools.get("call_id"),
+            tool_name=tools.get("name"),
+            is_error=bool(tools.get("is_error", False)),
+            tag=meta_data.get("tag"),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+class MessageStore:
+    """The ordered history of one chat; ids and indexes are assigned here."""
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._messages: list[Message] = []
+        self._ids = itertools.count(1)
+        self.cycle = 1
+        for message in messages:
+            self._messages.append(message)
+        if self._messages:
+            top = max(m.meta.id for m in self._messages)
+            self._ids = itertools.count(top + 1)
+            self.cycle = max(m.meta.cycle for m in self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._messages[index]
+
+    def add(self, message: Message) -> Message:
+        """Append a message, stamping its id, index and cycle."""
+        message.meta = Meta(
+            id=next(self._ids), cycle=self.cycle, index=len(self._messages), sent=message.meta.sent
+        )
+        self._messages.append(message)
+        return message
+
+    def remove_where(self, tag: str) -> None:
+        """Drop every message carrying `tag` (system prompts that are rebuilt)."""
+        self._messages = [m for m in self._messages if m.tag != tag]
+
+    def insert_system(self, content: str, tag: str, position: int = 0) -> Message:
+        """Insert a hidden system message at `position`, replacing any with the same tag."""
+        self.remove_where(tag)
+        message = Message(role="system", content=content, visible=False, tag=tag)
+        message.meta = Meta(id=next(self._ids), cycle=self.cycle, index=position)
+        self._messages.insert(min(position, len(self._messages)), message)
+        for index, item in enumerate(self._messages):
+            item.meta.index = index
+        return message
+
+    def truncate(self, length: int) -> None:
+        """Keep only the first `length` messages (regenerate drops the last answer)."""
+        del self._messages[length:]
+
+    def clear(self) -> None:
+        """Forget every message but the system prompts."""
+        self._messages = [m for m in self._messages if m.role == "system"]
+        self.cycle = 1
+
+    def pending_calls(self) -> list[ToolCall]:
+        """Calls the model made that have no result yet, in order."""
+        answered = {m.tool_call_id for m in self._messages if m.role == "tool"}
+        return [
+            call
+            for m in self._messages
+            if m.role == "llm"
+            for call in m.tool_calls
+            if call.id not in answered
+        ]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Every message in its stored shape."""
+        return [m.to_dict() for m in self._messages]
+
+    @classmethod
+    def from_list(cls, data: list[dict[str, Any]]) -> MessageStore:
+        """Rebuild a store from saved messages."""
+        return cls(Message.from_dict(item) for item in data)

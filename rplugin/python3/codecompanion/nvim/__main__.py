@@ -1,0 +1,47 @@
+"""The host process Lua starts: `python -m codecompanion.nvim` (RPC over stdio)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from .logsetup import setup_logging
+
+
+def main() -> int:
+    """Attach to Neovim over stdio and serve until it closes the channel."""
+    setup_logging()
+    log = logging.getLogger("codecompanion.nvim")
+    import pynvim
+
+    from .app import App
+    from .bridge import Bridge
+
+    nvim = pynvim.attach("stdio")
+    bridge = Bridge(nvim)
+    app = App(bridge)
+
+    def on_request(name: str, args: list[Any]) -> Any:
+        if name != "codecompanion_request" or len(args) < 1:
+            return {"error": f"unknown request {name}"}
+        return app.on_request(str(args[0]), args[1] if len(args) > 1 else {})
+
+    def on_notification(name: str, args: list[Any]) -> None:
+        if name == "codecompanion" and args:
+            app.on_notification(str(args[0]), args[1] if len(args) > 1 else {})
+
+    def on_error(message: str) -> None:
+        log.error("rpc error: %s", message)
+
+    log.info("host started (python %s)", sys.version.split()[0])
+    try:
+        nvim.run_loop(on_request, on_notification, err_cb=on_error)
+    finally:
+        app.close()
+        log.info("host stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""The host application: Lua's notifications and requests, dispatched to chats."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from ..chat import Chat
+from ..messages import MessageStore
+from ..workspace import HostOptions, Workspace
+from .approver import NvimApprover
+from .bridge import Bridge
+from .editor import NvimEditor
+from .view import NvimChatView
+
+log = logging.getLogger("codecompanion.nvim")
+
+
+class LuaEvents:
+    """EventSink for tool events: fired in Lua through the chat's render batch."""
+
+    def __init__(self, view: NvimChatView) -> None:
+        self.view = view
+
+    def fire(self, name: str, data: dict[str, Any]) -> None:
+        """Queue `User CodeCompanion<name>` in order with the chat's renders."""
+        from ..transcript import event
+
+        self.view.render([event(name, data)])
+
+
+class App:
+    """One per host: owns the workspace and the open chats, keyed by chat id."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.workspace: Workspace | None = None
+        self.chats: dict[str, Chat] = {}
+        self.approver = NvimApprover(bridge)
+        self.editor = NvimEditor(bridge)
+
+    # ----- entry points (called in pynvim's greenlets) ---------------------------------
+
+    def on_notification(self, method: str, args: dict[str, Any]) -> None:
+        """Dispatch one notification from Lua; never raises."""
+        handler = getattr(self, f"do_{method}", None)
+        if handler is None:
+            log.warning("unknown notification %r", method)
+            return
+        try:
+            handler(args or {})
+        except Exception as exc:  # a raising handler must not wedge the host
+            log.exception("notification %s failed", method)
+            self.bridge.echo_error(f"{method}: {exc} (see :CodeCompanionLog)")
+
+    def on_request(self, method: str, args: dict[str, Any]) -> Any:
+        """Answer one request from Lua; errors become an `{error = …}` value, never an exception."""
+        handler = getattr(self, f"ask_{method}", None)
+        if handler is None:
+            return {"error": f"unknown request {method}"}
+        try:
+            return handler(args or {})
+        except Exception as exc:
+            log.exception("request %s failed", method)
+            return {"error": str(exc)}
+
+    # ----- notifications ---------------------------------------------------------------
+
+    def do_hello(self, args: dict[str, Any]) -> None:
+        options = HostOptions.from_lua(args.get("options") or {})
+        self.workspace = Workspace(options)
+        if self.workspace.config.error:
+            self.bridge.echo_error(f"config: {self.workspace.config.error}")
+        self.bridge.spawn(self.workspace.probe_ollama())
+
+    def _workspace(self) -> Workspace:
+        if self.workspace is None:
+            self.workspace = Workspace(HostOptions())
+        return self.workspace
+
+    def do_chat_new(self, args: dict[str, Any]) -> None:
+        workspace = self._workspace()
+        chat_id = str(args["id"])
+        bufnr = int(args["bufnr"])
+        saved = workspace.store.load(chat_id) if args.get("restore") else None
+        adapter_name = args.get("adapter") or (saved or {}).get("adapter")
+        model = args.get("model") or (saved or {}).get("model")
+        adapter, notice = workspace.make_adapter(
+            adapter_name if isinstance(adapter_name, str) else None,
+            model if isinstance(model, str) else None,
+        )
+        view = NvimChatView(self.bridge, bufnr)
+        cwd = Path(str(args.get("cwd") or ".")).resolve()
+        messages = MessageStore.from_list(saved["messages"]) if saved else None
+        chat = Chat(
+            chat_id=chat_id,
+            adapter=adapter,
+            view=view,
+            events=LuaEvents(view),
+            tool_factory=lambda c: self._tool_system(c, view, cwd, bool(args.get("yolo"))),
+            store=workspace.store,
+            messages=messages,
+        )
+        if saved:
+            chat.title = saved.get("title")
+            chat.tools.restore_state(saved.get("tools") or {})
+        old = self.chats.pop(chat_id, None)
+        if old is not None:
+            old.stop()
+        self.chats[chat_id] = chat
+        if notice:
+            view.notify(notice, "warn")
+        if saved and not args.get("reattach"):
+            from ..ports import RenderOp
+            from ..transcript import replay
+
+            lines = replay(chat.messages, adapter.name, chat.model)
+            view.render([RenderOp("replace", {"lines": lines})])
+            chat.fire("ChatRestored")
+        elif args.get("reattach"):
+            view.notify("host restarted: chat restored from disk", "warn")
+        chat.fire("ChatCreated")
+        chat.fire("ChatOpened")
+
+    def _tool_system(self, chat: Chat, view: NvimChatView, cwd: Path, yolo: bool) -> Any:
+        from ..tools.system import ToolSystem
+
+        workspace = self._workspace()
+        opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
+        return ToolSystem(
+            chat=chat,
+            registry=workspace.registry,
+            approver=self.approver,
+            events=LuaEvents(view),
+            cwd=cwd,
+            editor=self.editor,
+            opts=opts,
+            yolo=yolo or workspace.options.yolo,
+        )
+
+    def _chat(self, args: dict[str, Any]) -> Chat | None:
+        chat = self.chats.get(str(args.get("id")))
+        if chat is None:
+            self.bridge.echo_error("this chat is not attached to the host: open a new chat")
+        return chat
+
+    def do_chat_submit(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            if not chat.submit(str(args.get("text") or "")):
+                chat.view.render([])  # nothing queued; the buffer stays as it is
+
+    def do_chat_stop(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None and not chat.stop():
+            chat.view.notify("nothing is running", "info")
+
+    def do_chat_close(self, args: dict[str, Any]) -> None:
+        chat = self.chats.pop(str(args.get("id")), None)
+        if chat is not None:
+            chat.stop()
+            chat.save()
+            self.bridge.spawn(chat.adapter.aclose())
+
+    def do_chat_opened(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            chat.fire("ChatOpened")
+
+    def do_chat_clear(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            chat.clear()
+
+    def do_chat_regenerate(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            chat.regenerate()
+
+    def do_chat_yolo(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            chat.tools.yolo = not chat.tools.yolo
+            state = "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
+            chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
+            chat.view.render([_var("codecompanion_yolo", chat.tools.yolo)])
+
+    def do_chat_adapter(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is None:
+            return
+        adapter, _ = self._workspace().make_adapter(str(args.get("adapter")))
+        self.bridge.spawn(chat.adapter.aclose())
+        chat.adapter = adapter
+        chat.save()
+        chat.view.notify(f"adapter: {adapter.name} · {chat.model}")
+        chat.fire("ChatAdapter")
+
+    def do_chat_model(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            chat.adapter.settings.model = str(args.get("model"))
+            chat.save()
+            chat.view.notify(f"model: {chat.model}")
+            chat.fire("ChatModel")
+
+    def do_chat_full_output(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is None:
+            return
+        text = chat.full_output()
+        if text is None:
+            chat.view.notify("no truncated tool output in this chat", "info")
+            return
+        self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
+
+    def do_approval_reply(self, args: dict[str, Any]) -> None:
+        self.bridge.reply(int(args.get("rid", 0)), args)
+
+    def do_editor_reply(self, args: dict[str, Any]) -> None:
+        self.bridge.reply(int(args.get("rid", 0)), args.get("value"))
+
+    def do_reload(self, args: dict[str, Any]) -> None:
+        error = self._workspace().reload()
+        if error:
+            self.bridge.echo_error(f"config: {error}")
+        else:
+            self.bridge.notify_lua("codecompanion.render", "notify", "config reloaded", "info")
+
+    # ----- requests --------------------------------------------------------------------
+
+    def ask_list_chats(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"id": i.id, "title": i.title, "updated": i.updated, "adapter": i.adapter}
+            for i in self._workspace().store.list()
+        ]
+
+    def ask_adapters(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"adapters": self._workspace().adapter_names()}
+
+    def ask_models(self, args: dict[str, Any]) -> list[str]:
+        adapter, _ = self._workspace().make_adapter(str(args.get("adapter")))
+        future = self.bridge.spawn(adapter.list_models())
+        try:
+            models = self.bridge.wait_in_greenlet(future)
+        except Exception as exc:
+            log.warning("listing models failed: %s", exc)
+            models = []
+        self.bridge.spawn(adapter.aclose())
+        return [str(m) for m in models]
+
+    def ask_completion_items(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._workspace().registry.completion_items()
+        return items
+
+    def ask_health(self, args: dict[str, Any]) -> dict[str, Any]:
+        from .health import report
+
+        return report(self._workspace())
+
+    def close(self) -> None:
+        """Stop every chat (Neovim is exiting)."""
+        for chat in self.chats.values():
+            chat.stop()
+            chat.save()
+        if self.workspace is not None:
+            self.workspace.close()
+
+
+def _var(name: str, value: Any) -> Any:
+    from ..ports import RenderOp
+
+    return RenderOp("set_var", {"name": name, "value": value})

@@ -1,0 +1,51 @@
+"""Approvals and yes/no questions asked through vim.ui.select in Lua."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from ..ports import ApprovalDecision, ApprovalRequest
+from .bridge import Bridge
+
+log = logging.getLogger("codecompanion.approvals")
+
+_CHOICES = {"approve", "always", "approve_all", "reject", "cancel", "edit"}
+
+
+class NvimApprover:
+    """The Approver port: Lua asks, answers with a notification; nothing blocks."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Show the choices for one call and await the user's decision."""
+        payload: dict[str, Any] = dataclasses.asdict(request)
+        payload["choices"] = list(request.choices)
+        payload["editable_kind"] = "json" if (request.editable_text or "").lstrip()[:1] in "{[" else "text"
+        answer = await self.bridge.ask_lua("codecompanion.approval", "ask", payload)
+        return _decision(answer)
+
+    async def confirm(self, chat_id: str, question: str) -> bool:
+        """A yes/no question."""
+        answer = await self.bridge.ask_lua("codecompanion.approval", "confirm", question)
+        return _decision(answer).choice == "approve"
+
+
+def _decision(answer: Any) -> ApprovalDecision:
+    """Read Lua's answer; anything unexpected counts as cancel."""
+    if not isinstance(answer, dict):
+        return ApprovalDecision("cancel")
+    choice = answer.get("choice")
+    if choice not in _CHOICES:
+        log.warning("unexpected approval answer %r", answer)
+        return ApprovalDecision("cancel")
+    reason = answer.get("reason")
+    edited = answer.get("edited")
+    return ApprovalDecision(
+        choice,
+        reason if isinstance(reason, str) else None,
+        edited if isinstance(edited, str) else None,
+    )

@@ -1,0 +1,63 @@
+"""The Editor port: loaded buffers, diagnostics and diff review, answered by Lua."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diffs import unified
+from ..ports import Diagnostic, HunkDecision
+from .bridge import Bridge
+
+
+class NvimEditor:
+    """Reads and edits loaded buffers without saving them; shows diffs for review."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    async def buffer_lines(self, path: str) -> list[str] | None:
+        """The loaded buffer's lines, or None."""
+        lines = await self.bridge.request_lua("codecompanion.editor", "buffer_lines", path)
+        return [str(line) for line in lines] if isinstance(lines, list) else None
+
+    async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
+        """Replace the buffer's changed lines in one undo step, without writing the file."""
+        done = await self.bridge.request_lua("codecompanion.editor", "set_buffer_lines", path, lines)
+        return bool(done)
+
+    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+        """LSP diagnostics; Lua waits briefly for a fresh buffer's language server."""
+        items = await self.bridge.ask_lua("codecompanion.editor", "diagnostics", path, min_severity)
+        result = []
+        for item in items if isinstance(items, list) else []:
+            result.append(
+                Diagnostic(
+                    line=int(item.get("line", 0)),
+                    col=int(item.get("col", 0)),
+                    severity=str(item.get("severity", "HINT")),
+                    message=str(item.get("message", "")),
+                    source=item.get("source") if isinstance(item.get("source"), str) else None,
+                    code=item.get("code") if isinstance(item.get("code"), str) else None,
+                )
+            )
+        return result
+
+    async def review_diff(
+        self, chat_id: str, path: str, old: list[str], new: list[str]
+    ) -> HunkDecision:
+        """Show a diff and ask about each hunk (indexes into `diffs.hunks(old, new)`)."""
+        diff, rows = unified(path, old, new)
+        hunks = [{"row": row} for row in rows]
+        if not hunks:
+            return HunkDecision(accepted=())
+        answer: Any = await self.bridge.ask_lua(
+            "codecompanion.editor", "review", {"path": path, "diff": diff, "hunks": hunks}
+        )
+        if not isinstance(answer, dict):
+            return HunkDecision(accepted=(), rejected=tuple(range(len(hunks))))
+        reason = answer.get("reason")
+        return HunkDecision(
+            accepted=tuple(int(i) for i in answer.get("accepted") or []),
+            rejected=tuple(int(i) for i in answer.get("rejected") or []),
+            reason=reason if isinstance(reason, str) else None,
+        )

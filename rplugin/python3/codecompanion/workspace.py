@@ -1,0 +1,144 @@
+"""The host's shared state: the user's config, the tool registry, adapters and saved chats."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .adapters.base import AdapterSettings, ChatAdapter
+from .config import Config, load_config
+from .history import ChatStore
+
+log = logging.getLogger("codecompanion.workspace")
+
+NO_PROVIDER = (
+    "no provider configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, "
+    "or name an adapter in codecompanion.py; using the offline demo"
+)
+
+
+@dataclass
+class HostOptions:
+    """What Lua's setup() passes to the host once at start."""
+
+    config_file: str | None = None
+    adapter: str | None = None
+    model: str | None = None
+    yolo: bool = False
+    data_dir: str = field(default_factory=lambda: str(Path.home() / ".local/share/nvim/codecompanion"))
+
+    @classmethod
+    def from_lua(cls, data: Mapping[str, Any]) -> HostOptions:
+        """Read the options table, ignoring unknown keys and Lua nils."""
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return cls(
+            config_file=text("config_file"),
+            adapter=text("adapter"),
+            model=text("model"),
+            yolo=bool(data.get("yolo")),
+            data_dir=text("data_dir") or cls().data_dir,
+        )
+
+
+class Workspace:
+    """Config, tools and adapters shared by every chat of one host."""
+
+    def __init__(self, options: HostOptions, env: Mapping[str, str] | None = None) -> None:
+        self.options = options
+        self.env = dict(os.environ if env is None else env)
+        self.store = ChatStore(Path(options.data_dir) / "chats")
+        self.ollama_reachable = False
+        self.config: Config = load_config(options.config_file)
+        self.registry = self._make_registry()
+        from .adapters import KeyResolver
+
+        self.keys = KeyResolver()
+        self._demo: Any = None
+
+    def _make_registry(self) -> Any:
+        from .tools.registry import ToolRegistry
+
+        tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
+        return ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)
+
+    def reload(self) -> str | None:
+        """Re-read the config file; returns its one-line error, if any."""
+        self.config = load_config(self.options.config_file)
+        self.registry = self._make_registry()
+        return self.config.error
+
+    async def probe_ollama(self, host: str = "127.0.0.1", port: int = 11434) -> bool:
+        """Whether an Ollama server answers on localhost (a short TCP connect)."""
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 0.3)
+        except (OSError, asyncio.TimeoutError):
+            self.ollama_reachable = False
+            return False
+        writer.close()
+        self.ollama_reachable = True
+        return True
+
+    def default_adapter(self) -> str | None:
+        """setup() option, then the config file, then the first API key found, then Ollama."""
+        from .adapters import default_adapter_name
+
+        name = self.options.adapter or self.config.adapter or default_adapter_name(self.env)
+        if name is None and self.ollama_reachable:
+            name = "ollama"
+        return name
+
+    def adapter_names(self) -> list[str]:
+        """Every adapter the user can pick."""
+        from .adapters import ADAPTERS
+
+        return sorted(set(ADAPTERS) | {"demo"})
+
+    def settings(self, name: str, model: str | None = None) -> AdapterSettings:
+        """The adapter's settings with the user's overrides from the config file."""
+        overrides = dict(self.config.adapters.get(name) or {})
+        known = set(AdapterSettings.__dataclass_fields__) - {"name", "extra"}
+        settings = AdapterSettings(name=name, **{k: v for k, v in overrides.items() if k in known})
+        settings.extra.update({k: v for k, v in overrides.items() if k not in known})
+        if model:
+            settings.model = model
+        elif self.options.model and name == self.default_adapter():
+            settings.model = self.options.model
+        return settings
+
+    def make_adapter(self, name: str | None, model: str | None = None) -> tuple[ChatAdapter, str | None]:
+        """An adapter for a new chat, and a one-line notice when it fell back to the demo."""
+        from .adapters import create_adapter
+
+        chosen = name or self.default_adapter()
+        if chosen is None or chosen == "demo":
+            return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
+        return create_adapter(self.settings(chosen, model), key_resolver=self.keys), None
+
+    def demo_adapter(self) -> ChatAdapter:
+        """The offline demo: an OpenAI-style adapter talking to an in-process loopback server."""
+        from .adapters import create_adapter
+        from .demo import start_demo_server
+
+        if self._demo is None:
+            self._demo = start_demo_server()
+        settings = AdapterSettings(
+            name="openai_compatible", url=self._demo.url + "/v1", api_key="demo", model="demo"
+        )
+        adapter = create_adapter(settings, key_resolver=self.keys)
+        adapter.name = "demo"
+        return adapter
+
+    def close(self) -> None:
+        """Stop the demo server, if it runs."""
+        if self._demo is not None:
+            self._demo.stop()
+            self._demo = None

@@ -1,0 +1,252 @@
+"""The chat's turn loop with small fakes: a scripted adapter, a recording view, a tiny tool system."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codecompanion.adapters.base import (
+    AdapterSettings,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from codecompanion.chat import Chat
+from codecompanion.errors import StreamInterrupted
+from codecompanion.history import ChatStore
+from codecompanion.messages import Message, MessageStore, ToolCall
+from codecompanion.ports import RenderOp
+
+
+class ScriptedAdapter:
+    """Plays one scripted list of events per request and records what it was sent."""
+
+    def __init__(self, *scripts: list[Any]) -> None:
+        self.name = "scripted"
+        self.settings = AdapterSettings(name="scripted", model="m1")
+        self.scripts = list(scripts)
+        self.requests: list[list[Message]] = []
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> AsyncIterator[Event]:
+        self.requests.append([Message.from_dict(m.to_dict()) for m in messages])
+        for item in self.scripts.pop(0):
+            await self.release.wait()
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+    async def list_models(self) -> list[str]:
+        return ["m1"]
+
+    async def aclose(self) -> None:
+        pass
+
+
+@dataclass
+class RecordingView:
+    """Keeps every render operation and notice."""
+
+    ops: list[RenderOp] = field(default_factory=list)
+    notices: list[tuple[str, str]] = field(default_factory=list)
+
+    def render(self, ops: list[RenderOp]) -> None:
+        self.ops.extend(ops)
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self.notices.append((message, level))
+
+    def appended(self) -> str:
+        return "".join(op.data["text"] for op in self.ops if op.kind == "append")
+
+    def events(self) -> list[str]:
+        return [op.data["name"] for op in self.ops if op.kind == "event"]
+
+
+@dataclass
+class Outcome:
+    status: str
+    auto_submit: bool
+    results: int
+
+
+class EchoTools:
+    """A minimal tool system: answers every call with its arguments; can block until released."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.cancelled = False
+
+    def parse_user_message(self, text: str) -> str:
+        return text
+
+    def reset_rounds(self) -> None:
+        pass
+
+    def system_prompts(self) -> list[tuple[str, str]]:
+        return [("tool:echo", "echo prompt")]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "echo"}}]
+
+    async def run(self, calls: list[ToolCall]) -> Outcome:
+        for call in calls:
+            self.chat.tool_status(call, "pending")
+        await self.gate.wait()
+        for call in calls:
+            self.chat.record_tool_result(call, f"echo {call.arguments}", None, False, None)
+        return Outcome("success", True, len(calls))
+
+    async def should_auto_submit(self) -> bool:
+        return True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        for call in self.chat.messages.pending_calls():
+            self.chat.record_tool_result(call, "cancelled", None, True, None)
+
+    def to_state(self) -> dict[str, Any]:
+        return {}
+
+
+def make_chat(adapter: ScriptedAdapter, tmp_path: Path | None = None) -> tuple[Chat, RecordingView]:
+    view = RecordingView()
+    store = ChatStore(tmp_path / "chats") if tmp_path else None
+    chat = Chat(
+        chat_id="c1",
+        adapter=adapter,
+        view=view,
+        events=None,  # type: ignore[arg-type]
+        tool_factory=EchoTools,
+        store=store,
+    )
+    return chat, view
+
+
+async def finish(chat: Chat) -> None:
+    assert chat._task is not None
+    await asyncio.wait_for(asyncio.shield(chat._task), 5)
+
+
+async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
+    adapter = ScriptedAdapter([TextDelta("Hel"), TextDelta("lo"), Usage(total_tokens=7), Finish()])
+    chat, view = make_chat(adapter, tmp_path)
+    assert chat.submit("hi")
+    await finish(chat)
+    assert view.appended() == "Hello"
+    llm = [m for m in chat.messages if m.role == "llm"]
+    assert [m.content for m in llm] == ["Hello"]
+    assert any(op.kind == "usage" and "7 tokens" in op.data["text"] for op in view.ops)
+    assert view.events()[-1] == "ChatDone"
+    saved = ChatStore(tmp_path / "chats").load("c1")
+    assert saved is not None and saved["messages"][-1]["content"] == "Hello"
+
+
+async def test_tool_round_trip_sends_results_back() -> None:
+    call = ToolCall("call_1", "echo", {"x": 1})
+    adapter = ScriptedAdapter([ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done")])
+    chat, view = make_chat(adapter)
+    chat.submit("use echo")
+    await finish(chat)
+    second = adapter.requests[1]
+    assert [m.role for m in second][-2:] == ["llm", "tool"]
+    assert second[-1].tool_call_id == "call_1" and second[-1].content == "echo {'x': 1}"
+    assert second[0].role == "system" and second[1].tag == "tool:echo"
+    assert view.appended().endswith("done")
+
+
+async def test_empty_and_busy_submits_are_refused() -> None:
+    adapter = ScriptedAdapter([TextDelta("a")])
+    chat, view = make_chat(adapter)
+    assert not chat.submit("   ")
+    adapter.release.clear()
+    assert chat.submit("first")
+    await asyncio.sleep(0)
+    assert not chat.submit("second")
+    assert [level for _, level in view.notices] == ["info", "warn"]
+    adapter.release.set()
+    await finish(chat)
+    assert len(adapter.requests) == 1
+
+
+async def test_broken_stream_keeps_partial_answer_and_next_submit_works() -> None:
+    adapter = ScriptedAdapter(
+        [TextDelta("partial"), StreamInterrupted("connection dropped")],
+        [TextDelta("ok")],
+    )
+    chat, view = make_chat(adapter)
+    chat.submit("one")
+    await finish(chat)
+    partial = [m for m in chat.messages if m.role == "llm"][0]
+    assert partial.content == "partial" and partial.extra["incomplete"] == "connection dropped"
+    assert ("connection dropped", "error") in view.notices
+    assert chat.submit("two")
+    await finish(chat)
+    assert [m.content for m in chat.messages if m.role == "llm"][-1] == "ok"
+
+
+async def test_calls_of_an_interrupted_answer_are_dropped() -> None:
+    call = ToolCall("call_1", "echo", {})
+    adapter = ScriptedAdapter([ToolCallEvent(call), StreamInterrupted("read timeout")])
+    chat, _ = make_chat(adapter)
+    chat.submit("x")
+    await finish(chat)
+    assert chat.messages.pending_calls() == []
+    assert not any(m.tool_calls for m in chat.messages)
+
+
+async def test_stop_while_tools_run_answers_every_call() -> None:
+    calls = [ToolCall("a", "echo", {}), ToolCall("b", "echo", {})]
+    adapter = ScriptedAdapter([ToolCallEvent(calls[0]), ToolCallEvent(calls[1]), Finish()])
+    chat, view = make_chat(adapter)
+    chat.submit("x")
+    tools: EchoTools = chat.tools
+    tools.gate.clear()
+    while not any(op.kind == "tool" for op in view.ops):
+        await asyncio.sleep(0.001)
+    assert chat.stop()
+    await finish(chat)  # the turn ends cleanly: a stop is not an error
+    results = [m for m in chat.messages if m.role == "tool"]
+    assert sorted(m.tool_call_id or "" for m in results) == ["a", "b"]
+    assert "ChatStopped" in view.events()
+    assert len(adapter.requests) == 1
+
+
+async def test_reasoning_is_shown_under_its_own_heading() -> None:
+    adapter = ScriptedAdapter([ReasoningDelta("think"), TextDelta("answer")])
+    chat, view = make_chat(adapter)
+    chat.submit("q")
+    await finish(chat)
+    blocks = [op.data["text"] for op in view.ops if op.kind == "block"]
+    assert blocks[:2] == ["### Reasoning\n\n", "### Response\n\n"]
+    assert [m.reasoning for m in chat.messages if m.role == "llm"] == ["think"]
+
+
+async def test_regenerate_drops_the_last_answer() -> None:
+    adapter = ScriptedAdapter([TextDelta("first")], [TextDelta("second")])
+    chat, _ = make_chat(adapter)
+    chat.submit("q")
+    await finish(chat)
+    assert chat.regenerate()
+    await finish(chat)
+    assert [m.content for m in chat.messages if m.role == "llm"] == ["second"]
+    assert [m.role for m in adapter.requests[1]][-1] == "user"
+
+
+def test_restored_messages_keep_ids_unique() -> None:
+    store = MessageStore.from_list(
+        [Message(role="user", content="a").to_dict() | {"_meta": {"id": 5, "cycle": 2}}]
+    )
+    added = store.add(Message(role="llm", content="b"))
+    assert added.meta.id == 6 and added.meta.cycle == 2
