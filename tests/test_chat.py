@@ -108,9 +108,6 @@ class EchoTools:
             self.chat.record_tool_result(call, f"echo {call.arguments}", None, False, None)
         return Outcome("success", True, len(calls))
 
-    async def should_auto_submit(self) -> bool:
-        return True
-
     def cancel(self) -> None:
         self.cancelled = True
         for call in self.chat.messages.pending_calls():

@@ -1,6 +1,14 @@
 -- :checkhealth codecompanion
 local M = {}
 
+-- Python's None arrives as vim.NIL.
+local function val(x)
+  if x == vim.NIL then
+    return nil
+  end
+  return x
+end
+
 local function version_ok()
   local v = vim.version()
   return v.major > 0 or v.minor >= 10, ("%d.%d.%d"):format(v.major, v.minor, v.patch)
@@ -37,23 +45,23 @@ function M.check()
   end
   health.ok(("host alive (python %s, pid %s)"):format(report.python, report.pid))
   for _, dep in ipairs(report.dependencies or {}) do
-    if dep.version then
+    if val(dep.version) then
       health.ok(("%s %s"):format(dep.name, dep.version))
     else
       health.error(dep.name .. " missing", { "run `make install` in " .. host.root() })
     end
   end
-  if report.config_error then
+  if val(report.config_error) then
     health.error("config: " .. report.config_error)
   else
-    health.ok("config file: " .. (report.config_file or "none"))
+    health.ok("config file: " .. (val(report.config_file) or "none"))
   end
-  if report.adapter then
-    local line = ("adapter: %s (model %s)"):format(report.adapter, report.model or "default")
+  if val(report.adapter) then
+    local line = ("adapter: %s (model %s)"):format(report.adapter, val(report.model) or "default")
     if report.key_ok then
       health.ok(line .. ", key resolves")
     else
-      health.warn(line .. ": " .. (report.key_problem or "key does not resolve"))
+      health.warn(line .. ": " .. (val(report.key_problem) or "key does not resolve"))
     end
   else
     health.warn("no adapter configured: the chat uses the offline demo", {

@@ -182,13 +182,10 @@ function handlers.tool_output(bufnr, op)
   end
 end
 
-function handlers.lock(bufnr)
-  vim.bo[bufnr].modifiable = false
-end
+-- lock/unlock take effect when the batch ends (see M.apply): the batch itself must write.
+function handlers.lock() end
 
-function handlers.unlock(bufnr)
-  vim.bo[bufnr].modifiable = true
-end
+function handlers.unlock() end
 
 function handlers.replace(bufnr, op)
   local s = state(bufnr)
@@ -199,7 +196,6 @@ function handlers.replace(bufnr, op)
 end
 
 function handlers.ready(bufnr, op)
-  handlers.unlock(bufnr)
   M.stop_spinner(bufnr)
   handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
 end

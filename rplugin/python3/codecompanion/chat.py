@@ -175,7 +175,7 @@ class Chat:
                 if outcome.status == "cancelled":
                     status = "cancelled"
                     break
-                if not outcome.auto_submit or not await self.tools.should_auto_submit():
+                if not outcome.auto_submit:  # includes the cap on automatic rounds
                     break
         except asyncio.CancelledError:
             status = "cancelled"

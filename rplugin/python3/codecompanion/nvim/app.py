@@ -43,13 +43,21 @@ class App:
     # ----- entry points (called in pynvim's greenlets) ---------------------------------
 
     def on_notification(self, method: str, args: dict[str, Any]) -> None:
-        """Dispatch one notification from Lua; never raises."""
+        """Dispatch one notification from Lua on the core's loop, in arrival order."""
         handler = getattr(self, f"do_{method}", None)
         if handler is None:
             log.warning("unknown notification %r", method)
             return
+        if method == "hello":  # configure now: a request may follow before the loop turns
+            self._handle(method, handler, args or {})
+            return
+        # Handlers run as callbacks of the running loop: messages that arrive while the host
+        # starts are handled before the loop runs, where the core could not create its tasks.
+        self.bridge.loop.call_soon(self._handle, method, handler, args or {})
+
+    def _handle(self, method: str, handler: Any, args: dict[str, Any]) -> None:
         try:
-            handler(args or {})
+            handler(args)
         except Exception as exc:  # a raising handler must not wedge the host
             log.exception("notification %s failed", method)
             self.bridge.echo_error(f"{method}: {exc} (see :CodeCompanionLog)")

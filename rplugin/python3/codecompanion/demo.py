@@ -1,0 +1,71 @@
+"""The offline demo provider: a loopback server replaying a short scripted conversation.
+
+It is used when no provider is configured, so a fresh install shows the whole tool loop:
+the model creates and reads a file, asks to run a command (the approval prompt), and edits it.
+"""
+
+from __future__ import annotations
+
+from .loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
+
+DEMO_FILE = "codecompanion-demo.md"
+CONTENT = "# Demo\n\nhello world\n"
+
+FINAL = (
+    "That was the offline demo: a file was created, read, measured with a command you approved, "
+    "and edited. Configure a real provider (see `:help codecompanion-adapters`) to chat for real."
+)
+
+
+def demo_turns() -> list[Turn]:
+    """The scripted answers, one per request."""
+    return [
+        openai_tool_calls(
+            [("demo_1", "create_file", {"filepath": DEMO_FILE, "content": CONTENT})],
+            text="This is the offline demo. I'll create a small file to work with.",
+        ),
+        openai_tool_calls(
+            [
+                (
+                    "demo_2",
+                    "read_file",
+                    {
+                        "filepath": DEMO_FILE,
+                        "start_line_number_base_zero": 0,
+                        "end_line_number_base_zero": -1,
+                    },
+                )
+            ],
+            text="Now I'll read it back.",
+        ),
+        openai_tool_calls(
+            [("demo_3", "run_command", {"cmd": f"wc -l {DEMO_FILE}"})],
+            text="Let me count its lines with a command (you will be asked first).",
+        ),
+        openai_tool_calls(
+            [
+                (
+                    "demo_4",
+                    "insert_edit_into_file",
+                    {
+                        "filepath": DEMO_FILE,
+                        "edits": [
+                            {"oldText": "hello world", "newText": "hello codecompanion", "replaceAll": False}
+                        ],
+                        "explanation": "Greet the plugin",
+                        "mode": "append",
+                    },
+                )
+            ],
+            text="Finally, an edit.",
+        ),
+        openai_text(FINAL, chunks=12),
+    ]
+
+
+def start_demo_server() -> LoopbackServer:
+    """Start the demo server in a background thread; the caller stops it."""
+    server = LoopbackServer().start()
+    server.enqueue(*demo_turns())
+    server.set_default(openai_text("The demo is over: configure a provider to chat for real.", chunks=4))
+    return server

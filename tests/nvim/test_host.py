@@ -1,0 +1,107 @@
+"""The host: started by the plugin, restarted after a crash, classic rplugin registration, health."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from codecompanion.loopback import LoopbackServer, openai_text
+from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env, wait_for
+
+StartNvim = Callable[..., Editor]
+
+
+def host_pid(ed: Editor) -> int:
+    return int(ed.lua("return vim.fn.jobpid(require('codecompanion.host').channel())"))
+
+
+def test_host_is_started_lazily_and_chat_works_without_setup_call(start_nvim: StartNvim) -> None:
+    ed = start_nvim()
+    assert ed.lua("return require('codecompanion.host').channel()") is None
+    ed.open_chat()
+    wait_for(lambda: ed.lua("return require('codecompanion.host').status().running"))
+    ed.wait_event("CodeCompanionChatCreated")
+
+
+def test_killed_host_is_restarted_and_chat_restored(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(openai_text("before crash"), openai_text("after crash"))
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.send("one")
+    ed.wait_event("CodeCompanionChatDone")
+    pid = host_pid(ed)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: ed.lua("return require('codecompanion.host').channel()") is None)
+    ed.send("two")
+    ed.wait_event("CodeCompanionChatDone", 2)
+    assert host_pid(ed) != pid
+    messages = provider_server.requests[1].json()["messages"]
+    assert [m["content"] for m in messages[1:]] == ["one", "before crash", "two"]
+    assert "after crash" in ed.text(bufnr)
+    messages_area = ed.nvim.exec_lua("return vim.fn.execute('messages')")
+    assert "host restarted" in messages_area
+
+
+def test_missing_python_gives_one_line_naming_the_fix(start_nvim: StartNvim, tmp_path: Path) -> None:
+    ed = start_nvim(setup={"python": str(tmp_path / "nope" / "python")})
+    ed.open_chat()
+    messages = wait_for(lambda: ed.nvim.exec_lua("return vim.fn.execute('messages')"))
+    assert "make install" in messages and "codecompanion.log" in messages
+    assert "Traceback" not in messages
+
+
+def test_classic_rplugin_registration(tmp_path: Path, monkeypatch: object) -> None:
+    env = dict(os.environ, **nvim_env(tmp_path, {"host": "rplugin"}))
+    cmd = [nvim_binary(), "--headless", "-u", str(INIT), "-i", "NONE", "-n"]
+    done = subprocess.run(
+        [*cmd, "+UpdateRemotePlugins", "+qa!"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = (tmp_path / "rplugin.vim").read_text()
+    assert "codecompanion" in manifest and "CodeCompanionHostInfo" in manifest
+    probe = (
+        "lua local ok, info = pcall(vim.fn.CodeCompanionHostInfo); "
+        "io.stdout:write(vim.json.encode(info)); vim.cmd('qa!')"
+    )
+    done = subprocess.run([*cmd, "+" + probe], env=env, capture_output=True, text=True, timeout=60)
+    assert '"host":"rplugin"' in done.stdout, done.stderr
+
+
+def test_chat_through_the_classic_host(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    env = dict(os.environ, **nvim_env(tmp_path, {"host": "rplugin"}))
+    cmd = [nvim_binary(), "--headless", "-u", str(INIT), "-i", "NONE", "-n"]
+    subprocess.run([*cmd, "+UpdateRemotePlugins", "+qa!"], env=env, check=True, timeout=60)
+    provider_server.enqueue(openai_text("via rplugin"))
+    ed = start_nvim(setup={"host": "rplugin"}, config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone")
+    assert "via rplugin" in ed.text(bufnr)
+
+
+def test_checkhealth_reports_host_and_adapter_without_the_key(
+    start_nvim: StartNvim, config_file: Callable[[str], Path]
+) -> None:
+    ed = start_nvim(config_file=config_file(""))
+    ed.nvim.command("checkhealth codecompanion")
+    text = "\n".join(ed.nvim.current.buffer[:])
+    assert "host alive" in text
+    assert "adapter: openai" in text
+    assert "httpx" in text
+    assert "sk-test" not in text
+
+
+def test_checkhealth_without_venv_names_the_fix(start_nvim: StartNvim, tmp_path: Path) -> None:
+    ed = start_nvim(setup={"python": str(tmp_path / "missing" / "python")})
+    ed.nvim.command("checkhealth codecompanion")
+    text = "\n".join(ed.nvim.current.buffer[:])
+    assert "make install" in text
+
