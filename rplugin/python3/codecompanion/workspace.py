@@ -12,6 +12,7 @@ from typing import Any
 
 from .adapters.base import AdapterSettings, ChatAdapter
 from .config import Config, load_config
+from .errors import ConfigError
 from .history import ChatStore
 
 log = logging.getLogger("codecompanion.workspace")
@@ -121,7 +122,10 @@ class Workspace:
         chosen = name or self.default_adapter()
         if chosen is None or chosen == "demo":
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
-        return create_adapter(self.settings(chosen, model), key_resolver=self.keys), None
+        try:
+            return create_adapter(self.settings(chosen, model), key_resolver=self.keys), None
+        except ConfigError as exc:
+            return self.demo_adapter(), f"adapter {chosen}: {exc}; using the offline demo"
 
     def demo_adapter(self) -> ChatAdapter:
         """The offline demo: an OpenAI-style adapter talking to an in-process loopback server."""

@@ -63,7 +63,26 @@ class AdapterSettings:
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     max_retries: int = 3
+    retry_backoff: float = 1.0
+    retry_max_wait: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Parser(Protocol):
+    """Bytes of one response body in, events out: `feed` any split, then `close` once."""
+
+    @property
+    def error(self) -> Exception | None:
+        """An error object the provider sent inside the body, if any."""
+        ...
+
+    def feed(self, data: bytes) -> list[Event]:
+        """The events completed by this piece of the body."""
+        ...
+
+    def close(self) -> list[Event]:
+        """The remaining events, ending with Finish."""
+        ...
 
 
 class ChatAdapter(Protocol):

@@ -1,0 +1,83 @@
+"""Provider adapters, one module per provider, named as the user configures it.
+
+`create_adapter(settings)` builds the adapter named by `settings.name`; every adapter streams
+normalized events (see `base.py`) and owns one pooled httpx client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import httpx
+
+from ..errors import ConfigError
+from .anthropic import AnthropicAdapter
+from .azure_openai import AzureOpenAIAdapter
+from .base import AdapterSettings
+from .copilot import CopilotAdapter
+from .deepseek import DeepSeekAdapter
+from .gemini import GeminiAdapter
+from .githubmodels import GitHubModelsAdapter
+from .http_adapter import HTTPAdapter
+from .keys import KeyResolver
+from .mistral import MistralAdapter
+from .ollama import OllamaAdapter
+from .openai import OpenAIAdapter
+from .openai_compatible import OpenAICompatibleAdapter
+from .openai_responses import OpenAIResponsesAdapter
+from .openrouter import OpenRouterAdapter
+from .xai import XAIAdapter
+
+__all__ = [
+    "ADAPTERS",
+    "KeyResolver",
+    "create_adapter",
+    "default_adapter_name",
+]
+
+ADAPTERS: Mapping[str, type[HTTPAdapter]] = MappingProxyType(
+    {
+        "openai": OpenAIAdapter,
+        "openai_responses": OpenAIResponsesAdapter,
+        "anthropic": AnthropicAdapter,
+        "gemini": GeminiAdapter,
+        "ollama": OllamaAdapter,
+        "openai_compatible": OpenAICompatibleAdapter,
+        "deepseek": DeepSeekAdapter,
+        "mistral": MistralAdapter,
+        "openrouter": OpenRouterAdapter,
+        "xai": XAIAdapter,
+        "azure_openai": AzureOpenAIAdapter,
+        "githubmodels": GitHubModelsAdapter,
+        "copilot": CopilotAdapter,
+    }
+)
+
+_KEY_VARIABLES = (
+    ("OPENAI_API_KEY", "openai"),
+    ("ANTHROPIC_API_KEY", "anthropic"),
+    ("GEMINI_API_KEY", "gemini"),
+)
+
+
+def create_adapter(
+    settings: AdapterSettings,
+    *,
+    key_resolver: KeyResolver | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> HTTPAdapter:
+    """The adapter named by `settings.name`; ConfigError for an unknown name or missing url."""
+    adapter_class = ADAPTERS.get(settings.name)
+    if adapter_class is None:
+        known = ", ".join(sorted(ADAPTERS))
+        raise ConfigError(f"unknown adapter {settings.name!r}: use one of {known}")
+    return adapter_class(settings, key_resolver=key_resolver, transport=transport)
+
+
+def default_adapter_name(env: Mapping[str, str]) -> str | None:
+    """The provider whose API key is in the environment (OpenAI, Anthropic, Gemini), if any."""
+    for variable, name in _KEY_VARIABLES:
+        if env.get(variable, "").strip():
+            return name
+    return None

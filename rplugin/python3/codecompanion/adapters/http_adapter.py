@@ -1,0 +1,349 @@
+"""What every HTTP provider adapter shares: the pooled client, keys, retries and error messages."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+
+from ..errors import (
+    AdapterError,
+    AuthenticationError,
+    ConfigError,
+    ModelNotFoundError,
+    ProviderError,
+    RateLimitError,
+    StreamInterrupted,
+)
+from ..messages import Message
+from .base import AdapterSettings, Event
+from .keys import KeyResolver, describe_key
+from .streaming import IdFactory, ResponseParser
+
+log = logging.getLogger("codecompanion.adapters")
+
+SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"}
+)
+
+
+@dataclass
+class RequestSpec:
+    """One provider request besides the connection: path under the base URL, JSON body, query."""
+
+    path: str
+    body: dict[str, Any]
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers safe to log: credentials replaced by ***."""
+    return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+
+
+def error_text(data: Any) -> str:
+    """The human part of a provider's error object, whatever its shape."""
+    if isinstance(data, list) and data:
+        return error_text(data[0])
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail", "msg"):
+            value = data.get(key)
+            if value:
+                return error_text(value)
+        return json.dumps(data)[:200]
+    return str(data)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Whitespace collapsed and cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class HTTPAdapter:
+    """Base of the provider adapters: subclasses build requests and parse bodies, no I/O."""
+
+    label: ClassVar[str] = "The provider"
+    default_url: ClassVar[str | None] = None
+    default_model: ClassVar[str | None] = None
+    default_api_key: ClassVar[str | None] = None
+    key_required: ClassVar[bool] = True
+    models_path: ClassVar[str] = "/models"
+
+    def __init__(
+        self,
+        settings: AdapterSettings,
+        *,
+        key_resolver: KeyResolver | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if not (settings.url or self.default_url):
+            raise ConfigError(f"adapter {settings.name}: set `url`, the provider's base URL")
+        self.name = settings.name
+        self.settings = settings
+        self.keys = key_resolver or KeyResolver()
+        self.ids = IdFactory()
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._secrets: set[str] = set()
+        self._auto_model: str | None = None
+
+    # -- what providers define -------------------------------------------------------------
+
+    def build_request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], model: str
+    ) -> RequestSpec:
+        """The provider's request for this history and these tool schemas."""
+        raise NotImplementedError
+
+    def new_parser(self) -> ResponseParser:
+        """A fresh parser for one response body."""
+        raise NotImplementedError
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry the key."""
+        return {"Authorization": f"Bearer {key}"}
+
+    def parse_models(self, data: Any) -> list[str]:
+        """Model names from the provider's model list."""
+        return sorted(str(m["id"]) for m in data.get("data", []) if isinstance(m, dict))
+
+    def models_url(self, base: str) -> str:
+        """Where the model list lives."""
+        return base + self.models_path
+
+    def after_response(self, parser: ResponseParser) -> None:
+        """Keep what later requests must send back (signatures); called after a full answer."""
+
+    # -- shared behaviour ----------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The configured base URL without a trailing slash."""
+        return (self.settings.url or self.default_url or "").rstrip("/")
+
+    @property
+    def key_spec(self) -> str | None:
+        """The configured key spec, or the provider's usual environment variable."""
+        return self.settings.api_key or self.default_api_key
+
+    def client(self) -> httpx.AsyncClient:
+        """The adapter's pooled client, created on first use."""
+        if self._client is None:
+            s = self.settings
+            timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
+            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the pooled client."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def api_key(self) -> str | None:
+        """The resolved key (None when the provider needs none)."""
+        spec = self.key_spec
+        if spec is None:
+            if self.key_required:
+                raise AuthenticationError(
+                    f"{self.label}: no API key: set api_key in the {self.name} adapter settings"
+                )
+            return None
+        try:
+            key = await self.keys.resolve(spec)
+        except AuthenticationError as exc:
+            raise AuthenticationError(f"{self.label}: {exc}") from None
+        if key:
+            self._secrets.add(key)
+        return key
+
+    async def connection(self) -> tuple[str, dict[str, str]]:
+        """The base URL and headers (with credentials) for the next request."""
+        key = await self.api_key()
+        headers = {"Accept": "application/json"}
+        if key:
+            headers.update(self.auth_headers(key))
+        headers.update(self.settings.headers)
+        return self.base_url, headers
+
+    async def resolve_model(self) -> str:
+        """The configured model; only without one is the provider's list asked."""
+        model = self.settings.model or self.default_model or self._auto_model
+        if model:
+            return model
+        models = await self.list_models()
+        if not models:
+            raise ModelNotFoundError(f"{self.label}: no model configured: set `model`")
+        self._auto_model = models[0]
+        return models[0]
+
+    async def list_models(self) -> list[str]:
+        """The provider's model names (for the picker)."""
+        base, headers = await self.connection()
+        response = await self._send("GET", self.models_url(base), headers, None, {}, None)
+        try:
+            raw = await response.aread()
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from None
+        finally:
+            await response.aclose()
+        try:
+            return self.parse_models(json.loads(raw))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ProviderError(
+                f"{self.label}: the model list is not in the expected form"
+            ) from None
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> AsyncIterator[Event]:
+        """Send one request and yield its normalized events; raises AdapterError on failure."""
+        model = await self.resolve_model()
+        self.ids.observe(call.id for m in messages for call in m.tool_calls)
+        spec = self.build_request(messages, tools, model)
+        base, headers = await self.connection()
+        response = await self._send(
+            "POST", base + spec.path, headers, spec.body, spec.params, model
+        )
+        parser = self.new_parser()
+        try:
+            try:
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        yield event
+                    parser.raise_for_error()
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc, streaming=True) from None
+            for event in parser.close():
+                yield event
+            parser.raise_for_error()
+        finally:
+            await response.aclose()
+        self.after_response(parser)
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any] | None,
+        params: dict[str, str],
+        model: str | None,
+    ) -> httpx.Response:
+        """One request, retried on 429/5xx before any byte of the body is used."""
+        client = self.client()
+        attempt = 0
+        while True:
+            log.debug("%s %s headers=%s", method, url, redact_headers(headers))
+            request = client.build_request(
+                method, url, headers=headers, json=body, params=params or None
+            )
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc) from None
+            if response.status_code < 400:
+                return response
+            status = response.status_code
+            detail = await self._error_detail(response)
+            log.debug("%s answered HTTP %s: %s", self.label, status, detail)
+            if (status == 429 or status >= 500) and attempt < self.settings.max_retries:
+                await asyncio.sleep(self._retry_delay(response.headers, attempt))
+                attempt += 1
+                continue
+            raise self._status_error(status, detail, model, url, attempt)
+
+    async def _error_detail(self, response: httpx.Response) -> str:
+        try:
+            raw = await response.aread()
+        except httpx.HTTPError:
+            raw = b""
+        finally:
+            await response.aclose()
+        text = raw[:8000].decode("utf-8", errors="replace")
+        try:
+            text = error_text(json.loads(text))
+        except ValueError:
+            pass
+        return self.redact(one_line(text))
+
+    def _retry_delay(self, headers: httpx.Headers, attempt: int) -> float:
+        wait: float | None = None
+        try:
+            if "retry-after-ms" in headers:
+                wait = float(headers["retry-after-ms"]) / 1000
+            elif "retry-after" in headers:
+                wait = _retry_after_seconds(headers["retry-after"])
+        except (ValueError, TypeError):
+            wait = None
+        if wait is None:
+            wait = self.settings.retry_backoff * 2**attempt
+        return max(0.0, min(wait, self.settings.retry_max_wait))
+
+    def _status_error(
+        self, status: int, detail: str, model: str | None, url: str, retries: int
+    ) -> AdapterError:
+        label = self.label
+        if status in (401, 403):
+            return AuthenticationError(
+                f"{label} refused the API key (HTTP {status}): check {self.key_hint()}"
+            )
+        if status == 404:
+            if model is None:
+                return ModelNotFoundError(f"{label}: nothing at {url} (HTTP 404): check `url`")
+            return ModelNotFoundError(
+                f"{label} does not know the model '{model}' (HTTP 404): {self.model_hint(model)}"
+            )
+        suffix = f" after {retries} retries" if retries else ""
+        if status == 429:
+            return RateLimitError(f"{label} is rate limiting (HTTP 429{suffix}): {detail}")
+        if status >= 500:
+            return ProviderError(f"{label} failed (HTTP {status}{suffix}): {detail}")
+        return ProviderError(f"{label} refused the request (HTTP {status}): {detail}")
+
+    def key_hint(self) -> str:
+        """Which key the user should check."""
+        return describe_key(self.key_spec)
+
+    def model_hint(self, model: str) -> str:
+        """What to do about an unknown model."""
+        return f"pick another model or check `url` ({self.base_url})"
+
+    def _transport_error(self, exc: httpx.HTTPError, streaming: bool = False) -> AdapterError:
+        s = self.settings
+        if isinstance(exc, httpx.ConnectTimeout):
+            return StreamInterrupted(
+                f"{self.label}: connecting timed out after {s.connect_timeout:g} s"
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return StreamInterrupted(
+                f"{self.label} sent nothing for {s.read_timeout:g} s: the answer stopped "
+                "(raise read_timeout for slow models)"
+            )
+        if streaming or isinstance(exc, httpx.RemoteProtocolError):
+            return StreamInterrupted(f"{self.label}: the connection dropped mid-answer")
+        return AdapterError(
+            f"{self.label}: cannot connect to {self.base_url}: {one_line(str(exc))}"
+        )
+
+    def redact(self, text: str) -> str:
+        """`text` with every key this adapter used replaced by ***."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _retry_after_seconds(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value)
+        return when.timestamp() - time.time()

@@ -1,0 +1,116 @@
+"""Ollama's native chat API (`POST {url}/api/chat`, newline-delimited JSON stream)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from ..errors import ProviderError
+from ..messages import Message
+from .base import Event, Usage
+from .http_adapter import HTTPAdapter, RequestSpec, error_text, one_line
+from .streaming import ResponseParser, make_call, text_events
+
+TOP_LEVEL = frozenset({"think", "keep_alive", "format"})
+
+
+class OllamaParser(ResponseParser):
+    """Chat chunks: text, `thinking`, and whole tool calls without ids."""
+
+    def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
+        """One chunk (or the whole non-streamed answer)."""
+        if obj.get("error"):
+            raise ProviderError(f"Ollama: {one_line(error_text(obj['error']))}")
+        message = obj.get("message") or {}
+        out = text_events(message.get("thinking"), reasoning=True)
+        out += text_events(message.get("content"))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            made = make_call(
+                call.get("id"), function.get("name", ""), function.get("arguments"), self.new_id
+            )
+            out.append(self.emit_call(made))
+        if obj.get("done"):
+            self.finish_reason = obj.get("done_reason")
+            prompt, completion = obj.get("prompt_eval_count"), obj.get("eval_count")
+            if prompt is not None or completion is not None:
+                self.usage = Usage(prompt, completion, (prompt or 0) + (completion or 0))
+            out += self.finish()
+        return out
+
+
+class OllamaAdapter(HTTPAdapter):
+    """Local models through Ollama; `api_key` is only needed for a hosted Ollama."""
+
+    label: ClassVar[str] = "Ollama"
+    default_url: ClassVar[str | None] = "http://localhost:11434"
+    default_model: ClassVar[str | None] = None
+    default_api_key: ClassVar[str | None] = None
+    key_required: ClassVar[bool] = False
+    models_path: ClassVar[str] = "/api/tags"
+
+    def new_parser(self) -> OllamaParser:
+        """An Ollama parser sharing this adapter's id generator."""
+        return OllamaParser(self.ids)
+
+    def parse_models(self, data: Any) -> list[str]:
+        """Installed model names from /api/tags."""
+        return sorted(str(m["name"]) for m in data.get("models", []) if isinstance(m, dict))
+
+    def model_hint(self, model: str) -> str:
+        """Ollama only knows pulled models."""
+        return f"run `ollama pull {model}` or pick an installed model"
+
+    def build_request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], model: str
+    ) -> RequestSpec:
+        """The /api/chat body; sampling parameters go under `options`."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": self.format_messages(messages),
+            "stream": self.settings.stream,
+        }
+        if tools:
+            body["tools"] = [dict(tool) for tool in tools]
+        parameters = self.settings.parameters
+        body.update({k: v for k, v in parameters.items() if k in TOP_LEVEL})
+        options = {k: v for k, v in parameters.items() if k not in TOP_LEVEL}
+        if options:
+            body["options"] = options
+        return RequestSpec("/api/chat", body)
+
+    def format_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """History with object arguments, and results naming their tool."""
+        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            content = message.content or ""
+            if message.role == "tool":
+                name = message.tool_name or names.get(message.tool_call_id or "", "")
+                out.append({"role": "tool", "content": content, "tool_name": name})
+            elif message.role == "llm":
+                calls = [
+                    {"function": {"name": c.name, "arguments": c.arguments}}
+                    for c in message.tool_calls
+                ]
+                previous = out[-1] if out else None
+                if (
+                    calls
+                    and previous
+                    and previous["role"] == "assistant"
+                    and "tool_calls" not in previous
+                ):
+                    previous["tool_calls"] = calls
+                    previous["content"] += content
+                    continue
+                entry: dict[str, Any] = {"role": "assistant", "content": content}
+                if calls:
+                    entry["tool_calls"] = calls
+                out.append(entry)
+            else:
+                out.append({"role": message.role, "content": content})
+        return out
+
+
+def _is_plain_assistant(entry: dict[str, Any]) -> bool:
+    return entry["role"] == "assistant" and "tool_calls" not in entry

@@ -1,0 +1,205 @@
+"""OpenAI Chat Completions, and the shared logic of every OpenAI-compatible provider."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import ProviderError
+from ..messages import Message
+from .base import Event, ReasoningDelta, Usage
+from .http_adapter import HTTPAdapter, RequestSpec, error_text, one_line
+from .streaming import ResponseParser, make_call, text_events
+
+
+@dataclass
+class _Partial:
+    id: str | None = None
+    name: str = ""
+    pieces: list[str] = field(default_factory=list)
+    whole: dict[str, Any] | None = None
+
+
+class OpenAIParser(ResponseParser):
+    """Chat Completions bodies: streamed chunks (deltas) or one `chat.completion` object."""
+
+    reasoning_keys: ClassVar[tuple[str, ...]] = ("reasoning_content", "reasoning")
+
+    def __init__(self, label: str = "OpenAI", new_id: Callable[[], str] | None = None) -> None:
+        super().__init__(new_id)
+        self.label = label
+        self._partials: dict[Any, _Partial] = {}
+        self._slots: dict[tuple[int, int], Any] = {}
+        self._last_key: Any = None
+        self._serial = itertools.count()
+
+    def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
+        """Text, reasoning and tool-call fragments of one chunk."""
+        if obj.get("error"):
+            raise ProviderError(f"{self.label}: {one_line(error_text(obj['error']))}")
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self.usage = Usage(
+                usage.get("prompt_tokens"),
+                usage.get("completion_tokens"),
+                usage.get("total_tokens"),
+            )
+        out: list[Event] = []
+        for choice in obj.get("choices") or []:
+            out += self._choice(choice)
+        return out
+
+    def _choice(self, choice: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        message = choice.get("message")
+        if isinstance(message, dict):
+            out += self._message(message)
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            out += self._reasoning(delta)
+            out += text_events(delta.get("content"))
+            for part in delta.get("tool_calls") or []:
+                self._fragment(int(choice.get("index") or 0), part)
+        if choice.get("finish_reason"):
+            self.finish_reason = str(choice["finish_reason"])
+            out += self.flush_calls()
+        return out
+
+    def _reasoning(self, delta: dict[str, Any]) -> list[Event]:
+        # Some servers send the same text under two names: the first one present wins.
+        for key in self.reasoning_keys:
+            text = delta.get(key)
+            if isinstance(text, str) and text:
+                return [ReasoningDelta(text)]
+        return []
+
+    def _message(self, message: dict[str, Any]) -> list[Event]:
+        out = self._reasoning(message) + text_events(message.get("content"))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            made = make_call(
+                call.get("id"), function.get("name") or "", function.get("arguments"), self.new_id
+            )
+            out.append(self.emit_call(made))
+        return out
+
+    def _fragment(self, choice: int, part: dict[str, Any]) -> None:
+        index, call_id = part.get("index"), part.get("id")
+        if index is None:
+            key = ("id", call_id) if call_id else self._last_key
+        else:
+            key = self._slots.get((choice, int(index)))
+            known = self._partials.get(key) if key is not None else None
+            # Some servers reuse index 0 for every call; a new id then means a new call.
+            if key is None or (call_id and known is not None and known.id not in (None, call_id)):
+                key = ("slot", next(self._serial))
+                self._slots[(choice, int(index))] = key
+        if key is None:
+            key = ("slot", next(self._serial))
+        entry = self._partials.setdefault(key, _Partial())
+        self._last_key = key
+        if call_id and not entry.id:
+            entry.id = str(call_id)
+        function = part.get("function") or {}
+        if function.get("name") and not entry.name:
+            entry.name = str(function["name"])
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            entry.pieces.append(arguments)
+        elif isinstance(arguments, dict):
+            entry.whole = arguments
+
+    def flush_calls(self) -> list[Event]:
+        """Every call assembled so far, in the order they started."""
+        out: list[Event] = []
+        for entry in self._partials.values():
+            arguments: Any = entry.whole if entry.whole is not None else "".join(entry.pieces)
+            if not entry.name and not arguments:
+                continue
+            out.append(self.emit_call(make_call(entry.id, entry.name, arguments, self.new_id)))
+        self._partials.clear()
+        self._slots.clear()
+        self._last_key = None
+        return out
+
+
+class OpenAIAdapter(HTTPAdapter):
+    """OpenAI Chat Completions (`POST {url}/chat/completions`)."""
+
+    label: ClassVar[str] = "OpenAI"
+    default_url: ClassVar[str | None] = "https://api.openai.com/v1"
+    default_model: ClassVar[str | None] = "gpt-4.1"
+    default_api_key: ClassVar[str | None] = "env:OPENAI_API_KEY"
+    chat_path: ClassVar[str] = "/chat/completions"
+    stream_usage: ClassVar[bool] = True
+    reasoning_field: ClassVar[str | None] = None
+
+    def new_parser(self) -> OpenAIParser:
+        """A Chat Completions parser sharing this adapter's id generator."""
+        return OpenAIParser(self.label, self.ids)
+
+    def build_request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], model: str
+    ) -> RequestSpec:
+        """The Chat Completions body: messages, tools in function form, parameters."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": self.format_messages(messages),
+            "stream": self.settings.stream,
+        }
+        if self.settings.stream and self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = [dict(tool) for tool in tools]
+        body.update(self.settings.parameters)
+        return RequestSpec(self.chat_path, body)
+
+    def wire_id(self, call_id: str) -> str:
+        """The call id as this provider accepts it."""
+        return call_id
+
+    def format_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """History in Chat Completions form; an answer's text and its calls become one message."""
+        last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+        out: list[dict[str, Any]] = []
+        for position, message in enumerate(messages):
+            if message.role == "llm":
+                self._assistant(out, message, current=position > last_user)
+            elif message.role == "tool":
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": self.wire_id(message.tool_call_id or ""),
+                        "content": message.content or "",
+                    }
+                )
+            else:
+                out.append({"role": message.role, "content": message.content or ""})
+        return out
+
+    def _assistant(self, out: list[dict[str, Any]], message: Message, current: bool) -> None:
+        previous = out[-1] if out else None
+        if message.tool_calls and previous is not None and _is_plain_assistant(previous):
+            entry = previous
+        else:
+            entry = {"role": "assistant", "content": None if message.tool_calls else ""}
+            out.append(entry)
+        if message.content:
+            entry["content"] = (entry["content"] or "") + message.content
+        if self.reasoning_field and current and message.reasoning:
+            entry[self.reasoning_field] = entry.get(self.reasoning_field, "") + message.reasoning
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                {
+                    "id": self.wire_id(call.id),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_json()},
+                }
+                for call in message.tool_calls
+            ]
+
+
+def _is_plain_assistant(entry: dict[str, Any]) -> bool:
+    return entry["role"] == "assistant" and "tool_calls" not in entry

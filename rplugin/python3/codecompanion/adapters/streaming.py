@@ -1,0 +1,374 @@
+"""Incremental decoding of provider bodies: bytes in any split become normalized events.
+
+A `ResponseParser` detects the body's shape from its first byte: Server-Sent Events, or JSON
+(newline-delimited objects, or one document, possibly pretty-printed). Provider subclasses only
+see decoded objects, through `on_object`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import AdapterError
+from ..messages import ToolCall
+from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
+
+log = logging.getLogger("codecompanion.adapters")
+
+_GENERATED_ID = re.compile(r"call_(\d+)$")
+_MISSING = object()
+_OPENERS = ("{", "[")
+_CLOSERS = ("}", "]")
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "function_call": "tool_calls",
+    "completed": "stop",
+    "incomplete": "length",
+}
+
+
+class IdFactory:
+    """Generates `call_<n>` ids for providers that send none, unique within a conversation."""
+
+    def __init__(self) -> None:
+        self._count = itertools.count(1)
+        self._last = 0
+
+    def __call__(self) -> str:
+        self._last = next(self._count)
+        return f"call_{self._last}"
+
+    def observe(self, ids: Iterable[str]) -> None:
+        """Skip past generated ids already present in the history (a restored chat)."""
+        top = max((int(m.group(1)) for i in ids if (m := _GENERATED_ID.match(i))), default=0)
+        if top > self._last:
+            self._count = itertools.count(top + 1)
+            self._last = top
+
+
+def make_call(
+    call_id: str | None, name: str, arguments: Any, new_id: Callable[[], str]
+) -> ToolCall:
+    """One complete call; empty arguments mean {}, text that is not a JSON object is kept raw."""
+    cid = call_id or new_id()
+    if isinstance(arguments, dict):
+        return ToolCall(cid, name, arguments)
+    if arguments is None:
+        return ToolCall(cid, name, {})
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    if not text.strip():
+        return ToolCall(cid, name, {})
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return ToolCall(cid, name, {}, text)
+    if decoded is None:
+        return ToolCall(cid, name, {})
+    if not isinstance(decoded, dict):
+        return ToolCall(cid, name, {}, text)
+    return ToolCall(cid, name, decoded)
+
+
+class LineSplitter:
+    """Bytes in any split become text lines; handles CRLF, lone CR and UTF-8 cut mid-character."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._tail = ""
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines completed by `data`."""
+        return self._split(self._tail + self._decoder.decode(data), final=False)
+
+    def close(self) -> list[str]:
+        """The last, unterminated line, if any."""
+        return self._split(self._tail + self._decoder.decode(b"", final=True), final=True)
+
+    def _split(self, text: str, final: bool) -> list[str]:
+        hold = ""
+        if not final and text.endswith("\r"):
+            text, hold = text[:-1], "\r"  # the next chunk may start with its "\n"
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        tail = lines.pop()
+        if final:
+            self._tail = ""
+            return [*lines, tail] if tail else lines
+        self._tail = tail + hold
+        return lines
+
+
+@dataclass
+class SSEMessage:
+    """One dispatched server-sent event."""
+
+    event: str | None
+    data: str
+    parsed: Any = _MISSING
+
+
+class SSEDecoder:
+    """Server-Sent Events from lines, lenient about captures that omit the blank separators."""
+
+    def __init__(self) -> None:
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._parsed: Any = _MISSING
+
+    def line(self, line: str) -> SSEMessage | None:
+        """Feed one line; returns the event it completed, if any."""
+        if not line:
+            return self.flush()
+        if line.startswith(":"):
+            log.debug("skipping SSE comment %.80s", line)
+            return None
+        name, colon, value = line.partition(":")
+        if not colon and line.lstrip().startswith("{"):
+            name, value = "data", line  # a bare JSON line (some servers send errors this way)
+        elif value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            done = self._complete() if self._data else None
+            self._data.append(value)
+            return done
+        if name == "event":
+            done = self.flush() if self._data else None
+            self._event = value
+            return done
+        if name not in ("id", "retry"):
+            log.warning("skipping unknown stream line %.80r", line)
+        return None
+
+    def flush(self) -> SSEMessage | None:
+        """Dispatch what is pending (a blank line, or the end of the body)."""
+        if not self._data:
+            self._event = None
+            return None
+        message = SSEMessage(self._event, "\n".join(self._data), self._parsed)
+        self._event, self._data, self._parsed = None, [], _MISSING
+        return message
+
+    def _complete(self) -> SSEMessage | None:
+        # Without blank separators, a new data line ends the previous event if that is whole JSON.
+        text = "\n".join(self._data)
+        stripped = text.strip()
+        if stripped == "[DONE]":
+            return self.flush()
+        if not (stripped.startswith(_OPENERS) and stripped.endswith(_CLOSERS)):
+            return None
+        try:
+            self._parsed = json.loads(text)
+        except ValueError:
+            return None
+        return self.flush()
+
+
+class JSONSeqDecoder:
+    """Newline-delimited JSON, or one (pretty-printed) JSON document, from lines."""
+
+    def __init__(self) -> None:
+        self._pending: list[str] = []
+
+    def line(self, line: str) -> list[Any]:
+        """Feed one line; returns the documents it completed."""
+        stripped = line.strip()
+        if not stripped and not self._pending:
+            return []
+        # A new document starts at column 0; indented lines belong to a pretty-printed one.
+        if line.startswith(_OPENERS) or (not self._pending and stripped.startswith(_OPENERS)):
+            try:
+                doc = json.loads(stripped)
+            except ValueError:
+                doc = _MISSING
+            if doc is not _MISSING or self._pending:
+                self._drop_pending()
+            if doc is not _MISSING:
+                return [doc]
+        self._pending.append(line)
+        if line.startswith(_CLOSERS):
+            return self._try_pending()
+        return []
+
+    def close(self) -> list[Any]:
+        """Whatever document is still pending at the end of the body."""
+        if not self._pending:
+            return []
+        docs = self._try_pending()
+        self._drop_pending()
+        return docs
+
+    def _try_pending(self) -> list[Any]:
+        try:
+            doc = json.loads("\n".join(self._pending))
+        except ValueError:
+            return []
+        self._pending = []
+        return [doc]
+
+    def _drop_pending(self) -> None:
+        if self._pending and "".join(self._pending).strip():
+            log.warning("skipping malformed JSON %.80r", "\n".join(self._pending))
+        self._pending = []
+
+
+class ResponseParser:
+    """Bytes of one response in, normalized events out; a pure object, no I/O.
+
+    `feed` and `close` never raise: an error object the provider sent inside the stream
+    stops parsing and is kept in `error` (use `raise_for_error`).
+    """
+
+    def __init__(self, new_id: Callable[[], str] | None = None) -> None:
+        self.new_id: Callable[[], str] = new_id or IdFactory()
+        self.error: AdapterError | None = None
+        self.finished = False
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.calls: list[ToolCall] = []
+        self._lines = LineSplitter()
+        self._mode: str | None = None
+        self._sse = SSEDecoder()
+        self._seq = JSONSeqDecoder()
+
+    def feed(self, data: bytes) -> list[Event]:
+        """The events completed by this piece of the body."""
+        if self.error is not None or not data:
+            return []
+        out: list[Event] = []
+        self._lines_in(self._lines.feed(data), out)
+        return out
+
+    def close(self) -> list[Event]:
+        """The events left at the end of the body, ending with one Finish."""
+        out: list[Event] = []
+        if self.error is None:
+            self._lines_in(self._lines.close(), out)
+        if self.error is None:
+            message = self._sse.flush()
+            if message is not None:
+                self._dispatch_sse(message, out)
+            for doc in self._seq.close():
+                self._dispatch(None, doc, out)
+        if self.error is None:
+            out += self.finish()
+        return out
+
+    def raise_for_error(self) -> None:
+        """Raise the provider's in-stream error, if one arrived."""
+        if self.error is not None:
+            raise self.error
+
+    def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
+        """Turn one decoded object of the body into events (provider-specific)."""
+        raise NotImplementedError
+
+    def flush_calls(self) -> list[Event]:
+        """Calls still being assembled, now complete (provider-specific)."""
+        return []
+
+    def emit_call(self, call: ToolCall) -> ToolCallEvent:
+        """Record and wrap one complete call."""
+        self.calls.append(call)
+        return ToolCallEvent(call)
+
+    def finish(self) -> list[Event]:
+        """Pending calls, usage and the single Finish event."""
+        if self.finished:
+            return []
+        self.finished = True
+        out = self.flush_calls()
+        if self.usage is not None:
+            out.append(self.usage)
+        reason = self.finish_reason.lower() if self.finish_reason else None
+        reason = FINISH_REASONS.get(reason, reason) if reason else None
+        if self.calls and reason in (None, "stop"):
+            reason = "tool_calls"
+        out.append(Finish(reason or "stop"))
+        return out
+
+    def _lines_in(self, lines: list[str], out: list[Event]) -> None:
+        for line in lines:
+            if self._mode is None:
+                head = line.lstrip()[:1]
+                if not head:
+                    continue
+                self._mode = "json" if head in _OPENERS else "sse"
+            if self._mode == "sse":
+                message = self._sse.line(line)
+                if message is not None:
+                    self._dispatch_sse(message, out)
+            else:
+                for doc in self._seq.line(line):
+                    self._dispatch(None, doc, out)
+            if self.error is not None:
+                return
+
+    def _dispatch_sse(self, message: SSEMessage, out: list[Event]) -> None:
+        if message.data.strip() == "[DONE]":
+            out += self.finish()
+            return
+        doc = message.parsed
+        if doc is _MISSING:
+            try:
+                doc = json.loads(message.data)
+            except ValueError:
+                log.warning("skipping malformed stream data %.80r", message.data)
+                return
+        self._dispatch(message.event, doc, out)
+
+    def _dispatch(self, event: str | None, doc: Any, out: list[Event]) -> None:
+        if isinstance(doc, list):
+            for item in doc:
+                self._dispatch(event, item, out)
+            return
+        if not isinstance(doc, dict):
+            log.warning("skipping unexpected stream value %.80r", doc)
+            return
+        try:
+            out += self.on_object(event, doc)
+        except AdapterError as exc:
+            self.error = exc
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            log.warning("skipping unexpected stream object %.120r", doc, exc_info=True)
+
+
+def text_events(text: Any, reasoning: bool = False) -> list[Event]:
+    """A one-element event list for non-empty text, else none."""
+    if not isinstance(text, str) or not text:
+        return []
+    return [ReasoningDelta(text) if reasoning else TextDelta(text)]
+
+
+def assemble_message(events: Iterable[Event]) -> dict[str, Any]:
+    """The assistant message the events describe: content, reasoning and tool calls."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for event in events:
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            reasoning.append(event.text)
+        elif isinstance(event, ToolCallEvent):
+            call = event.call
+            entry: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+            if call.raw_arguments is not None:
+                entry["raw_arguments"] = call.raw_arguments
+            calls.append(entry)
+    return {
+        "content": "".join(text) or None,
+        "reasoning": "".join(reasoning) or None,
+        "tool_calls": calls,
+    }

@@ -1,0 +1,429 @@
+"""A scripted fake LLM provider on 127.0.0.1: tests, the offline demo and the bench talk to it.
+
+Standard library only. POST requests (any path) are answered from a FIFO of scripted `Turn`s;
+streaming bodies use HTTP/1.1 chunked transfer, one flushed chunk per scripted piece, and the
+connection is kept alive between turns so a pooled client reuses it.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+BodyFormat = Literal["sse", "ndjson", "json"]
+DEFAULT_MODELS: tuple[str, ...] = ("test-model", "test-model-large")
+
+
+@dataclass
+class Turn:
+    """One scripted HTTP response."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body_chunks: list[bytes] = field(default_factory=list)
+    delay: float = 0.0
+    drop_after: int | None = None
+    stall: float = 0.0
+
+    @classmethod
+    def sse(
+        cls,
+        events: Sequence[dict[str, Any] | str],
+        *,
+        delay: float = 0.0,
+        chunk_size: int | None = None,
+    ) -> Turn:
+        """An SSE stream: dicts become `data:` JSON events, strings are sent verbatim."""
+        blocks = [_sse_block(event) for event in events]
+        return _typed("sse", _rechunk(blocks, chunk_size), delay)
+
+    @classmethod
+    def ndjson(cls, objs: Iterable[Any], *, delay: float = 0.0) -> Turn:
+        """A newline-delimited JSON stream, one object per chunk."""
+        return _typed("ndjson", [json.dumps(obj).encode() + b"\n" for obj in objs], delay)
+
+    @classmethod
+    def body(
+        cls, data: bytes, content_type: str, *, chunk_size: int | None = None, delay: float = 0.0
+    ) -> Turn:
+        """Raw bytes, optionally cut into `chunk_size` pieces."""
+        return _typed(content_type, _rechunk([data], chunk_size), delay)
+
+    @classmethod
+    def file(cls, path: str | Path, *, chunk_size: int | None = None, delay: float = 0.0) -> Turn:
+        """A recorded response body; its format (SSE, NDJSON or JSON) is detected from the bytes."""
+        data = Path(path).read_bytes()
+        kind = detect_format(data)
+        pieces = [data] if kind == "json" else data.splitlines(keepends=True)
+        return _typed(kind, _rechunk(pieces, chunk_size), delay)
+
+    @classmethod
+    def error(cls, status: int, message: str = "", headers: dict[str, str] | None = None) -> Turn:
+        """A non-streamed error answer in the common `{"error": {...}}` shape."""
+        payload = {"error": {"message": message or f"HTTP {status}", "code": status}}
+        return _typed("json", [json.dumps(payload).encode()], status=status, headers=headers)
+
+    @classmethod
+    def json(cls, obj: Any, status: int = 200) -> Turn:
+        """A single JSON body."""
+        return _typed("json", [json.dumps(obj).encode()], status=status)
+
+
+_CONTENT_TYPES = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    "json": "application/json",
+}
+
+
+def _typed(
+    kind: str,
+    chunks: list[bytes],
+    delay: float = 0.0,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Turn:
+    content_type = _CONTENT_TYPES.get(kind, kind)
+    return Turn(status, {"Content-Type": content_type, **(headers or {})}, chunks, delay)
+
+
+def _sse_block(event: dict[str, Any] | str) -> bytes:
+    if isinstance(event, dict):
+        return b"data: " + json.dumps(event).encode() + b"\n\n"
+    if event == "[DONE]":
+        return b"data: [DONE]\n\n"
+    return event.rstrip("\n").encode() + b"\n\n"
+
+
+def _rechunk(pieces: list[bytes], chunk_size: int | None) -> list[bytes]:
+    if not chunk_size:
+        return [p for p in pieces if p]
+    data = b"".join(pieces)
+    return [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
+
+
+def detect_format(data: bytes) -> BodyFormat:
+    """Tell a captured body's shape from its bytes: SSE, NDJSON or one JSON document."""
+    text = data.decode("utf-8", errors="replace").strip()
+    if not text.startswith(("{", "[")):
+        return "sse"
+    try:
+        json.loads(text)
+    except ValueError:
+        return "ndjson"
+    return "json"
+
+
+def openai_text(text: str, chunks: int = 1, model: str = "gpt-test", usage: bool = True) -> Turn:
+    """A Chat Completions stream: `text` in `chunks` deltas, then finish, usage and [DONE]."""
+    count = max(1, min(chunks, len(text) or 1))
+    size = -(-len(text) // count) if text else 0
+    pieces = [text[i : i + size] for i in range(0, len(text), size)] if text else [""]
+    events: list[dict[str, Any] | str] = [_chunk(model, {"role": "assistant", "content": ""})]
+    events += [_chunk(model, {"content": piece}) for piece in pieces]
+    events.append(_chunk(model, {}, finish="stop"))
+    if usage:
+        events.append(_usage_chunk(model, len(text.split())))
+    events.append("[DONE]")
+    return Turn.sse(events)
+
+
+def openai_tool_calls(calls: Sequence[tuple[str, str, dict[str, Any]]], text: str = "") -> Turn:
+    """A Chat Completions stream making `calls` (id, name, args) with fragmented argument deltas."""
+    model = "gpt-test"
+    events: list[dict[str, Any] | str] = [_chunk(model, {"role": "assistant", "content": None})]
+    if text:
+        events.append(_chunk(model, {"content": text}))
+    for index, (call_id, name, args) in enumerate(calls):
+        head = {"index": index, "id": call_id, "type": "function"}
+        head["function"] = {"name": name, "arguments": ""}
+        events.append(_chunk(model, {"tool_calls": [head]}))
+        encoded = json.dumps(args)
+        step = max(1, len(encoded) // 3)
+        for start in range(0, len(encoded), step):
+            part = {"index": index, "function": {"arguments": encoded[start : start + step]}}
+            events.append(_chunk(model, {"tool_calls": [part]}))
+    events.append(_chunk(model, {}, finish="tool_calls"))
+    events.append(_usage_chunk(model, 10 * len(calls)))
+    events.append("[DONE]")
+    return Turn.sse(events)
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _usage_chunk(model: str, completion: int) -> dict[str, Any]:
+    usage = {"prompt_tokens": 10, "completion_tokens": completion, "total_tokens": 10 + completion}
+    return {"id": "chatcmpl-loopback", "model": model, "choices": [], "usage": usage}
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received (header names lower-cased)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    arrived: float = field(default_factory=time.monotonic)
+    connection: int = 0
+    reused: bool = False
+
+    def json(self) -> Any:
+        """The body, which must have been a JSON document."""
+        if isinstance(self.body, str):
+            raise ValueError(f"request body is not JSON: {self.body[:80]!r}")
+        return self.body
+
+
+class LoopbackServer:
+    """A fake provider on 127.0.0.1 that serves scripted turns and records every request."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, models: Sequence[str] = DEFAULT_MODELS
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.models = list(models)
+        self.requests: list[RecordedRequest] = []
+        self.connections = 0
+        self._queues: dict[str, collections.deque[Turn]] = {
+            "POST": collections.deque(),
+            "GET": collections.deque(),
+        }
+        self._default: Turn | None = None
+        self._cond = threading.Condition()
+        self._stopping = threading.Event()
+        self._sockets: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. http://127.0.0.1:PORT."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> LoopbackServer:
+        """Bind and serve in a daemon thread."""
+        server = _Server((self.host, self.port), _Handler)
+        server.owner = self
+        self._server = server
+        self.port = server.server_address[1]
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection."""
+        self._stopping.set()
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        with self._cond:
+            open_sockets = list(self._sockets)
+        for sock in open_sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def enqueue(self, *turns: Turn, method: str = "POST") -> None:
+        """Script the next answers to `method` requests (any path), served first in, first out."""
+        with self._cond:
+            self._queues[method.upper()].extend(turns)
+
+    def set_default(self, turn: Turn | None) -> None:
+        """The answer to POST requests once the queue is empty (None: a 500 error)."""
+        with self._cond:
+            self._default = turn
+
+    def pending(self) -> int:
+        """How many scripted POST turns are still queued."""
+        with self._cond:
+            return len(self._queues["POST"])
+
+    def wait_for_requests(self, n: int, timeout: float = 10) -> list[RecordedRequest]:
+        """Block until at least `n` requests arrived; TimeoutError otherwise."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.requests) >= n, timeout):
+                raise TimeoutError(f"expected {n} requests, got {len(self.requests)}")
+            return list(self.requests)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self.requests.append(request)
+            self._cond.notify_all()
+
+    def _next_turn(self, method: str, path: str) -> Turn:
+        with self._cond:
+            queue = self._queues.get(method)
+            if queue:
+                return queue.popleft()
+            default = self._default if method == "POST" else None
+        if default is not None:
+            return default
+        if method == "GET":
+            return self._builtin_get(path)
+        return Turn.json(
+            {"error": {"message": "loopback: no scripted turn left", "code": 500}}, 500
+        )
+
+    def _builtin_get(self, path: str) -> Turn:
+        if path.endswith("/api/tags"):
+            return Turn.json({"models": [{"name": m, "model": m} for m in self.models]})
+        if path.endswith("/models"):
+            return Turn.json(
+                {
+                    "object": "list",
+                    "data": [{"id": m, "object": "model"} for m in self.models],
+                    "models": [{"name": f"models/{m}"} for m in self.models],
+                }
+            )
+        return Turn.error(404, f"loopback: nothing at {path}")
+
+    def _register(self, sock: socket.socket, add: bool) -> int:
+        with self._cond:
+            if add:
+                self._sockets.add(sock)
+                self.connections += 1
+                return self.connections
+            self._sockets.discard(sock)
+            return 0
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: LoopbackServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-answer is a scripted scenario, not a server failure.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection_id = self.server.owner._register(self.connection, add=True)
+        self.served = 0
+
+    def finish(self) -> None:
+        self.server.owner._register(self.connection, add=False)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        owner = self.server.owner
+        split = urlsplit(self.path)
+        raw = self._read_body()
+        owner._record(
+            RecordedRequest(
+                method=self.command,
+                path=split.path,
+                query=dict(parse_qsl(split.query)),
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=_decode_body(raw),
+                connection=self.connection_id,
+                reused=self.served > 0,
+            )
+        )
+        self.served += 1
+        self._send(owner._next_turn(self.command, split.path), owner._stopping)
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, turn: Turn, stopping: threading.Event) -> None:
+        if turn.stall and stopping.wait(turn.stall):
+            return
+        streamed = turn.drop_after is not None or len(turn.body_chunks) > 1 or turn.delay > 0
+        self.send_response(turn.status)
+        for name, value in turn.headers.items():
+            self.send_header(name, value)
+        if streamed:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(sum(map(len, turn.body_chunks))))
+        self.end_headers()
+        for index, chunk in enumerate(turn.body_chunks):
+            if turn.drop_after is not None and index >= turn.drop_after:
+                self._drop()
+                return
+            if index and turn.delay and stopping.wait(turn.delay):
+                return
+            if streamed:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            else:
+                self.wfile.write(chunk)
+        if turn.drop_after is not None:
+            self._drop()
+        elif streamed:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _decode_body(raw: bytes) -> Any:
+    text = raw.decode("utf-8", errors="replace")
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

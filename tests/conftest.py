@@ -1,0 +1,19 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer
+
+
+@pytest.fixture
+def provider_server() -> Iterator[LoopbackServer]:
+    """A started loopback fake provider, stopped after the test."""
+    server = LoopbackServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
