@@ -4,6 +4,9 @@ if vim.g.loaded_codecompanion then
 end
 vim.g.loaded_codecompanion = true
 
+-- Chat buffers are Markdown to tree-sitter (highlighting, folds of code blocks).
+pcall(vim.treesitter.language.register, "markdown", "codecompanion")
+
 vim.api.nvim_create_user_command("CodeCompanionChat", function(opts)
   require("codecompanion").command(opts)
 end, {

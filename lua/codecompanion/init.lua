@@ -78,6 +78,11 @@ local function create_buffer(id)
     once = true,
     callback = function()
       host.notify("chat_close", { id = id })
+      vim.api.nvim_exec_autocmds("User", {
+        pattern = "CodeCompanionChatClosed",
+        modeline = false,
+        data = { id = id, bufnr = bufnr },
+      })
       chats.by_buf[bufnr] = nil
       if chats.last == bufnr then
         chats.last = nil

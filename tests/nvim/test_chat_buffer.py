@@ -107,11 +107,18 @@ def test_saved_chat_is_restored_and_continues(
     assert [m["content"] for m in messages[1:]] == ["pick a number", "remember 42", "what was it?"]
 
 
-def test_empty_message_does_nothing(start_nvim: StartNvim, config_file: Callable[[str], Path]) -> None:
+def test_empty_message_does_nothing(
+    start_nvim: StartNvim, config_file: Callable[[str], Path]
+) -> None:
     ed = start_nvim(config_file=config_file(""))
     ed.open_chat()
     ed.nvim.input("<CR>")
-    wait_for(lambda: "nothing to send" in ed.nvim.exec_lua("return vim.v.errmsg .. (vim.fn.execute('messages'))"))
+    wait_for(
+        lambda: (
+            "nothing to send"
+            in ed.nvim.exec_lua("return vim.v.errmsg .. (vim.fn.execute('messages'))")
+        )
+    )
     assert "CodeCompanionChatSubmitted" not in ed.event_names()
 
 
@@ -159,3 +166,78 @@ def test_selection_is_added_as_a_fenced_block(start_nvim: StartNvim, tmp_path: P
     text = ed.text(chat)
     assert "`sample.py` lines 2-3:" in text
     assert "```python\nb = 2\nc = 3\n```" in text
+
+
+def test_prompt_argument_toggle_and_close_mid_stream(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    slow = openai_text("tick " * 100, chunks=100)
+    slow.delay = 0.05
+    provider_server.enqueue(slow)
+    ed = start_nvim(config_file=config_file(""))
+    ed.nvim.command("CodeCompanionChat Explain  this   please")
+    bufnr = ed.nvim.current.buffer.number
+    ed.wait_event("CodeCompanionRequestStreaming")
+    body = provider_server.requests[0].json()
+    assert body["messages"][-1]["content"] == "Explain  this   please"
+    ed.nvim.command("CodeCompanionChat Toggle")
+    assert ed.lua("return #vim.fn.win_findbuf(...)", bufnr) == 0
+    ed.nvim.command("CodeCompanionChat Toggle")
+    assert ed.lua("return #vim.fn.win_findbuf(...)", bufnr) == 1
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    ed.wait_event("CodeCompanionChatClosed")
+    folder = ed.tmp / "data" / "nvim" / "codecompanion" / "chats"
+
+    def last_saved() -> dict | None:
+        files = list(folder.glob("*.json"))
+        message = json.loads(files[0].read_text())["messages"][-1] if files else None
+        return message if message and message["role"] == "llm" else None
+
+    last = wait_for(last_saved)
+    assert last["extra"]["incomplete"] == "stopped" and last["content"].startswith("tick")
+
+
+def test_omnifunc_completes_tools_and_groups(
+    start_nvim: StartNvim, config_file: Callable[[str], Path]
+) -> None:
+    ed = start_nvim(config_file=config_file(""))
+    ed.open_chat()
+    items = ed.lua(
+        "return vim.bo.omnifunc ~= '' and require('codecompanion.complete').omnifunc(0, '@{re')"
+    )
+    words = [item["word"] for item in items]
+    assert "@{read_file}" in words
+    groups = ed.lua("return require('codecompanion.complete').omnifunc(0, '@{fi')")
+    assert {"@{files}", "@{file_search}"} <= {g["word"] for g in groups}
+
+
+def test_regenerate_and_turn_jumps(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(openai_text("first try"), openai_text("second try"))
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.send("question")
+    chat_ready(ed)
+    ed.nvim.input("gr")
+    chat_ready(ed, 2)
+    assert "second try" in ed.text(bufnr)
+    assert len(provider_server.requests[1].json()["messages"]) == 2
+    ed.nvim.command("normal! gg")
+    ed.nvim.input("]]")
+    wait_for(lambda: ed.nvim.current.line.startswith("## LLM"))
+    ed.nvim.input("[[")
+    wait_for(lambda: ed.nvim.current.line == "## Me")
+
+
+def test_change_adapter_and_model_with_ga(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    ed = start_nvim(config_file=config_file(""))
+    ed.open_chat()
+    ed.answer("openai", 1)
+    ed.nvim.input("ga")
+    ed.wait_event("CodeCompanionChatModel")
+    models = [p for p in ed.prompts() if p["prompt"] == "Model"][0]["items"]
+    assert models  # listed from the loopback server's /models
+    assert "CodeCompanionChatAdapter" in ed.event_names()

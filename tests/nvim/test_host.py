@@ -1,4 +1,4 @@
-"""The host: started by the plugin, restarted after a crash, classic rplugin registration, health."""
+"""The host: started by the plugin, restarted after a crash, classic rplugin path, health."""
 
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def test_killed_host_is_restarted_and_chat_restored(
     assert "host restarted" in messages_area
 
 
-def test_missing_python_gives_one_line_naming_the_fix(start_nvim: StartNvim, tmp_path: Path) -> None:
+def test_missing_python_gives_one_line_naming_the_fix(
+    start_nvim: StartNvim, tmp_path: Path
+) -> None:
     ed = start_nvim(setup={"python": str(tmp_path / "nope" / "python")})
     ed.open_chat()
     messages = wait_for(lambda: ed.nvim.exec_lua("return vim.fn.execute('messages')"))
@@ -73,7 +75,9 @@ def test_classic_rplugin_registration(tmp_path: Path, monkeypatch: object) -> No
 
 
 def test_chat_through_the_classic_host(
-    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
     tmp_path: Path,
 ) -> None:
     env = dict(os.environ, **nvim_env(tmp_path, {"host": "rplugin"}))
@@ -104,4 +108,3 @@ def test_checkhealth_without_venv_names_the_fix(start_nvim: StartNvim, tmp_path:
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "make install" in text
-

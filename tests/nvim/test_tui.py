@@ -1,4 +1,4 @@
-"""The screen a person sees: Neovim's real TUI in tmux, driven with send-keys, read with capture-pane."""
+"""The screen a person sees: Neovim's real TUI in tmux (send-keys in, capture-pane out)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_chat_on_the_real_screen(
     config = tmp_path / "codecompanion.py"
     config.write_text(
         "adapter = 'openai'\n"
-        f"adapters = {{'openai': {{'url': '{provider_server.url}/v1', 'api_key': 'k', 'model': 'm'}}}}\n"
+        f"adapters = {{'openai': {{'url': '{provider_server.url}/v1',"
+        " 'api_key': 'k', 'model': 'm'}}\n"
     )
     env = nvim_env(tmp_path, {"window": {"layout": "buffer"}}, config)
     exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items())
@@ -54,6 +55,7 @@ def test_chat_on_the_real_screen(
     wait_for(lambda: "## Me" in screen(), 15)
     tmux("send-keys", "-t", session, "G", "o", "What is the answer?", "Escape")
     tmux("send-keys", "-t", session, "Enter")
+
     def answered() -> str | None:
         text = screen()
         return text if "forty-two" in text else None
@@ -61,13 +63,11 @@ def test_chat_on_the_real_screen(
     shown = wait_for(answered, 20)
     assert "## LLM (openai · m)" in shown
     assert "What is the answer?" in shown
-    lines = shown.splitlines()
-    assert lines.index(next(l for l in lines if "forty-two" in l)) > lines.index(
-        next(l for l in lines if l.startswith("## LLM"))
-    )
+    rows = shown.splitlines()
+    answer_row = next(i for i, row in enumerate(rows) if "forty-two" in row)
+    header_row = next(i for i, row in enumerate(rows) if row.startswith("## LLM"))
+    assert answer_row > header_row
 
 
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
-
-

@@ -145,9 +145,7 @@ class Chat:
         if self.busy:
             self.view.notify("a request is running", "warn")
             return False
-        last_user = max(
-            (i for i, m in enumerate(self.messages) if m.role == "user"), default=None
-        )
+        last_user = max((i for i, m in enumerate(self.messages) if m.role == "user"), default=None)
         if last_user is None:
             self.view.notify("nothing to regenerate", "info")
             return False
@@ -320,7 +318,11 @@ class Chat:
                 [
                     RenderOp(
                         "tool",
-                        {"call_id": call.id, "title": transcript.tool_title(call), "status": status},
+                        {
+                            "call_id": call.id,
+                            "title": transcript.tool_title(call),
+                            "status": status,
+                        },
                     )
                 ]
             )
@@ -346,9 +348,7 @@ class Chat:
         self.messages.clear()
         self.title = None
         self.save()
-        self.view.render(
-            [RenderOp("replace", {"lines": [transcript.USER_HEADER, "", ""]})]
-        )
+        self.view.render([RenderOp("replace", {"lines": [transcript.USER_HEADER, "", ""]})])
         self.fire("ChatCleared")
 
     def _sync_system_prompts(self) -> None:

@@ -1,4 +1,4 @@
-"""The message store: a chat's history in the seed's shape, and the values that travel through it."""
+"""The message store: a chat's history in the seed's shape, and the values that travel in it."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from .history import ChatStore
 log = logging.getLogger("codecompanion.workspace")
 
 NO_PROVIDER = (
-    "no provider configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, "
-    "or name an adapter in codecompanion.py; using the offline demo"
+    "no provider configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, "
+    "start Ollama, or name an adapter in codecompanion.py; using the offline demo"
 )
 
 
@@ -31,7 +31,9 @@ class HostOptions:
     adapter: str | None = None
     model: str | None = None
     yolo: bool = False
-    data_dir: str = field(default_factory=lambda: str(Path.home() / ".local/share/nvim/codecompanion"))
+    data_dir: str = field(
+        default_factory=lambda: str(Path.home() / ".local/share/nvim/codecompanion")
+    )
 
     @classmethod
     def from_lua(cls, data: Mapping[str, Any]) -> HostOptions:
@@ -115,7 +117,9 @@ class Workspace:
             settings.model = self.options.model
         return settings
 
-    def make_adapter(self, name: str | None, model: str | None = None) -> tuple[ChatAdapter, str | None]:
+    def make_adapter(
+        self, name: str | None, model: str | None = None
+    ) -> tuple[ChatAdapter, str | None]:
         """An adapter for a new chat, and a one-line notice when it fell back to the demo."""
         from .adapters import create_adapter
 

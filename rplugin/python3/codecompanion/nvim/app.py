@@ -190,7 +190,9 @@ class App:
         chat = self._chat(args)
         if chat is not None:
             chat.tools.yolo = not chat.tools.yolo
-            state = "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
+            state = (
+                "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
+            )
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
             chat.view.render([_var("codecompanion_yolo", chat.tools.yolo)])
 

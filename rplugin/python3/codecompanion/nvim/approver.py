@@ -24,7 +24,9 @@ class NvimApprover:
         """Show the choices for one call and await the user's decision."""
         payload: dict[str, Any] = dataclasses.asdict(request)
         payload["choices"] = list(request.choices)
-        payload["editable_kind"] = "json" if (request.editable_text or "").lstrip()[:1] in "{[" else "text"
+        payload["editable_kind"] = (
+            "json" if (request.editable_text or "").lstrip()[:1] in "{[" else "text"
+        )
         answer = await self.bridge.ask_lua("codecompanion.approval", "ask", payload)
         return _decision(answer)
 

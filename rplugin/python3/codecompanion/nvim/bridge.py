@@ -43,7 +43,9 @@ class Bridge:
 
     async def request_lua(self, module: str, function: str, *args: Any) -> Any:
         """Call a Lua function and await its return value (a short request, not a prompt)."""
-        return await self.call_in_greenlet(lambda: self.nvim.exec_lua(_CALL, module, function, *args))
+        return await self.call_in_greenlet(
+            lambda: self.nvim.exec_lua(_CALL, module, function, *args)
+        )
 
     def call_in_greenlet(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         """Run a synchronous pynvim call from a task, as a future."""

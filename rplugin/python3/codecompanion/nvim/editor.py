@@ -22,7 +22,9 @@ class NvimEditor:
 
     async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
         """Replace the buffer's changed lines in one undo step, without writing the file."""
-        done = await self.bridge.request_lua("codecompanion.editor", "set_buffer_lines", path, lines)
+        done = await self.bridge.request_lua(
+            "codecompanion.editor", "set_buffer_lines", path, lines
+        )
         return bool(done)
 
     async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:

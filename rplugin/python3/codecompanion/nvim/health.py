@@ -9,12 +9,20 @@ from typing import Any
 
 from ..workspace import Workspace
 
-DEPENDENCIES = ("pynvim", "httpx", "httpx-sse", "jsonschema", "json-repair", "rapidfuzz", "html2text")
+DEPENDENCIES = (
+    "pynvim",
+    "httpx",
+    "httpx-sse",
+    "jsonschema",
+    "json-repair",
+    "rapidfuzz",
+    "html2text",
+)
 
 
 def report(workspace: Workspace) -> dict[str, Any]:
     """Versions, config state, the default adapter and whether its key resolves."""
-    deps = []
+    deps: list[dict[str, str | None]] = []
     for name in DEPENDENCIES:
         try:
             deps.append({"name": name, "version": importlib.metadata.version(name)})

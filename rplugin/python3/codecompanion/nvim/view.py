@@ -23,11 +23,7 @@ class NvimChatView:
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
         for op in ops:
-            if (
-                op.kind == "append"
-                and self._ops
-                and self._ops[-1]["kind"] == "append"
-            ):
+            if op.kind == "append" and self._ops and self._ops[-1]["kind"] == "append":
                 self._ops[-1]["text"] += op.data["text"]
             else:
                 self._ops.append({"kind": op.kind, **op.data})

@@ -1,0 +1,254 @@
+"""The user's Python config file: read with runpy, checked, every problem one `file:line:` line.
+
+The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` (name → entry or
+tool), `groups` (name → group) and `opts` (`opts["tool_system"]`: the tool system's options such
+as `timeout`; `opts["tools"]`: extra opts per tool, e.g. allow/deny rules). A broken file never
+stops the plugin: the valid parts are kept, the rest falls back to defaults, and `Config.error`
+says what was wrong and where.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import runpy
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .tools.registry import ENTRY_KEYS, Group, is_entry
+from .tools.tool import Tool
+
+log = logging.getLogger("codecompanion.config")
+
+_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts")
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _is_seconds(value: Any) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value is None or (number and value > 0)
+
+
+def _is_names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _is_opts_by_tool(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(opts, dict) for opts in value.values())
+
+
+# Options of the tool system (`opts["tool_system"]`) and a check for each; others pass through.
+_TOOL_SYSTEM_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "auto_submit": (_is_bool, "true or false"),
+    "max_auto_rounds": (_is_count, "a positive integer"),
+    "max_output": (_is_count, "a positive integer"),
+    "timeout": (_is_seconds, "a positive number of seconds (or None)"),
+    "default_tools": (_is_names, "a list of tool or group names"),
+}
+
+
+@dataclass
+class Config:
+    """What the config file set (defaults where it set nothing or something invalid)."""
+
+    adapter: str | None = None
+    adapters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tools: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, Any] = field(default_factory=dict)
+    opts: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None
+    error: str | None = None
+
+
+def load_config(path: str | os.PathLike[str] | None) -> Config:
+    """Run the config file at `path` and check it; a missing file gives the defaults, no error."""
+    if path is None:
+        return Config()
+    filename = os.path.expanduser(os.fspath(path))
+    if not os.path.isfile(filename):
+        return Config(path=filename)
+    try:
+        namespace = runpy.run_path(filename, run_name="codecompanion_config")
+    except SyntaxError as exc:
+        where = f"{exc.filename or filename}:{exc.lineno or 0}"
+        return _failed(filename, f"{where}: SyntaxError: {exc.msg}")
+    except BaseException as exc:  # SystemExit and friends in user code must not kill the host
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        line = _error_line(exc, filename)
+        message = f"{filename}:{line}: {type(exc).__name__}: {exc}".rstrip(": ")
+        return _failed(filename, message)
+    return _checked(filename, namespace)
+
+
+def _failed(filename: str, message: str) -> Config:
+    log.error("%s", message)
+    return Config(path=filename, error=message)
+
+
+def _error_line(exc: BaseException, filename: str) -> int:
+    """The line of `filename` the exception came from (its innermost frame in that file)."""
+    line = 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == os.path.abspath(filename):
+            line = frame.lineno or line
+    return line
+
+
+def _assignment_lines(filename: str) -> dict[str, int]:
+    """The line where each top-level name is (last) assigned, for pointing at bad values."""
+    try:
+        with open(filename, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    lines: dict[str, int] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            lines[node.name] = node.lineno
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines[target.id] = node.lineno
+    return lines
+
+
+def _checked(filename: str, namespace: Mapping[str, Any]) -> Config:
+    """Keep each valid setting; report the first problem (and how many more) as one line."""
+    config = Config(path=filename)
+    problems: list[tuple[str, str]] = []
+    for name in _SETTINGS:
+        if name not in namespace:
+            continue
+        value, errors = _CHECKS[name](namespace[name])
+        problems.extend((name, message) for message in errors)
+        if value is not None:
+            setattr(config, name, value)
+    if problems:
+        lines = _assignment_lines(filename)
+        problems.sort(key=lambda problem: lines.get(problem[0], 0))
+        name, message = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        config.error = f"{filename}:{lines.get(name, 0)}: {message}{more}"
+        for name, message in problems:
+            log.error("%s:%s: %s", filename, lines.get(name, 0), message)
+    return config
+
+
+def _check_adapter(value: Any) -> tuple[Any, list[str]]:
+    if value is None or isinstance(value, str):
+        return value, []
+    return None, [f"adapter must be a name (a string), not {type(value).__name__}"]
+
+
+def _check_adapters(value: Any) -> tuple[Any, list[str]]:
+    if not isinstance(value, dict):
+        return None, [f"adapters must be a dict of adapter name → settings, not {_kind(value)}"]
+    kept, errors = {}, []
+    for name, settings in value.items():
+        if isinstance(name, str) and isinstance(settings, dict):
+            kept[name] = settings
+        else:
+            errors.append(f"adapters[{name!r}] must be a dict of settings, not {_kind(settings)}")
+    return kept, errors
+
+
+def _check_tools(value: Any) -> tuple[Any, list[str]]:
+    if not isinstance(value, dict):
+        return None, [f"tools must be a dict of tool name → entry, not {_kind(value)}"]
+    kept, errors = {}, []
+    for name, entry in value.items():
+        problem = _tool_problem(name, entry)
+        if problem:
+            errors.append(f"tools[{name!r}]: {problem}")
+        else:
+            kept[name] = entry
+    return kept, errors
+
+
+def _tool_problem(name: Any, entry: Any) -> str | None:
+    """Why `entry` cannot be a tool entry, or None when it can."""
+    if not isinstance(name, str):
+        return "tool names must be strings"
+    if is_entry(entry):
+        unknown = set(entry) - ENTRY_KEYS
+        if unknown:
+            return f"unknown key(s) {', '.join(sorted(map(str, unknown)))}"
+        if not isinstance(entry.get("opts", {}), dict):
+            return "opts must be a dict"
+        enabled = entry.get("enabled", True)
+        if not (isinstance(enabled, bool) or callable(enabled)):
+            return "enabled must be true, false or a function"
+        if "description" in entry and not isinstance(entry["description"], str):
+            return "description must be a string"
+        if "callback" not in entry:
+            return None  # adjusts a builtin tool; the registry checks that one exists
+        entry = entry["callback"]
+    try:
+        Tool.coerce(entry, name)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _check_groups(value: Any) -> tuple[Any, list[str]]:
+    if not isinstance(value, dict):
+        return None, [f"groups must be a dict of group name → group, not {_kind(value)}"]
+    kept, errors = {}, []
+    for name, group in value.items():
+        try:
+            Group.from_value(str(name), group)
+        except (TypeError, ValueError) as exc:
+            errors.append(str(exc))
+        else:
+            kept[name] = group
+    return kept, errors
+
+
+def _check_opts(value: Any) -> tuple[Any, list[str]]:
+    """`opts`: free-form, except `tools` (opts per tool) and `tool_system` (checked options)."""
+    if not isinstance(value, dict):
+        return None, [f"opts must be a dict, not {_kind(value)}"]
+    kept, errors = dict(value), []
+    if "tools" in value and not _is_opts_by_tool(value["tools"]):
+        errors.append("opts['tools'] must be a dict of tool name → opts dict")
+        del kept["tools"]
+    system = value.get("tool_system", {})
+    if not isinstance(system, dict):
+        errors.append(f"opts['tool_system'] must be a dict, not {_kind(system)}")
+        del kept["tool_system"]
+    elif system:
+        kept["tool_system"] = dict(system)
+        for key, option in system.items():
+            check = _TOOL_SYSTEM_CHECKS.get(key)
+            if check is not None and not check[0](option):
+                errors.append(f"opts['tool_system'][{key!r}] must be {check[1]}, not {option!r}")
+                del kept["tool_system"][key]
+    return kept, errors
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+_CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
+    "adapter": _check_adapter,
+    "adapters": _check_adapters,
+    "tools": _check_tools,
+    "groups": _check_groups,
+    "opts": _check_opts,
+}

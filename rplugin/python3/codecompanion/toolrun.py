@@ -1,0 +1,149 @@
+"""`python -m codecompanion tool NAME --args JSON`: run one tool outside Neovim, print its result.
+
+The call goes through the same tool system as in a chat (validation, approvals, timeouts);
+the result is printed as one JSON object on stdout. Questions go to stderr so stdout stays JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .config import load_config
+from .messages import ToolCall
+from .ports import ApprovalDecision, ApprovalRequest
+from .tools.registry import ToolRegistry
+from .tools.system import ToolSystem
+
+_CALL_ID = "cli-1"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the `tool` subcommand."""
+    parser = subparsers.add_parser("tool", help="run one tool and print its result as JSON")
+    parser.add_argument("name", help="the tool's name (a builtin or one from the config file)")
+    parser.add_argument("--args", default="{}", help="the arguments as a JSON object")
+    parser.add_argument("--cwd", default=".", help="the project root (default: .)")
+    parser.add_argument("--config", default=None, help="the Python config file to load")
+    parser.add_argument("--yes", action="store_true", help="approve every approval question")
+    parser.set_defaults(handler=run)
+
+
+@dataclass
+class CliChat:
+    """A chat that keeps the one result and prints progress to stderr."""
+
+    id: str = "cli"
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def record_tool_result(
+        self,
+        call: ToolCall,
+        for_llm: str,
+        for_user: str | None,
+        is_error: bool,
+        full_output: str | None,
+    ) -> None:
+        """Keep the result."""
+        self.results.append({"for_llm": for_llm, "for_user": for_user, "is_error": is_error})
+
+    def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
+        """Statuses are not shown on the command line."""
+
+
+class TerminalApprover:
+    """Asks y/n on the terminal; `--yes` approves everything; without a terminal it rejects."""
+
+    def __init__(self, assume_yes: bool, stdin: TextIO, stderr: TextIO) -> None:
+        self.assume_yes = assume_yes
+        self.stdin = stdin
+        self.stderr = stderr
+
+    async def _answer(self, question: str) -> str | None:
+        if not self.stdin.isatty():
+            return None
+        self.stderr.write(question)
+        self.stderr.flush()
+        line = await asyncio.to_thread(self.stdin.readline)
+        return line.strip().lower()
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        """y/yes approves, anything else rejects."""
+        if self.assume_yes:
+            return ApprovalDecision("approve")
+        answer = await self._answer(f"{request.prompt} [y/N] ")
+        if answer is None:
+            return ApprovalDecision("reject", reason="no terminal to ask for approval (use --yes)")
+        if answer in ("y", "yes"):
+            return ApprovalDecision("approve")
+        return ApprovalDecision("reject")
+
+    async def confirm(self, chat_id: str, question: str) -> bool:
+        """A yes/no question."""
+        if self.assume_yes:
+            return True
+        answer = await self._answer(f"{question} [y/N] ")
+        return answer in ("y", "yes")
+
+
+class NoEvents:
+    """Events go nowhere on the command line."""
+
+    def fire(self, name: str, data: dict[str, Any]) -> None:
+        """Drop the event."""
+
+
+def _call(name: str, text: str) -> ToolCall:
+    """The call, with the arguments as given: malformed JSON goes through repair as in a chat."""
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return ToolCall(_CALL_ID, name, {}, text)
+    if not isinstance(decoded, dict):
+        return ToolCall(_CALL_ID, name, {}, text)
+    return ToolCall(_CALL_ID, name, decoded)
+
+
+async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> dict[str, Any]:
+    config = load_config(args.config)
+    if config.error:
+        stderr.write(f"config: {config.error}\n")
+    tool_opts = config.opts.get("tools") or {}
+    registry = ToolRegistry(config.tools, config.groups, tool_opts=tool_opts)
+    for problem in registry.errors:
+        stderr.write(f"config: {problem}\n")
+    chat = CliChat()
+    opts = dict(config.opts.get("tool_system") or {})
+    opts.pop("default_tools", None)
+    system = ToolSystem(
+        chat=chat,
+        registry=registry,
+        approver=TerminalApprover(args.yes, stdin, stderr),
+        events=NoEvents(),
+        cwd=Path(args.cwd),
+        opts={**opts, "auto_submit": False},
+    )
+    if not system.add_tool(args.name):
+        known = ", ".join(registry.names()) or "none"
+        message = f"There is no enabled tool named {args.name!r}. Known tools: {known}."
+        return {"status": "error", "for_llm": message, "for_user": None}
+    outcome = await system.run([_call(args.name, args.args)])
+    result = chat.results[0]
+    status = outcome.statuses.get(_CALL_ID, "error")
+    return {"status": status, "for_llm": result["for_llm"], "for_user": result["for_user"]}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the tool and print `{"status", "for_llm", "for_user"}`; 0 on success, else 1."""
+    if not Path(args.cwd).is_dir():
+        message = f"There is no directory {args.cwd}."
+        print(json.dumps({"status": "error", "for_llm": message, "for_user": None}))
+        return 1
+    result = asyncio.run(_run_tool(args, sys.stdin, sys.stderr))
+    print(json.dumps(result, ensure_ascii=False))
+    return 0 if result["status"] == "success" else 1

@@ -1,0 +1,7 @@
+"""Tools the model can call: the Tool type and the `@tool` decorator for user config files."""
+
+from __future__ import annotations
+
+from .tool import Tool, tool
+
+__all__ = ["Tool", "tool"]

@@ -1,0 +1,295 @@
+"""Whether a call may run: allow/deny rules, remembered approvals, YOLO, and asking the user."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from . import arguments
+from .results import render
+from .runner import invoke
+from .tool import Tool
+
+if TYPE_CHECKING:
+    from .system import ToolSystem
+
+log = logging.getLogger("codecompanion.tools")
+
+# Tools whose approval key and edit text is a shell command line held in this argument.
+_COMMAND_ARGUMENT = (("run_command", "cmd"),)
+# Pieces of a shell line that run on their own: each is checked against deny rules.
+_SHELL_SPLIT = re.compile(r"&&|\|\||[;&|\n()`]|\$\(")
+# A line with substitutions or redirections is never approved by an allow pattern.
+_UNSAFE_FOR_ALLOW = ("`", "$(", ">", "<", "\n")
+
+Action = Literal["run", "reject", "deny", "cancel", "error"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate decided for one call.
+
+    `approved` is True when the user (or YOLO, or a rule) explicitly approved the call.
+    `args`/`note` are set after an edit; `error` when the edit was unusable.
+    """
+
+    action: Action
+    approved: bool = False
+    reason: str | None = None
+    args: dict[str, Any] | None = None
+    note: str | None = None
+    approve_all: bool = False
+
+
+@dataclass
+class ApprovalMemory:
+    """The approvals a chat remembers: whole tools, or single command lines of a tool."""
+
+    tools: set[str] = field(default_factory=set)
+    commands: set[tuple[str, str]] = field(default_factory=set)
+
+    def remember(self, name: str, key: str, per_command: bool) -> None:
+        """Remember an "always" answer."""
+        if per_command:
+            self.commands.add((name, key))
+        else:
+            self.tools.add(name)
+
+    def covers(self, name: str, key: str) -> bool:
+        """True if the user already said "always" for this tool (or this exact command)."""
+        return name in self.tools or (name, key) in self.commands
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-ready copy, for saved chats."""
+        return {"tools": sorted(self.tools), "commands": sorted(list(c) for c in self.commands)}
+
+    @classmethod
+    def from_state(cls, state: Any) -> ApprovalMemory:
+        """Read back `to_state` output; anything malformed is dropped."""
+        state = state if isinstance(state, dict) else {}
+        tools = {str(name) for name in state.get("tools", []) if isinstance(name, str)}
+        commands = {
+            (str(item[0]), str(item[1]))
+            for item in state.get("commands", [])
+            if isinstance(item, (list, tuple)) and len(item) == 2
+        }
+        return cls(tools, commands)
+
+
+def command_argument(bound: Tool) -> str | None:
+    """The argument holding a shell command line (run_command: `cmd`), if the tool has one."""
+    configured = bound.opts.get("command_arg")
+    if isinstance(configured, str):
+        return configured
+    return dict(_COMMAND_ARGUMENT).get(bound.name)
+
+
+def approval_key(bound: Tool) -> str:
+    """The text rules match and "always" remembers: the command line, or the arguments as JSON."""
+    custom = bound.opts.get("approval_key")
+    if callable(custom):
+        return render(custom(bound.args))
+    argument = command_argument(bound)
+    if argument is not None and isinstance(bound.args.get(argument), str):
+        return str(bound.args[argument])
+    return json.dumps(bound.args, sort_keys=True, ensure_ascii=False)
+
+
+def _patterns(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable):
+        return [str(item) for item in value]
+    return []
+
+
+def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow", "deny"] | None:
+    """Match the `deny` then `allow` fnmatch patterns of `opts` against `key`.
+
+    For shell lines every piece (split at ; && || | & and substitutions) is checked: any piece
+    matching deny denies; allow needs every piece to match and no substitution or redirection.
+    """
+    deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
+    pieces = [p.strip() for p in _SHELL_SPLIT.split(key)] if shell else [key]
+    pieces = [p for p in pieces if p]
+    if any(fnmatchcase(text, p) for text in (key, *pieces) for p in deny):
+        return "deny"
+    if not allow or (shell and any(token in key for token in _UNSAFE_FOR_ALLOW)):
+        return None
+    if pieces and all(any(fnmatchcase(t, p) for p in allow) for t in pieces):
+        return "allow"
+    return None
+
+
+def _denied(bound: Tool, key: str) -> str:
+    return (
+        f"The {bound.name} call was denied by rule: `{key}` matches a deny pattern in the "
+        "user's configuration, so it did not run."
+    )
+
+
+def allowed_in_yolo(bound: Tool) -> bool:
+    """False for tools too dangerous for blanket approvals (YOLO, approve_all, tool-wide always)."""
+    return bound.opts.get("allowed_in_yolo_mode", True) is not False
+
+
+def default_prompt(bound: Tool) -> str:
+    """`Run the <name> tool?` with a short summary of the arguments."""
+    argument = command_argument(bound)
+    if argument is not None and isinstance(bound.args.get(argument), str):
+        return f"Run the command `{bound.args[argument]}`?"
+    summary = ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in bound.args.items()
+    )
+    if len(summary) > 160:
+        summary = summary[:157] + "..."
+    return f"Run the {bound.name} tool?" + (f" ({summary})" if summary else "")
+
+
+async def needs_asking(bound: Tool, system: ToolSystem) -> bool:
+    """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
+    opts = bound.opts
+    value = opts.get("requires_approval", opts.get("require_approval_before", False))
+    try:
+        if callable(value):
+            value = await invoke(value, bound, system)
+        if not value:
+            return False
+        condition = bound.handlers.get("prompt_condition")
+        return True if condition is None else bool(await invoke(condition, bound, system))
+    except Exception:
+        log.exception("%s: approval condition failed; asking the user", bound.name)
+        return True
+
+
+async def prompt_text(bound: Tool, system: ToolSystem) -> str:
+    """The question for the user: the tool's `output.prompt`, else the default."""
+    build = bound.output.get("prompt")
+    if build is not None:
+        try:
+            text = render(await invoke(build, bound, system))
+            if text.strip():
+                return text
+        except Exception:
+            log.exception("%s: output.prompt failed; using the default question", bound.name)
+    return default_prompt(bound)
+
+
+class ApprovalGate:
+    """Decides, per call, whether it runs; asks through the Approver port when it must."""
+
+    def __init__(self, system: ToolSystem) -> None:
+        self.system = system
+
+    def _log(self, bound: Tool, decision: str, reason: str = "") -> None:
+        call_id = bound.call.id if bound.call else "?"
+        log.info(
+            "chat %s: %s call %s: %s%s",
+            self.system.chat_id,
+            bound.name,
+            call_id,
+            decision,
+            f" ({reason})" if reason else "",
+        )
+
+    async def check(self, bound: Tool, *, queued: int, approve_all: bool) -> Verdict:
+        """The verdict for `bound`; `queued` calls wait behind it, `approve_all` is the batch's."""
+        key = approval_key(bound)
+        rule = rule_verdict(bound.opts, key, command_argument(bound) is not None)
+        if rule == "deny":
+            self._log(bound, "denied by rule", key)
+            return Verdict("deny", reason=_denied(bound, key))
+        if rule == "allow":
+            self._log(bound, "allowed by rule", key)
+            return Verdict("run", approved=True, reason="allowed by rule")
+        blanket = allowed_in_yolo(bound)
+        if self.system.approvals.covers(bound.name, key):
+            self._log(bound, "approved (always)")
+            return Verdict("run", approved=True, reason="always")
+        if blanket and self.system.yolo:
+            self._log(bound, "approved (YOLO)")
+            return Verdict("run", approved=True, reason="yolo")
+        if blanket and approve_all:
+            self._log(bound, "approved (approve all)")
+            return Verdict("run", approved=True, reason="approve_all")
+        if not await needs_asking(bound, self.system):
+            self._log(bound, "runs without approval")
+            return Verdict("run")
+        return await self._ask(bound, key, queued)
+
+    async def _ask(self, bound: Tool, key: str, queued: int) -> Verdict:
+        assert bound.call is not None
+        argument = command_argument(bound)
+        editable = (
+            str(bound.args.get(argument, ""))
+            if argument is not None
+            else json.dumps(bound.args, indent=2, ensure_ascii=False)
+        )
+        choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
+        if queued:
+            choices = ("approve", "approve_all", "always", "reject", "cancel", "edit")
+        request = ApprovalRequest(
+            chat_id=self.system.chat_id,
+            tool_name=bound.name,
+            call_id=bound.call.id,
+            prompt=await prompt_text(bound, self.system),
+            arguments=dict(bound.args),
+            choices=choices,
+            editable_text=editable,
+        )
+        data = {"id": self.system.chat_id, "name": bound.name, "call_id": bound.call.id}
+        self.system.fire("ToolApprovalRequested", data)
+        self.system.report_status(bound.call, "awaiting_approval", request.prompt)
+        try:
+            decision = await self.system.approver.ask(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("%s: the approval prompt failed", bound.name)
+            return Verdict("reject", reason=f"the approval prompt failed: {exc}")
+        self.system.fire("ToolApprovalFinished", {**data, "choice": decision.choice})
+        self._log(bound, f"user chose {decision.choice}", decision.reason or "")
+        return self._verdict(bound, key, decision, "approve_all" in choices)
+
+    def _verdict(
+        self, bound: Tool, key: str, decision: ApprovalDecision, offered_all: bool
+    ) -> Verdict:
+        choice = decision.choice
+        if choice == "approve":
+            return Verdict("run", approved=True, reason="approved")
+        if choice == "approve_all":
+            return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
+        if choice == "always":
+            per_command = bool(bound.opts.get("require_cmd_approval")) or not allowed_in_yolo(bound)
+            self.system.approvals.remember(bound.name, key, per_command)
+            return Verdict("run", approved=True, reason="always")
+        if choice == "cancel":
+            return Verdict("cancel", reason="cancelled by the user")
+        if choice == "edit":
+            return self._edited(bound, decision.edited)
+        if choice == "reject":
+            return Verdict("reject", reason=decision.reason or None)
+        log.warning("%s: unknown approval choice %r; rejecting", bound.name, choice)
+        return Verdict("reject", reason=f"unknown choice {choice!r}")
+
+    def _edited(self, bound: Tool, text: str | None) -> Verdict:
+        if text is None:
+            return Verdict("run", approved=True, reason="edit without changes")
+        result = arguments.edited(
+            bound.name, text, bound.args, command_argument(bound), bound.parameters
+        )
+        if result.args is None:
+            self._log(bound, "edit rejected", result.error or "")
+            return Verdict("error", reason=result.error)
+        edited_key = approval_key(replace(bound, args=result.args))
+        if rule_verdict(bound.opts, edited_key, command_argument(bound) is not None) == "deny":
+            self._log(bound, "edited call denied by rule", edited_key)
+            return Verdict("deny", reason=_denied(bound, edited_key))
+        return Verdict("run", approved=True, reason="edited", args=result.args, note=result.note)

@@ -1,0 +1,122 @@
+"""A call's arguments: repair malformed JSON, validate against the schema, apply user edits."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import json_repair
+import jsonschema
+
+log = logging.getLogger("codecompanion.tools")
+
+_MAX_REPORTED = 10
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """A call's arguments read: `args` to run with, or an `error` for the model."""
+
+    args: dict[str, Any] | None
+    note: str | None = None
+    error: str | None = None
+
+
+def resolve(
+    name: str, arguments: dict[str, Any], raw: str | None, schema: dict[str, Any]
+) -> Arguments:
+    """The arguments the tool runs with: repaired from `raw` if set, then validated."""
+    note = None
+    args = arguments
+    if raw is not None:
+        repaired = repair(raw)
+        if repaired is None:
+            snippet = raw if len(raw) <= 200 else raw[:200] + "…"
+            return Arguments(
+                None,
+                error=(
+                    f"The arguments for the {name} tool are not a JSON object and could not "
+                    f"be repaired: {snippet!r}. Call the tool again with valid JSON."
+                ),
+            )
+        args = repaired
+        note = (
+            f"Note: your arguments for {name} were not valid JSON; they were repaired to "
+            f"{json.dumps(args, ensure_ascii=False)}. Check that this is what you meant."
+        )
+    problems = violations(args, schema)
+    if problems:
+        return Arguments(None, note, invalid_message(name, problems))
+    return Arguments(args, note)
+
+
+def repair(text: str) -> dict[str, Any] | None:
+    """The JSON object `text` most likely meant, or None when it holds no object."""
+    if not text.strip():
+        return {}
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # the library is best effort; any failure means "not repairable"
+        log.debug("json_repair failed on %r", text[:200], exc_info=True)
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def violations(args: Any, schema: dict[str, Any]) -> list[str]:
+    """Every way `args` breaks `schema`, as `message (at path)` lines; [] when valid."""
+    validators = jsonschema.validators
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        # The tool author's mistake, not the model's: run unvalidated and say so in the log.
+        log.error("tool schema is invalid, arguments not validated: %s", exc.message)
+        return []
+    errors = sorted(cls(schema).iter_errors(args), key=lambda e: [str(p) for p in e.path])
+    lines = []
+    for error in errors[:_MAX_REPORTED]:
+        path = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        lines.append(f"{error.message} (at {path})")
+    if len(errors) > _MAX_REPORTED:
+        lines.append(f"... and {len(errors) - _MAX_REPORTED} more")
+    return lines
+
+
+def invalid_message(name: str, problems: list[str]) -> str:
+    """The error result for arguments that break the schema."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        f"The arguments for the {name} tool do not match its schema, so it did not run:\n"
+        f"{listed}\nFix the arguments and call the tool again."
+    )
+
+
+def edited(
+    name: str, text: str, old: dict[str, Any], field: str | None, schema: dict[str, Any]
+) -> Arguments:
+    """The arguments after the user edited them: `text` is JSON, or the value of `field`."""
+    if field is not None:
+        args: dict[str, Any] | None = {**old, field: text.strip()}
+    else:
+        try:
+            decoded = json.loads(text)
+            args = decoded if isinstance(decoded, dict) else None
+        except ValueError:
+            args = repair(text)
+    if args is None:
+        return Arguments(
+            None, error=f"The user's edit of the {name} arguments is not a JSON object."
+        )
+    problems = violations(args, schema)
+    if problems:
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        return Arguments(
+            None, error=f"The user edited the {name} arguments, but the edit is invalid:\n{listed}"
+        )
+    note = (
+        f"Note: the user edited the arguments before the {name} tool ran; it ran with "
+        f"{json.dumps(args, ensure_ascii=False)}."
+    )
+    return Arguments(args, note)

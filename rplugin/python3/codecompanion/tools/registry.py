@@ -1,0 +1,238 @@
+"""The tools and groups a user can offer: the builtins plus the user's own, by name."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .runner import arity
+from .tool import Tool
+
+log = logging.getLogger("codecompanion.tools")
+
+# Keys of a config entry (as opposed to a bare tool given as a dict).
+ENTRY_KEYS = frozenset({"description", "callback", "opts", "enabled", "visible"})
+
+
+@dataclass
+class ToolEntry:
+    """One available tool: the tool (named and with merged opts) and how it is listed."""
+
+    name: str
+    tool: Tool
+    description: str
+    opts: dict[str, Any]
+    enabled: bool | Callable[..., Any] = True
+    visible: bool = True
+    builtin: bool = False
+
+    def is_enabled(self) -> bool:
+        """Evaluate `enabled`; a callable that fails counts as disabled (and is logged)."""
+        if not callable(self.enabled):
+            return bool(self.enabled)
+        try:
+            return bool(self.enabled(*(self,)[: arity(self.enabled, 1)]))
+        except Exception:
+            log.exception("tool %s: enabled() failed; treating it as disabled", self.name)
+            return False
+
+    def config(self) -> dict[str, Any]:
+        """The config entry as callbacks see it at run time (`self.tool`)."""
+        return {"name": self.name, "description": self.description, "opts": dict(self.opts)}
+
+
+@dataclass
+class Group:
+    """Several tools offered together with `@{name}`."""
+
+    name: str
+    tools: list[str]
+    description: str = ""
+    system_prompt: str | None = None
+    prompt: str | None = None
+    opts: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_value(cls, name: str, value: Any) -> Group:
+        """A group from a Group or a dict `{tools, description, system_prompt, prompt, opts}`."""
+        if isinstance(value, Group):
+            return replace(value, name=name)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"group {name}: expected a dict, got {type(value).__name__}")
+        tools = value.get("tools")
+        if not isinstance(tools, (list, tuple)) or not all(isinstance(t, str) for t in tools):
+            raise ValueError(f"group {name}: `tools` must be a list of tool names")
+        unknown = set(value) - {"tools", "description", "system_prompt", "prompt", "opts"}
+        if unknown:
+            raise ValueError(f"group {name}: unknown key(s) {', '.join(sorted(unknown))}")
+        return cls(
+            name=name,
+            tools=list(tools),
+            description=str(value.get("description") or ""),
+            system_prompt=_text(value.get("system_prompt"), name),
+            prompt=_text(value.get("prompt"), name),
+            opts=dict(value.get("opts") or {}),
+        )
+
+
+def _text(value: Any, name: str) -> str | None:
+    """A group prompt: a string, or a callable returning one (called with the group name)."""
+    if value is None or isinstance(value, str):
+        return value
+    if callable(value):
+        return str(value(*(name,)[: arity(value, 1)]))
+    raise ValueError(f"group {name}: prompts must be strings")
+
+
+def summary(description: str) -> str:
+    """The first line of a description, short enough for a completion menu."""
+    line = description.strip().splitlines()[0] if description.strip() else ""
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def is_entry(value: Any) -> bool:
+    """True for a config entry dict (`{"callback": ..., "opts": ...}`), False for a bare tool."""
+    return isinstance(value, Mapping) and ("callback" in value or set(value) <= ENTRY_KEYS)
+
+
+class ToolRegistry:
+    """Builtin tools (from `tools/builtin/`) and the user's, with groups; loaded on first use."""
+
+    def __init__(
+        self,
+        user_tools: Mapping[str, Any] | None = None,
+        groups: Mapping[str, Any] | None = None,
+        *,
+        builtins: bool = True,
+        tool_opts: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self._user_tools = dict(user_tools or {})
+        self._user_groups = dict(groups or {})
+        self._builtins = builtins
+        self._tool_opts = {name: dict(opts) for name, opts in (tool_opts or {}).items()}
+        self._entries: dict[str, ToolEntry] | None = None
+        self._groups: dict[str, Group] = {}
+        self.errors: list[str] = []
+
+    def _load(self) -> dict[str, ToolEntry]:
+        if self._entries is not None:
+            return self._entries
+        entries: dict[str, ToolEntry] = {}
+        groups: dict[str, Any] = {}
+        if self._builtins:
+            self._load_builtins(entries, groups)
+        for name, value in self._user_tools.items():
+            try:
+                entries[name] = self._user_entry(name, value, entries.get(name))
+            except (TypeError, ValueError) as exc:
+                self._error(f"tool {name}: {exc}")
+        for name, opts in self._tool_opts.items():
+            if name in entries:
+                entry = entries[name]
+                entry.opts = {**entry.opts, **opts}
+                entry.tool = replace(entry.tool, opts=dict(entry.opts))
+        groups.update(self._user_groups)
+        for name, value in groups.items():
+            try:
+                self._groups[name] = Group.from_value(name, value)
+            except (TypeError, ValueError) as exc:
+                self._error(str(exc))
+        self._entries = entries
+        return entries
+
+    def _error(self, message: str) -> None:
+        log.error("%s", message)
+        self.errors.append(message)
+
+    def _load_builtins(self, entries: dict[str, ToolEntry], groups: dict[str, Any]) -> None:
+        package_name = f"{__package__}.builtin"
+        try:
+            package = importlib.import_module(package_name)
+        except Exception as exc:
+            self._error(f"builtin tools unavailable: {exc}")
+            return
+        groups.update(getattr(package, "GROUPS", {}) or {})
+        for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if module_info.name.startswith("_"):
+                continue
+            try:
+                module = importlib.import_module(f"{package_name}.{module_info.name}")
+                value = getattr(module, "TOOL", None)
+                if value is None:
+                    continue
+                made = Tool.coerce(value)
+                opts = {**made.opts, **dict(getattr(module, "DEFAULT_OPTS", {}) or {})}
+                entries[made.name] = ToolEntry(
+                    name=made.name,
+                    tool=replace(made, opts=opts),
+                    description=summary(made.description),
+                    opts=opts,
+                    builtin=True,
+                )
+            except Exception as exc:
+                self._error(f"builtin tool {module_info.name} failed to load: {exc}")
+
+    def _user_entry(self, name: str, value: Any, builtin: ToolEntry | None) -> ToolEntry:
+        """An entry from the user's config; an entry without a callback adjusts a builtin."""
+        entry = dict(value) if is_entry(value) else {"callback": value}
+        unknown = set(entry) - ENTRY_KEYS
+        if unknown:
+            raise ValueError(f"unknown entry key(s) {', '.join(sorted(unknown))}")
+        if "callback" in entry:
+            made = Tool.coerce(entry["callback"], name)
+        elif builtin is not None:
+            made = builtin.tool
+        else:
+            raise ValueError("no `callback` (the tool) and no builtin tool of that name")
+        extra = entry.get("opts") or {}
+        if not isinstance(extra, Mapping):
+            raise ValueError("`opts` must be a dict")
+        opts = {**made.opts, **extra}
+        enabled = entry.get("enabled", True)
+        if not (isinstance(enabled, bool) or callable(enabled)):
+            raise ValueError("`enabled` must be a bool or a function")
+        description = entry.get("description")
+        return ToolEntry(
+            name=name,
+            tool=replace(made, name=name, opts=dict(opts)),
+            description=str(description) if description else summary(made.description),
+            opts=opts,
+            enabled=enabled,
+            visible=bool(entry.get("visible", True)),
+            builtin=builtin is not None and "callback" not in entry,
+        )
+
+    def get(self, name: str) -> ToolEntry | None:
+        """The enabled tool called `name`, or None."""
+        entry = self._load().get(name)
+        return entry if entry is not None and entry.is_enabled() else None
+
+    def names(self) -> list[str]:
+        """Every enabled tool's name, sorted."""
+        return sorted(name for name in self._load() if self.get(name) is not None)
+
+    def group_names(self) -> list[str]:
+        """Every group's name, sorted."""
+        self._load()
+        return sorted(self._groups)
+
+    def group(self, name: str) -> Group | None:
+        """The group called `name`, or None."""
+        self._load()
+        return self._groups.get(name)
+
+    def completion_items(self) -> list[dict[str, str]]:
+        """`@{name}` completion items: groups first, then visible enabled tools."""
+        items = [
+            {"word": f"@{{{name}}}", "kind": "group", "menu": self._groups[name].description}
+            for name in self.group_names()
+        ]
+        for name in self.names():
+            entry = self._load()[name]
+            if entry.visible:
+                items.append({"word": f"@{{{name}}}", "kind": "tool", "menu": entry.description})
+        return items

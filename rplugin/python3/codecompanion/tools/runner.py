@@ -1,0 +1,235 @@
+"""Running a tool's cmds in order: functions (sync, async or via output_handler) and commands."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import re
+import shlex
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ToolError
+from .tool import Tool
+
+log = logging.getLogger("codecompanion.tools")
+
+_PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
+_CANCEL_GRACE = 5.0  # seconds a cancelled cmd gets to clean up (kill its processes)
+
+CmdStatus = Literal["success", "error", "timeout"]
+
+
+@dataclass(frozen=True)
+class CmdResult:
+    """The outcome of one cmd: `data` is what the next cmd gets as input and outputs receive."""
+
+    status: CmdStatus
+    data: Any = None
+
+    def as_input(self) -> dict[str, Any]:
+        """The seed's `{status, data}` shape, passed to the next cmd."""
+        return {"status": self.status, "data": self.data}
+
+
+@dataclass
+class Execution:
+    """All cmds of one call: `stdout` holds each successful cmd's data, `stderr` the failure."""
+
+    status: CmdStatus = "success"
+    stdout: list[Any] = field(default_factory=list)
+    stderr: list[Any] = field(default_factory=list)
+
+
+def arity(fn: Callable[..., Any], available: int) -> int:
+    """How many of `available` positional arguments `fn` accepts."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return available
+    count = 0
+    for param in signature.parameters.values():
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            return available
+        if param.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            count += 1
+    return min(count, available)
+
+
+async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn` with as many of `args` as it accepts (so 3-arg seed functions work); await it."""
+    value = fn(*args[: arity(fn, len(args))])
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+async def bounded(awaitable: Awaitable[Any], timeout: float | None) -> tuple[bool, Any]:
+    """Run `awaitable` with a deadline: (True, value), or (False, None) when time ran out.
+
+    Unlike `asyncio.wait_for` this tells our deadline apart from a TimeoutError the tool raises.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+        return False, None
+    return True, task.result()
+
+
+def normalize(value: Any) -> CmdResult:
+    """A cmd's return value as a result: `{status, data}` dicts as the seed has them, else data."""
+    if isinstance(value, CmdResult):
+        return value
+    if isinstance(value, dict) and "status" in value:
+        status: CmdStatus = "error" if value.get("status") == "error" else "success"
+        return CmdResult(status, value.get("data", value.get("msg")))
+    return CmdResult("success", value)
+
+
+def failure(exc: BaseException, name: str) -> CmdResult:
+    """An exception from tool code as an error result (tracebacks go to the log only)."""
+    if isinstance(exc, ToolError):
+        return CmdResult("error", str(exc))
+    log.error("tool %s raised", name, exc_info=exc)
+    return CmdResult("error", f"{type(exc).__name__}: {exc}")
+
+
+async def run_function(
+    fn: Callable[..., Any], bound: Tool, input: Any, timeout: float | None
+) -> CmdResult:
+    """One function cmd; its result is what it returns or passes to `output_handler` first."""
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    reported: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any) -> None:
+        if reported.done():
+            log.warning("%s: output_handler called again; the later result is ignored", bound.name)
+            return
+        reported.set_result(result)
+
+    def output_handler(result: Any = None) -> None:
+        if threading.get_ident() == loop_thread:
+            settle(result)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, result)
+
+    takes = arity(fn, 4)
+
+    async def body() -> Any:
+        value = fn(*(bound, bound.args, input, output_handler)[:takes])
+        if inspect.isawaitable(value):
+            value = await value
+        # A function that cannot receive output_handler has finished when it returns.
+        if (value is not None or takes < 4) and not reported.done():
+            reported.set_result(value)
+        return await reported
+
+    try:
+        finished, value = await bounded(body(), timeout)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return failure(exc, bound.name)
+    if not finished:
+        # Cancelling the body cancels the future it waited on: cancelled means never reported.
+        hint = " and never reported a result" if reported.cancelled() else ""
+        return CmdResult("timeout", f"The {bound.name} tool timed out after {timeout:g}s{hint}.")
+    return normalize(value)
+
+
+def expand(cmd: Any, env: dict[str, Any]) -> list[str]:
+    """A command's argv with `${name}` replaced from `env` (unknown names stay as written)."""
+    if isinstance(cmd, dict):
+        cmd = cmd.get("cmd", [])
+    parts = shlex.split(cmd) if isinstance(cmd, str) else [str(part) for part in cmd]
+
+    def value(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in env:
+            log.warning("no env value for ${%s}; left as written", key)
+            return match.group(0)
+        return str(env[key])
+
+    return [_PLACEHOLDER.sub(value, part) for part in parts]
+
+
+async def run_command(
+    argv: list[str], name: str, cwd: Path, timeout: float | None, max_output: int
+) -> CmdResult:
+    """One command cmd: exit 0 gives stdout as data; otherwise stderr and stdout are the error."""
+    from .process import run_process  # only command tools need the process machinery
+
+    finished, result = await bounded(
+        run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output),
+        None if timeout is None else timeout + _CANCEL_GRACE,
+    )
+    if not finished:
+        return CmdResult("timeout", f"`{shlex.join(argv)}` did not stop after {timeout:g}s.")
+    note = "\n[output beyond the size limit was dropped]" if result.truncated else ""
+    if result.timed_out:
+        text = f"`{shlex.join(argv)}` timed out after {timeout:g}s and was killed."
+        so_far = "\n".join(s for s in (result.stdout, result.stderr) if s.strip())
+        if so_far:
+            text += f"\nOutput so far:\n{so_far}"
+        return CmdResult("timeout", text + note)
+    if result.exit_code == 0:
+        return CmdResult("success", result.stdout + note)
+    code = "could not start" if result.exit_code is None else f"exit code {result.exit_code}"
+    text = f"`{shlex.join(argv)}` failed ({code})"
+    for label, stream in (("stderr", result.stderr), ("stdout", result.stdout)):
+        if stream.strip():
+            text += f"\n{label}:\n{stream.rstrip()}"
+    return CmdResult("error", text + note)
+
+
+async def run_cmds(
+    bound: Tool,
+    *,
+    cwd: Path,
+    timeout: float | None,
+    max_output: int,
+    on_success: Callable[[list[Any]], Awaitable[None]],
+) -> Execution:
+    """Run `bound.cmds` in order (read live, so setup may set them); an error stops the rest."""
+    execution = Execution()
+    previous: dict[str, Any] | None = None
+    env: dict[str, Any] | None = None
+    index = 0
+    while index < len(bound.cmds):
+        cmd = bound.cmds[index]
+        index += 1
+        if callable(cmd):
+            result = await run_function(cmd, bound, previous, timeout)
+        else:
+            if env is None:
+                try:
+                    env = dict(await invoke(bound.env, bound) or {}) if bound.env else {}
+                except Exception as exc:
+                    result = failure(exc, bound.name)
+                    execution.status, execution.stderr = result.status, [result.data]
+                    return execution
+            result = await run_command(expand(cmd, env), bound.name, cwd, timeout, max_output)
+        if result.status != "success":
+            execution.status, execution.stderr = result.status, [result.data]
+            return execution
+        execution.stdout.append(result.data)
+        previous = result.as_input()
+        await on_success(list(execution.stdout))
+    return execution

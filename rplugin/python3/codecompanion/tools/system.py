@@ -1,0 +1,329 @@
+"""The tool system of one chat: which tools it offers, running a batch of calls, auto-submit."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, Protocol
+
+from ..messages import ToolCall
+from ..ports import Approver, Editor, EventSink
+from .approvals import ApprovalMemory
+from .orchestrator import Orchestrator
+from .registry import ToolEntry, ToolRegistry
+from .results import CallResult, OutputBuffer, Status
+
+log = logging.getLogger("codecompanion.tools")
+
+DEFAULT_OPTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "auto_submit": True,  # send results back to the model after a batch
+        "max_auto_rounds": 20,  # consecutive automatic rounds before asking the user
+        "timeout": 300.0,  # seconds per cmd (and per callback); None for no limit
+        "max_output": 50_000,  # characters of a result sent to the model
+        "max_process_bytes": 1_000_000,  # bytes kept per output stream of a command
+        "tool_replacement_message": "the ${tool} tool",
+    }
+)
+_MENTION = re.compile(r"@\{([^{}\s]+)\}")
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """How a batch ended, and whether the chat should send the results back on its own."""
+
+    status: Literal["success", "error", "cancelled"]
+    auto_submit: bool
+    results: int
+    statuses: dict[str, Status] = field(default_factory=dict)
+
+
+class ToolChat(Protocol):
+    """What the tool system needs from a chat (the lead's Chat implements it)."""
+
+    id: str
+
+    def record_tool_result(
+        self,
+        call: ToolCall,
+        for_llm: str,
+        for_user: str | None,
+        is_error: bool,
+        full_output: str | None,
+    ) -> None:
+        """Store the one result of `call` (a role=tool message) and show `for_user`."""
+        ...
+
+    def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
+        """Show the progress of `call` (pending, awaiting_approval, running, a final status)."""
+        ...
+
+
+class ChatHandle:
+    """`tools.chat` as callbacks see it: `add_tool_output`, and the chat's other attributes."""
+
+    def __init__(self, system: ToolSystem, chat: ToolChat) -> None:
+        self._system = system
+        self._chat = chat
+
+    @property
+    def id(self) -> str:
+        """The chat's id."""
+        return self._chat.id
+
+    def add_tool_output(self, tool: Any, for_llm: Any, for_user: Any = None) -> None:
+        """Add text to the result of `tool`'s call (several calls join with blank lines)."""
+        call = tool if isinstance(tool, ToolCall) else getattr(tool, "call", None)
+        call_id = tool if isinstance(tool, str) else getattr(call, "id", None)
+        buffer = self._system.buffers.get(call_id) if isinstance(call_id, str) else None
+        if buffer is None:
+            log.warning("add_tool_output for a call that is not running (%r); ignored", call_id)
+            return
+        buffer.add(for_llm, for_user)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chat, name)
+
+
+class ToolSystem:
+    """One chat's tools: offered tools and groups, approvals it remembers, and batches of calls.
+
+    Callbacks receive it as `tools`: `chat`, `cwd`, `chat_id`, `editor`, `yolo`, `opts`,
+    and `await tools.confirm(question)`.
+    """
+
+    def __init__(
+        self,
+        *,
+        chat: ToolChat,
+        registry: ToolRegistry,
+        approver: Approver,
+        events: EventSink,
+        cwd: Path | str,
+        editor: Editor | None = None,
+        opts: Mapping[str, Any] | None = None,
+        yolo: bool = False,
+    ) -> None:
+        self._chat = chat
+        self.chat = ChatHandle(self, chat)
+        self.registry = registry
+        self.approver = approver
+        self.events = events
+        self.cwd = Path(cwd).resolve()
+        self.editor = editor
+        self.opts: dict[str, Any] = {**DEFAULT_OPTS, **(opts or {})}
+        self.yolo = yolo
+        self.offered: list[str] = []
+        self.groups: list[str] = []
+        self.approvals = ApprovalMemory()
+        self.auto_rounds = 0
+        self.buffers: dict[str, OutputBuffer] = {}
+        self._last_auto_submit = False
+        self._running: set[Orchestrator] = set()
+        for name in self.opts.get("default_tools") or []:
+            if not self.add_group(name) and not self.add_tool(name):
+                log.warning("default tool %s does not exist", name)
+
+    @property
+    def chat_id(self) -> str:
+        """The chat's id (events carry it instead of a buffer number)."""
+        return self._chat.id
+
+    @property
+    def running(self) -> bool:
+        """True while a batch runs."""
+        return bool(self._running)
+
+    async def confirm(self, question: str) -> bool:
+        """Ask the user a yes/no question; False when it cannot be asked."""
+        try:
+            return bool(await self.approver.confirm(self.chat_id, question))
+        except Exception:
+            log.exception("confirm failed: %s", question)
+            return False
+
+    # Offering tools
+
+    def add_tool(self, name: str) -> bool:
+        """Offer an enabled tool for the rest of the chat; False if there is none by that name."""
+        if self.registry.get(name) is None:
+            return False
+        if name not in self.offered:
+            self.offered.append(name)
+            self.fire("ChatToolAdded", {"id": self.chat_id, "tool": name})
+        return True
+
+    def add_group(self, name: str) -> bool:
+        """Offer every enabled tool of a group; False if there is no such group."""
+        group = self.registry.group(name)
+        if group is None:
+            return False
+        for tool_name in group.tools:
+            self.add_tool(tool_name)
+        if name not in self.groups:
+            self.groups.append(name)
+        return True
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering a tool."""
+        if name in self.offered:
+            self.offered.remove(name)
+
+    def offered_entry(self, name: str) -> ToolEntry | None:
+        """The entry of `name` if this chat offers it and it is still enabled."""
+        return self.registry.get(name) if name in self.offered else None
+
+    def not_offered_message(self, name: str) -> str:
+        """The error result for a call of a tool this chat does not offer."""
+        names = [n for n in self.offered if self.registry.get(n) is not None]
+        listed = ", ".join(f"`{n}`" for n in names)
+        available = f"The tools available are: {listed}." if names else "No tools are available."
+        return f"The tool `{name}` is not available in this chat. {available}"
+
+    def parse_user_message(self, text: str) -> str:
+        """Offer each `@{tool}`/`@{group}` mentioned and replace the mention with plain words."""
+
+        def replace(match: re.Match[str]) -> str:
+            name = match.group(1)
+            group = self.registry.group(name)
+            is_tool = self.add_tool(name)
+            if group is not None:
+                self.add_group(name)
+                return self._group_text(name)
+            if is_tool:
+                template = str(self.opts["tool_replacement_message"])
+                return template.replace("${tool}", name)
+            return match.group(0)
+
+        return _MENTION.sub(replace, text)
+
+    def _group_text(self, name: str) -> str:
+        group = self.registry.group(name)
+        assert group is not None
+        members = [t for t in group.tools if self.registry.get(t) is not None]
+        listing = f"the {', '.join(members)} tools"
+        return group.prompt.replace("${tools}", listing) if group.prompt else listing
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The offered tools' schemas in OpenAI function form, in the order they were added."""
+        entries = (self.registry.get(name) for name in self.offered)
+        return [entry.tool.openai_schema() for entry in entries if entry is not None]
+
+    def system_prompts(self) -> list[tuple[str, str]]:
+        """(tag, text) for each offered tool's and group's system prompt, once each."""
+        prompts: list[tuple[str, str]] = []
+        for name in self.offered:
+            entry = self.registry.get(name)
+            try:
+                text = entry.tool.prompt_text() if entry is not None else None
+            except Exception:
+                log.exception("tool %s: system_prompt failed", name)
+                text = None
+            if text:
+                prompts.append((f"<tool>{name}</tool>", text))
+        for name in self.groups:
+            group = self.registry.group(name)
+            if group is not None and group.system_prompt:
+                prompts.append((f"<group>{name}</group>", group.system_prompt))
+        return prompts
+
+    # Running calls
+
+    async def run(self, calls: list[ToolCall]) -> BatchOutcome:
+        """Run a batch of calls; every call id gets exactly one result recorded on the chat."""
+        if not calls:
+            return BatchOutcome("success", False, 0)
+        orchestrator = Orchestrator(self, calls)
+        self._running.add(orchestrator)
+        self._last_auto_submit = False
+        try:
+            statuses = await orchestrator.run()
+        finally:
+            self._running.discard(orchestrator)
+        status: Literal["success", "error", "cancelled"] = "error"
+        if orchestrator.cancelled:
+            status = "cancelled"
+        elif all(s == "success" for s in statuses.values()):
+            status = "success"
+        auto = status != "cancelled" and bool(self.opts["auto_submit"]) and await self._next_round()
+        self._last_auto_submit = auto
+        return BatchOutcome(status, auto, len(statuses), statuses)
+
+    async def _next_round(self) -> bool:
+        """Count an automatic round; past the cap, ask the user whether to go on."""
+        self.auto_rounds += 1
+        cap = int(self.opts["max_auto_rounds"])
+        if self.auto_rounds <= cap:
+            return True
+        question = f"The model has used tools {cap} times in a row on its own. Continue?"
+        if await self.confirm(question):
+            self.auto_rounds = 1
+            return True
+        return False
+
+    def should_auto_submit(self) -> bool:
+        """Whether the last batch's results should go back to the model now (see BatchOutcome)."""
+        return self._last_auto_submit
+
+    def reset_rounds(self) -> None:
+        """The user submitted: automatic rounds count from zero again."""
+        self.auto_rounds = 0
+
+    def cancel(self) -> None:
+        """Cancel the running batch: stop the running tool, drop pending approvals, answer all."""
+        for orchestrator in list(self._running):
+            orchestrator.cancel()
+
+    # Plumbing used by the orchestrator and the approval gate
+
+    def record(self, call: ToolCall, result: CallResult) -> None:
+        """Give the chat the call's one result, then its final status and the event."""
+        try:
+            self._chat.record_tool_result(
+                call, result.for_llm, result.for_user, result.is_error, result.full_output
+            )
+        except Exception:
+            log.exception("chat %s: recording the result of %s failed", self.chat_id, call.id)
+        self.report_status(call, result.status, result.detail)
+        data = {"id": self.chat_id, "name": call.name, "call_id": call.id, "status": result.status}
+        self.fire("ToolFinished", data)
+
+    def report_status(self, call: ToolCall, status: str, detail: str = "") -> None:
+        """Tell the chat a call's progress; a failing view never stops the batch."""
+        try:
+            self._chat.tool_status(call, status, detail)
+        except Exception:
+            log.exception("chat %s: tool_status failed", self.chat_id)
+
+    def fire(self, name: str, data: dict[str, Any]) -> None:
+        """Fire `User CodeCompanion<name>`; a failing sink never stops the batch."""
+        try:
+            self.events.fire(name, data)
+        except Exception:
+            log.exception("event %s failed", name)
+
+    # Saved chats
+
+    def to_state(self) -> dict[str, Any]:
+        """Offered tools and groups, YOLO and remembered approvals, JSON-ready."""
+        return {
+            "tools": list(self.offered),
+            "groups": list(self.groups),
+            "yolo": self.yolo,
+            "approvals": self.approvals.to_state(),
+        }
+
+    def restore_state(self, state: Mapping[str, Any]) -> None:
+        """Restore `to_state` output; tools that no longer exist are skipped (and logged)."""
+        for name in state.get("groups") or []:
+            if not self.add_group(str(name)):
+                log.warning("saved chat offered group %s, which no longer exists", name)
+        for name in state.get("tools") or []:
+            if not self.add_tool(str(name)):
+                log.warning("saved chat offered tool %s, which is no longer available", name)
+        self.yolo = bool(state.get("yolo", self.yolo))
+        self.approvals = ApprovalMemory.from_state(state.get("approvals"))

@@ -1,0 +1,316 @@
+"""The Tool: the seed's fields as a dataclass, made from a dict, a Tool or a decorated function."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..messages import ToolCall
+
+Command = list[str]
+Cmd = Callable[..., Any] | Command
+
+_FIELDS = ("name", "cmds", "schema", "system_prompt", "opts", "env", "handlers", "output")
+_HANDLERS = ("setup", "on_exit", "prompt_condition")
+_OUTPUTS = ("success", "error", "prompt", "rejected", "cancelled")
+# A parameter of a decorated function with this name receives the tool system, not a model value.
+TOOLS_PARAMETER = "tools"
+
+
+@dataclass
+class Tool:
+    """A tool the model can call.
+
+    At run time the orchestrator works on a copy (`Tool.bind`) carrying `args` (the model's
+    arguments), `call` (the ToolCall), `tool` (the config entry) and `tools` (the tool system),
+    so callbacks read `self.args["num1"]`, `self.name`, `self.tools.chat`.
+    """
+
+    name: str
+    cmds: list[Cmd] = field(default_factory=list)
+    schema: dict[str, Any] = field(default_factory=dict)
+    system_prompt: str | Callable[[dict[str, Any]], str] | None = None
+    opts: dict[str, Any] = field(default_factory=dict)
+    env: Callable[..., dict[str, Any]] | None = None
+    handlers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    output: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # Set at run time by `bind`.
+    args: dict[str, Any] = field(default_factory=dict)
+    call: ToolCall | None = None
+    tool: dict[str, Any] = field(default_factory=dict)
+    tools: Any = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_tool(self)
+
+    @property
+    def description(self) -> str:
+        """The schema's description."""
+        return str(self.function.get("description", ""))
+
+    @property
+    def function(self) -> dict[str, Any]:
+        """The `function` object of the OpenAI-format schema."""
+        function = self.schema.get("function", self.schema)
+        return function if isinstance(function, dict) else {}
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments."""
+        params = self.function.get("parameters")
+        return params if isinstance(params, dict) else {"type": "object", "properties": {}}
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The schema in OpenAI function form, named as this tool is named."""
+        function = dict(self.function)
+        function["name"] = self.name
+        function.setdefault("parameters", {"type": "object", "properties": {}})
+        return {"type": "function", "function": function}
+
+    def prompt_text(self) -> str | None:
+        """The tool's system prompt, resolved."""
+        if callable(self.system_prompt):
+            return str(self.system_prompt(self.schema))
+        return self.system_prompt
+
+    def bind(self, call: ToolCall, args: dict[str, Any], entry: dict[str, Any], tools: Any) -> Tool:
+        """A fresh copy for one call: cmds and opts are copied so setup may change them."""
+        return replace(
+            self,
+            cmds=list(self.cmds),
+            opts=dict(self.opts),
+            args=copy.deepcopy(args),
+            call=call,
+            tool=entry,
+            tools=tools,
+            state={},
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], name: str | None = None) -> Tool:
+        """Build a tool from the seed's table shape; unknown keys are an error."""
+        unknown = set(data) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown tool field(s): {', '.join(sorted(unknown))}")
+        schema = dict(data.get("schema") or {})
+        function = schema.get("function", {})
+        tool_name = name or data.get("name") or (function or {}).get("name")
+        if not tool_name:
+            raise ValueError("a tool needs a name (or a schema with a function name)")
+        cmds = data.get("cmds") or []
+        if callable(cmds):
+            cmds = [cmds]
+        return cls(
+            name=str(tool_name),
+            cmds=list(cmds),
+            schema=schema,
+            system_prompt=data.get("system_prompt"),
+            opts=dict(data.get("opts") or {}),
+            env=data.get("env"),
+            handlers=dict(data.get("handlers") or {}),
+            output=dict(data.get("output") or {}),
+        )
+
+    @classmethod
+    def coerce(cls, value: Any, name: str | None = None) -> Tool:
+        """Accept a Tool, a seed-shaped dict or a decorated function."""
+        if isinstance(value, Tool):
+            return replace(value, name=name) if name and name != value.name else value
+        if isinstance(value, dict):
+            return cls.from_dict(value, name)
+        made = getattr(value, "__codecompanion_tool__", None)
+        if isinstance(made, Tool):
+            return replace(made, name=name) if name else made
+        if callable(value):
+            made = tool(value)
+            assert isinstance(made, Tool)
+            return made if name is None else replace(made, name=name)
+        raise TypeError(f"cannot make a tool from {type(value).__name__}")
+
+
+def _check_tool(made: Tool) -> None:
+    """Reject shapes that would only fail later, at run time, with a clear message."""
+    if not isinstance(made.name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", made.name):
+        raise ValueError(f"tool name {made.name!r}: use 1-64 letters, digits, '_', '-' or '.'")
+    if not isinstance(made.cmds, list):
+        raise ValueError(f"{made.name}: cmds must be a list")
+    for index, cmd in enumerate(made.cmds):
+        is_command = isinstance(cmd, (list, tuple)) and all(isinstance(p, str) for p in cmd)
+        if not (callable(cmd) or is_command):
+            raise ValueError(f"{made.name}: cmds[{index}] must be a function or a list of strings")
+    if not isinstance(made.schema, dict):
+        raise ValueError(f"{made.name}: schema must be a dict")
+    if not isinstance(made.opts, dict):
+        raise ValueError(f"{made.name}: opts must be a dict")
+    for group, known in (("handlers", _HANDLERS), ("output", _OUTPUTS)):
+        table = getattr(made, group)
+        if not isinstance(table, dict):
+            raise ValueError(f"{made.name}: {group} must be a dict")
+        for key, value in table.items():
+            if key not in known:
+                raise ValueError(f"{made.name}: unknown {group} key {key!r}")
+            if not callable(value):
+                raise ValueError(f"{made.name}: {group}.{key} must be a function")
+    if made.env is not None and not callable(made.env):
+        raise ValueError(f"{made.name}: env must be a function")
+
+
+_JSON_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+}
+
+
+def _json_type(annotation: Any) -> dict[str, Any]:
+    """A JSON schema fragment for a Python annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *extras = typing.get_args(annotation)
+        fragment = _json_type(base)
+        texts = [extra for extra in extras if isinstance(extra, str)]
+        if texts:
+            fragment["description"] = texts[0]
+        return fragment
+    if origin is typing.Literal:
+        values = list(typing.get_args(annotation))
+        kinds = {_JSON_TYPES.get(type(value)) for value in values}
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return {"type": kind, "enum": values} if kind else {"enum": values}
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _json_type(inner[0]) if len(inner) == 1 else {}
+    if origin in (list, tuple, set, frozenset):
+        items = typing.get_args(annotation)
+        return {"type": "array", "items": _json_type(items[0]) if items else {}}
+    if origin is dict:
+        return {"type": "object"}
+    kind = _JSON_TYPES.get(annotation)
+    return {"type": kind} if kind else {}
+
+
+_ARGS_HEADINGS = ("args", "arguments", "parameters", "params")
+_OTHER_HEADINGS = ("returns", "return", "raises", "yields", "examples", "example", "notes", "note")
+
+
+def _param_docs(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a docstring into its first paragraph and the `name: text` entries under Args."""
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section = "summary"
+    indent: int | None = None
+    last: str | None = None
+    for raw in doc.splitlines():
+        line = raw.strip()
+        heading = line.rstrip(":").lower()
+        if line.endswith(":") and heading in _ARGS_HEADINGS + _OTHER_HEADINGS:
+            section = "args" if heading in _ARGS_HEADINGS else "other"
+            indent, last = None, None
+        elif section == "summary":
+            if line:
+                summary.append(line)
+            elif summary:
+                section = "body"
+        elif section == "args" and line:
+            depth = len(raw) - len(raw.lstrip())
+            indent = depth if indent is None else indent
+            if depth <= indent and ":" in line:
+                key, _, text = line.partition(":")
+                last = key.strip().split(" ")[0]
+                params[last] = text.strip()
+            elif last:
+                params[last] = f"{params[last]} {line}".strip()
+    return " ".join(summary), params
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    strict: bool = False,
+    **opts: Any,
+) -> Any:
+    """Decorator: a type-hinted function becomes a Tool (schema from signature and docstring).
+
+    A parameter named `tools` is left out of the schema and receives the tool system.
+    Other keyword arguments become the tool's opts (e.g. `timeout=10`, `read_only=True`).
+    """
+
+    def make(func: Callable[..., Any]) -> Tool:
+        hints = typing.get_type_hints(func, include_extras=True)
+        summary, docs = _param_docs(inspect.getdoc(func) or "")
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        signature = inspect.signature(func)
+        for param in signature.parameters.values():
+            if param.name == TOOLS_PARAMETER or param.kind in (
+                inspect.Parameter.VAR_POSITIONAL,
+                inspect.Parameter.VAR_KEYWORD,
+            ):
+                continue
+            prop = _json_type(hints.get(param.name, str))
+            if param.name in docs:
+                prop["description"] = docs[param.name]
+            properties[param.name] = prop
+            if param.default is inspect.Parameter.empty:
+                required.append(param.name)
+        tool_name = name or func.__name__
+        function: dict[str, Any] = {
+            "name": tool_name,
+            "description": description or summary or tool_name,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        }
+        if strict:
+            function["strict"] = True
+        made = Tool(
+            name=tool_name,
+            cmds=[_function_cmd(func, signature)],
+            schema={"type": "function", "function": function},
+            opts={"requires_approval": requires_approval, **opts},
+        )
+        func.__codecompanion_tool__ = made  # type: ignore[attr-defined]
+        return made
+
+    return make(fn) if fn is not None else make
+
+
+def _function_cmd(func: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
+    """A cmd that calls `func(**args)` and returns its value as success data.
+
+    A plain (non-async) function runs in a worker thread so a slow one never stalls the loop.
+    """
+    names = set(signature.parameters) - {TOOLS_PARAMETER}
+    wants_tools = TOOLS_PARAMETER in signature.parameters
+
+    async def cmd(self: Tool, args: dict[str, Any], *_: Any) -> dict[str, Any]:
+        kwargs = {k: v for k, v in args.items() if k in names}
+        if wants_tools:
+            kwargs[TOOLS_PARAMETER] = self.tools
+        if inspect.iscoroutinefunction(func):
+            value = await func(**kwargs)
+        else:
+            value = await asyncio.to_thread(func, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        return {"status": "success", "data": value}
+
+    return cmd

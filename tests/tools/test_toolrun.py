@@ -1,0 +1,107 @@
+"""`python -m codecompanion tool`: one call through the real orchestrator, result as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
+
+CONFIG = '''
+from codecompanion.tools import tool
+
+def calculate(self, args, input):
+    ops = {"multiply": lambda a, b: a * b, "add": lambda a, b: a + b}
+    return {"status": "success", "data": ops[args["operation"]](args["num1"], args["num2"])}
+
+SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "calculator",
+        "description": "Perform calculations",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "num1": {"type": "integer"},
+                "num2": {"type": "integer"},
+                "operation": {"type": "string", "enum": ["add", "multiply"]},
+            },
+            "required": ["num1", "num2", "operation"],
+        },
+    },
+}
+
+@tool
+def where(tools) -> str:
+    """Say where the project is."""
+    return str(tools.cwd)
+
+tools = {
+    "calculator": {
+        "description": "Perform calculations",
+        "callback": {"name": "calculator", "cmds": [calculate], "schema": SCHEMA},
+        "opts": {"requires_approval": True},
+    },
+    "where": where,
+}
+'''
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "codecompanion.py"
+    path.write_text(CONFIG)
+    return path
+
+
+def run_cli(*args: str) -> tuple[int, dict[str, object], str]:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "codecompanion", "tool", *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        timeout=60,
+    )
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def test_runs_a_config_tool_with_yes(config_file: Path) -> None:
+    args = json.dumps({"num1": 100, "num2": 50, "operation": "multiply"})
+    code, result, _ = run_cli("calculator", "--config", str(config_file), "--args", args, "--yes")
+    assert (code, result) == (0, {"status": "success", "for_llm": "5000", "for_user": None})
+
+
+def test_without_yes_and_without_a_terminal_approval_is_rejected(config_file: Path) -> None:
+    args = json.dumps({"num1": 1, "num2": 2, "operation": "add"})
+    code, result, _ = run_cli("calculator", "--config", str(config_file), "--args", args)
+    assert code == 1 and result["status"] == "rejected"
+    assert "no terminal" in str(result["for_llm"])
+
+
+def test_invalid_arguments_and_unknown_tools_exit_1(config_file: Path, tmp_path: Path) -> None:
+    code, result, _ = run_cli("calculator", "--config", str(config_file), "--args", '{"num1": "x"}')
+    assert code == 1 and result["status"] == "error" and "(at num1)" in str(result["for_llm"])
+    code, result, _ = run_cli("nope", "--config", str(config_file))
+    assert code == 1 and "no enabled tool named 'nope'" in str(result["for_llm"])
+
+
+def test_cwd_is_the_project_root(config_file: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    code, result, _ = run_cli("where", "--config", str(config_file), "--cwd", str(project))
+    assert code == 0 and result["for_llm"] == str(project.resolve())
+
+
+def test_a_broken_config_is_reported_on_stderr_and_builtins_still_work(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("tools = {\n")
+    code, result, stderr = run_cli("nope", "--config", str(path))
+    assert f"{path}:1: SyntaxError" in stderr
+    assert code == 1 and result["status"] == "error"
