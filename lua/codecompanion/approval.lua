@@ -11,6 +11,9 @@ local LABELS = {
   edit = "Edit the arguments, then run",
 }
 
+-- Edit buffers open for a pending approval, closed when the request is stopped.
+local open_edits = {}
+
 local function reply(chan, rid, choice, extra)
   pcall(vim.rpcnotify, chan, "codecompanion", "approval_reply", {
     rid = rid,
@@ -30,12 +33,14 @@ local function edit(chan, rid, req)
   vim.bo[buf].filetype = req.editable_kind == "json" and "json" or "sh"
   vim.cmd("botright split")
   vim.api.nvim_win_set_buf(0, buf)
+  open_edits[buf] = true
   local done = false
   local function finish(choice, edited)
     if done then
       return
     end
     done = true
+    open_edits[buf] = nil
     reply(chan, rid, choice, { edited = edited })
     vim.schedule(function()
       if vim.api.nvim_buf_is_valid(buf) then
@@ -93,6 +98,16 @@ function M.ask(chan, rid, req)
       end
     end)
   end)
+end
+
+--- The request was stopped: close any edit buffer still open for it.
+function M.dismiss()
+  for buf, _ in pairs(open_edits) do
+    open_edits[buf] = nil
+    if vim.api.nvim_buf_is_valid(buf) then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
+  end
 end
 
 --- A yes/no question (e.g. a path outside the project).

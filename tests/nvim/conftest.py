@@ -73,5 +73,3 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
     for item in items:
         if "tests/nvim" in str(getattr(item, "fspath", "")):
             item.add_marker(pytest.mark.nvim)
-
-

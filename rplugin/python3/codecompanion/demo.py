@@ -50,7 +50,11 @@ def demo_turns() -> list[Turn]:
                     {
                         "filepath": DEMO_FILE,
                         "edits": [
-                            {"oldText": "hello world", "newText": "hello codecompanion", "replaceAll": False}
+                            {
+                                "oldText": "hello world",
+                                "newText": "hello codecompanion",
+                                "replaceAll": False,
+                            }
                         ],
                         "explanation": "Greet the plugin",
                         "mode": "append",
@@ -67,5 +71,7 @@ def start_demo_server() -> LoopbackServer:
     """Start the demo server in a background thread; the caller stops it."""
     server = LoopbackServer().start()
     server.enqueue(*demo_turns())
-    server.set_default(openai_text("The demo is over: configure a provider to chat for real.", chunks=4))
+    server.set_default(
+        openai_text("The demo is over: configure a provider to chat for real.", chunks=4)
+    )
     return server

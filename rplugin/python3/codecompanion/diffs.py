@@ -19,11 +19,7 @@ class Hunk:
 def hunks(old: list[str], new: list[str]) -> list[Hunk]:
     """The changed regions between two line lists, in order (no context merging)."""
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return [
-        Hunk(i1, i2, j1, j2)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
+    return [Hunk(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
 def apply_hunks(old: list[str], new: list[str], accepted: set[int]) -> list[str]:

@@ -1,14 +1,14 @@
 """The project's exception tree.
 
-    CodeCompanionError
-    ├── ConfigError          the user's config file or setup() options are wrong
-    ├── AdapterError         a provider request failed (message is one line for the user)
-    │   ├── AuthenticationError   401/403
-    │   ├── ModelNotFoundError    404 for the model
-    │   ├── RateLimitError        429 after retries
-    │   ├── ProviderError         5xx after retries, or an error object inside a stream
-    │   └── StreamInterrupted     timeout or dropped connection mid-answer
-    └── ToolError            a tool failed; becomes an error result for the model
+CodeCompanionError
+├── ConfigError          the user's config file or setup() options are wrong
+├── AdapterError         a provider request failed (message is one line for the user)
+│   ├── AuthenticationError   401/403
+│   ├── ModelNotFoundError    404 for the model
+│   ├── RateLimitError        429 after retries
+│   ├── ProviderError         5xx after retries, or an error object inside a stream
+│   └── StreamInterrupted     timeout or dropped connection mid-answer
+└── ToolError            a tool failed; becomes an error result for the model
 """
 
 from __future__ import annotations

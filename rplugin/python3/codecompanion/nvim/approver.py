@@ -27,7 +27,13 @@ class NvimApprover:
         payload["editable_kind"] = (
             "json" if (request.editable_text or "").lstrip()[:1] in "{[" else "text"
         )
-        answer = await self.bridge.ask_lua("codecompanion.approval", "ask", payload)
+        try:
+            answer = await self.bridge.ask_lua("codecompanion.approval", "ask", payload)
+        except BaseException:
+            # Stopped while asking: close what the prompt opened (the edit buffer); a late
+            # answer finds no waiting request and is dropped.
+            self.bridge.notify_lua("codecompanion.approval", "dismiss")
+            raise
         return _decision(answer)
 
     async def confirm(self, chat_id: str, question: str) -> bool:

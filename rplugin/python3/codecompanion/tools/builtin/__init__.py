@@ -1,0 +1,70 @@
+"""The builtin tools (one module each, named as the model sees it) and the builtin groups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+BUILTIN_TOOLS: tuple[str, ...] = (
+    "read_file",
+    "create_file",
+    "insert_edit_into_file",
+    "delete_file",
+    "file_search",
+    "grep_search",
+    "get_changed_files",
+    "get_diagnostics",
+    "run_command",
+    "fetch_webpage",
+    "web_search",
+)
+
+FILE_TOOLS: tuple[str, ...] = (
+    "read_file",
+    "create_file",
+    "insert_edit_into_file",
+    "delete_file",
+    "file_search",
+    "grep_search",
+)
+
+AGENT_SYSTEM_PROMPT = """You are working on a coding task in the user's project on your own, \
+using the tools you have been given. Work in small, checked steps until the task is done:
+
+1. Understand first. Find the relevant files with file_search and grep_search, read what you \
+need with read_file (in ranges for big files), and look at get_changed_files to see work in \
+progress. Do not guess at code you have not read.
+2. Plan briefly. Say in a sentence or two what you will change and why before changing it.
+3. Change code with insert_edit_into_file, quoting the current text exactly as oldText, with \
+enough context to match one place. Use create_file only for new files. Keep edits focused on \
+the task and in the style of the surrounding code.
+4. Verify. After editing, check get_diagnostics for the files you touched and run the project's \
+tests or build with run_command (non-interactive commands only; stdin is closed). If something \
+fails, read the output, fix the cause and check again.
+5. Finish with a short summary: what you changed, how you verified it, and anything left open.
+
+A tool result that is an error tells you what went wrong: read it and adjust rather than \
+repeating the same call. If the user rejects a change, do not try it again; ask or take another \
+approach. Ask the user only when a decision really needs them (missing requirements, \
+destructive actions). Never delete files or run commands with side effects outside the project \
+unless the task requires it."""
+
+GROUPS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "files": MappingProxyType(
+            {
+                "description": "Read, search, create, edit and delete files in the project",
+                "tools": FILE_TOOLS,
+                "prompt": "You can use ${tools} to work with the files of this project.",
+            }
+        ),
+        "agent": MappingProxyType(
+            {
+                "description": "Every builtin tool, for working on a coding task autonomously",
+                "tools": BUILTIN_TOOLS,
+                "system_prompt": AGENT_SYSTEM_PROMPT,
+            }
+        ),
+    }
+)

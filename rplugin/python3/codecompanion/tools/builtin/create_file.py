@@ -1,0 +1,73 @@
+"""create_file: a new file (and its folders) in the project, after the user reviewed it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import Failure, Reply, arg_text, function_tool
+from ..paths import describe_path, display_path, project_root, resolve_path
+from ..review import review
+from ..text_files import create_file, split_lines
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False}
+
+DESCRIPTION = (
+    "Create a new file with the given content. Missing parent folders are created. Fails if "
+    "the path already exists: use insert_edit_into_file to change an existing file. The user "
+    "may review the new file before it is written."
+)
+
+PROPERTIES = {
+    "filepath": {
+        "type": "string",
+        "description": "Path of the new file, relative to the project root.",
+    },
+    "content": {"type": "string", "description": "The whole content of the new file."},
+}
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Create the file unless it exists or the user rejects it."""
+    raw = arg_text(args, "filepath")
+    content = arg_text(args, "content")
+    path = await resolve_path(self.tools, raw, must_exist=False, purpose="creating a file")
+    shown = display_path(project_root(self.tools), path)
+    if os.path.lexists(path):
+        kind = "folder" if path.is_dir() else "file"
+        raise ToolError(
+            f"{shown} already exists (a {kind}); nothing was written. "
+            "Use insert_edit_into_file to change an existing file."
+        )
+    lines = split_lines(content)
+    result = await review(self, str(path), [], lines)
+    if result.nothing_accepted:
+        reason = f' Reason: "{result.reason}".' if result.reason else ""
+        raise Failure(
+            f"The user rejected creating {shown}; the file was not created.{reason}",
+            f"Rejected creating `{shown}`",
+        )
+    await create_file(path, content, shown)
+    return Reply(
+        f"Created {shown} ({len(lines)} lines).",
+        f"Created `{shown}`",
+        {"path": str(path), "lines": len(lines)},
+    )
+
+
+def _prompt(self: Tool) -> str:
+    return f"Create the file `{describe_path(self.tools, self.args.get('filepath'))}`?"
+
+
+TOOL = function_tool(
+    "create_file",
+    DESCRIPTION,
+    PROPERTIES,
+    run,
+    prompt=lambda self: (
+        f"Create the file `{describe_path(self.tools, self.args.get('filepath'))}`?"
+    ),
+    opts=DEFAULT_OPTS,
+)

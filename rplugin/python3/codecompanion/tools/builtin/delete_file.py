@@ -1,0 +1,72 @@
+"""delete_file: remove one regular file in the project, with the user's approval for that path."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import Reply, arg_text, function_tool
+from ..paths import describe_path, display_path, lexical_path, project_root, resolve_path
+from ..tool import Tool
+
+
+def approval_key(args: dict[str, Any]) -> str:
+    """What an "always" approval remembers: the path exactly as given."""
+    return str(args.get("filepath"))
+
+
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": True,
+    "require_cmd_approval": True,
+    "allowed_in_yolo_mode": False,
+    "approval_key": approval_key,
+}
+
+DESCRIPTION = (
+    "Delete one regular file in the project (not a folder or a symbolic link). The user is "
+    "asked to approve each path."
+)
+
+PROPERTIES = {
+    "filepath": {
+        "type": "string",
+        "description": "Path of the file to delete, relative to the project root.",
+    },
+}
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Delete the file if it is a regular file."""
+    raw = arg_text(args, "filepath")
+    root = project_root(self.tools)
+    if lexical_path(root, raw).is_symlink():
+        raise ToolError(f"{raw} is a symbolic link; delete_file only deletes regular files.")
+    path = await resolve_path(self.tools, raw, must_exist=True, purpose="deleting a file")
+    shown = display_path(root, path)
+    info = await asyncio.to_thread(os.lstat, path)
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{shown} is a folder; delete_file only deletes regular files.")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{shown} is not a regular file; it was not deleted.")
+    try:
+        await asyncio.to_thread(os.unlink, path)
+    except PermissionError:
+        raise ToolError(f"Permission denied deleting {shown}.") from None
+    return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
+
+
+def _shown(self: Tool) -> str:
+    return describe_path(self.tools, self.args.get("filepath"))
+
+
+TOOL = function_tool(
+    "delete_file",
+    DESCRIPTION,
+    PROPERTIES,
+    run,
+    prompt=lambda self: f"Delete the file `{_shown(self)}`?",
+    opts=DEFAULT_OPTS,
+)

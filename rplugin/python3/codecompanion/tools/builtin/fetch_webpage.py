@@ -1,0 +1,141 @@
+"""fetch_webpage: one http(s) page as readable text (HTML converted by html2text), capped."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import html2text
+import httpx
+
+from ...errors import ToolError
+from ..function_tool import Reply, arg_text, function_tool, time_limits
+from ..process import cap_output
+from ..text_files import fence, looks_binary
+from ..tool import Tool
+
+
+def approval_key(args: dict[str, Any]) -> str:
+    """What an "always" approval remembers: the exact URL."""
+    return str(args.get("url"))
+
+
+DEFAULT_OPTS: dict[str, Any] = {
+    # A URL can carry data out of the project, so each fetch is approved by default.
+    "requires_approval": True,
+    "approval_key": approval_key,
+    "timeout": 20,
+    "max_bytes": 3_000_000,
+    "max_chars": 40_000,
+}
+
+DESCRIPTION = (
+    "Fetch a web page (http or https) and return its text; HTML is converted to Markdown-like "
+    "text. Long pages are cut. The user approves each URL."
+)
+
+PROPERTIES = {"url": {"type": "string", "description": "The full URL, starting with http(s)://."}}
+
+_ACCEPT = "text/html,text/*;q=0.9,*/*;q=0.5"
+_TEXTUAL = ("text/", "json", "xml", "javascript", "yaml", "csv")
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the server sent back (the body possibly cut at the byte limit)."""
+
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    encoding: str
+    cut: bool
+
+
+def _check_url(url: str) -> str:
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ToolError(f"Only http:// and https:// URLs can be fetched (got {url!r}).")
+    return url
+
+
+async def _download(url: str, timeout: float, max_bytes: int) -> Page:
+    headers = {
+        "User-Agent": "codecompanion-fetch/1.0",
+        "Accept": "text/html,text/*;q=0.9,*/*;q=0.5",
+    }
+    async with (
+        httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout), follow_redirects=True, max_redirects=5, headers=headers
+        ) as client,
+        client.stream("GET", url) as response,
+    ):
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > max_bytes:
+                break
+        return Page(
+            str(response.url),
+            response.status_code,
+            response.headers.get("content-type", "").lower(),
+            bytes(body[:max_bytes]),
+            response.charset_encoding or "utf-8",
+            len(body) > max_bytes,
+        )
+
+
+def _as_text(page: Page) -> str:
+    """The body as text: HTML converted, other text as is; ToolError for binary content."""
+    kind = page.content_type.split(";")[0].strip()
+    if kind and not any(mark in kind for mark in _TEXTUAL) or looks_binary(page.body):
+        raise ToolError(f"{page.url} is not a text page (content type {kind or 'unknown'}).")
+    try:
+        text = page.body.decode(page.encoding, errors="replace")
+    except LookupError:
+        text = page.body.decode("utf-8", errors="replace")
+    if "html" in kind or (not kind and "<html" in text[:1000].lower()):
+        converter = html2text.HTML2Text()
+        converter.body_width = 0
+        converter.ignore_images = True
+        text = str(converter.handle(text))
+    return text.strip()
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Fetch the page; every failure (network, status, timeout) is a clear error."""
+    url = _check_url(arg_text(args, "url"))
+    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+    max_bytes = int(self.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
+    try:
+        # httpx's timeout is per operation; wait_for bounds the whole download.
+        page = await asyncio.wait_for(_download(url, own, max_bytes), own)
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        raise ToolError(f"Fetching {url} timed out (limit {timeout:g}s).") from None
+    except httpx.HTTPError as exc:
+        raise ToolError(f"Could not fetch {url}: {type(exc).__name__}: {exc}") from None
+    if page.status >= 400:
+        raise ToolError(f"{page.url} answered HTTP {page.status}; no content was returned.")
+    text = await asyncio.to_thread(_as_text, page)
+    limit = int(self.opts.get("max_chars") or DEFAULT_OPTS["max_chars"])
+    text, cut = cap_output(text, limit)
+    notes = " (cut to fit)" if cut or page.cut else ""
+    header = f"Content of {page.url} ({page.content_type or 'no content type'}){notes}:"
+    return Reply(
+        f"{header}\n{fence(text, 'markdown')}",
+        f"Fetched `{page.url}`",
+        {"url": page.url, "status": page.status, "chars": len(text)},
+    )
+
+
+TOOL = function_tool(
+    "fetch_webpage",
+    DESCRIPTION,
+    PROPERTIES,
+    run,
+    prompt=lambda self: f"Fetch the web page {self.args.get('url')}?",
+    opts=DEFAULT_OPTS,
+)

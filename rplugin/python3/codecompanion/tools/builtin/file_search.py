@@ -1,0 +1,55 @@
+"""file_search: project files whose path matches a glob (.gitignore respected, `.git` skipped)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import Reply, arg_int, arg_text, function_tool, nullable
+from ..paths import project_root
+from ..project_files import glob_filter, project_files
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_results": 500}
+
+DESCRIPTION = (
+    "Find files in the project by glob, e.g. `**/*.py`, `src/**/test_*.ts` or `README*`. A "
+    "pattern without `/` matches file names in any folder. Case-insensitive; files ignored by "
+    ".gitignore are left out. Returns paths relative to the project root."
+)
+
+PROPERTIES = {
+    "query": {"type": "string", "description": "Glob pattern for the file paths."},
+    "max_results": nullable("integer", "Most paths to return (default 500)."),
+}
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """List the matching paths."""
+    query = arg_text(args, "query").strip()
+    if not query:
+        raise ToolError("`query` is empty; give a glob such as `**/*.py`.")
+    cap = int(self.opts.get("max_results") or DEFAULT_OPTS["max_results"])
+    limit = arg_int(args, "max_results", cap)
+    if limit < 1:
+        raise ToolError(f"max_results must be 1 or more (got {limit}).")
+    limit = min(limit, cap)
+    try:
+        found = glob_filter(query, await project_files(project_root(self.tools)))
+    except re.error as exc:
+        raise ToolError(f"{query!r} is not a valid glob: {exc}") from None
+    if not found:
+        return Reply(f"No files match `{query}`.", f"No files match `{query}`", {"count": 0})
+    shown = found[:limit]
+    header = f"{len(found)} files match `{query}`"
+    if len(found) > limit:
+        header += f" (showing the first {limit}; use a narrower pattern for the rest)"
+    return Reply(
+        f"{header}:\n" + "\n".join(shown),
+        f"Found {len(found)} files for `{query}`",
+        {"count": len(found)},
+    )
+
+
+TOOL = function_tool("file_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

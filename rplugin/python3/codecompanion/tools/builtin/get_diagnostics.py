@@ -1,0 +1,99 @@
+"""get_diagnostics: the editor's LSP diagnostics for a file, with the lines they point at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ToolError
+from ...ports import Diagnostic
+from ..function_tool import Reply, arg_opt_text, arg_text, function_tool, nullable
+from ..paths import display_path, project_root, resolve_path
+from ..text_files import read_source
+from ..tool import Tool
+
+SEVERITIES = ("ERROR", "WARNING", "INFORMATION", "HINT")
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diagnostics": 50}
+
+DESCRIPTION = (
+    "Get the language server diagnostics (errors, warnings, ...) Neovim has for a file, with "
+    "the code lines they point at. severity is the least severe level to include."
+)
+
+PROPERTIES = {
+    "filepath": {
+        "type": "string",
+        "description": "Path of the file, relative to the project root.",
+    },
+    "severity": nullable(
+        "string",
+        "Least severe level to include (default HINT: everything).",
+        enum=[*SEVERITIES, None],
+    ),
+}
+
+
+def _severity(args: dict[str, Any]) -> str:
+    value = arg_opt_text(args, "severity")
+    if value is None:
+        return "HINT"
+    upper = value.upper()
+    if upper == "INFO":
+        upper = "INFORMATION"
+    if upper not in SEVERITIES:
+        raise ToolError(f"severity must be one of {', '.join(SEVERITIES)} or null (got {value!r}).")
+    return upper
+
+
+def _render(item: Diagnostic, lines: list[str]) -> str:
+    """`line:col SEVERITY source[code] message`, then the code line it points at."""
+    origin = (item.source or "") + (f"[{item.code}]" if item.code else "")
+    message = "; ".join(part.strip() for part in item.message.splitlines() if part.strip())
+    parts = [f"{item.line + 1}:{item.col + 1}", item.severity.upper(), origin, message]
+    head = " ".join(part for part in parts if part)
+    code = lines[item.line].strip() if 0 <= item.line < len(lines) else ""
+    return f"{head}\n    > {code[:200]}" if code else head
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Ask the editor for the file's diagnostics."""
+    raw = arg_text(args, "filepath")
+    severity = _severity(args)
+    editor = self.tools.editor
+    if editor is None:
+        raise ToolError(
+            "Diagnostics come from Neovim's language servers, and no editor is attached to this "
+            "session; run the project's linter with run_command instead."
+        )
+    path = await resolve_path(
+        self.tools, raw, must_exist=True, purpose="reading diagnostics for a file"
+    )
+    shown = display_path(project_root(self.tools), path)
+    found = await editor.diagnostics(str(path), severity)
+    try:
+        lines = (await read_source(editor, path, shown)).lines
+    except ToolError:
+        lines = []
+    if not found:
+        return Reply(
+            f"No diagnostics at {severity} or worse for {shown}.",
+            f"No diagnostics for `{shown}`",
+            {"count": 0},
+        )
+    cap = int(self.opts.get("max_diagnostics") or DEFAULT_OPTS["max_diagnostics"])
+    ordered = sorted(found, key=lambda d: (SEVERITIES.index(_rank(d)), d.line, d.col))
+    body = "\n".join(_render(item, lines) for item in ordered[:cap])
+    more = f"\n... ({len(found) - cap} more not shown)" if len(found) > cap else ""
+    header = f"Diagnostics for {shown} ({len(found)} at {severity} or worse; lines 1-based):"
+    return Reply(
+        f"{header}\n{body}{more}",
+        f"Got {len(found)} diagnostics for `{shown}`",
+        {"count": len(found)},
+    )
+
+
+def _rank(item: Diagnostic) -> str:
+    upper = item.severity.upper()
+    return upper if upper in SEVERITIES else "HINT"
+
+
+TOOL = function_tool("get_diagnostics", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

@@ -1,0 +1,198 @@
+"""grep_search: text search over the project's files (ripgrep, or Python when rg is missing)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import (
+    Reply,
+    arg_bool,
+    arg_int,
+    arg_opt_text,
+    arg_text,
+    function_tool,
+    nullable,
+    time_limits,
+)
+from ..paths import project_root
+from ..process import run_process
+from ..project_files import compile_glob, glob_filter, project_files
+from ..text_files import looks_binary
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "max_results": 100,
+    "timeout": 30,
+    "rg_path": None,  # None: find `rg` on PATH; False or "": never use it; else its path
+}
+LINE_WIDTH = 200
+MAX_FILE_BYTES = 2_000_000
+
+DESCRIPTION = (
+    "Search the text of the project's files (case-insensitive; .gitignore respected). Returns "
+    "`path:line: text` for each matching line. The query is plain text unless is_regexp is true."
+)
+
+PROPERTIES = {
+    "query": {"type": "string", "description": "Text or regular expression to search for."},
+    "is_regexp": nullable("boolean", "true if query is a regular expression (default false)."),
+    "include_pattern": nullable(
+        "string", "Glob of files to search, e.g. `src/**/*.py` or `*.ts` (default all files)."
+    ),
+    "max_results": nullable("integer", "Most matching lines to return (default 100)."),
+}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching line."""
+
+    path: str
+    line: int
+    text: str
+
+    def render(self) -> str:
+        """`path:line: text`, with a long line cut."""
+        text = self.text.strip()
+        if len(text) > LINE_WIDTH:
+            text = text[:LINE_WIDTH] + "…"
+        return f"{self.path}:{self.line}: {text}"
+
+
+def rg_executable(opts: dict[str, Any]) -> str | None:
+    """The ripgrep to use: `opts["rg_path"]` if set (False/"" for none), else `rg` on PATH."""
+    configured = opts.get("rg_path")
+    if configured is None:
+        return shutil.which("rg")
+    if not configured:
+        return None
+    return shutil.which(str(configured))
+
+
+def _rg_hits(stdout: str, limit: int) -> list[Hit]:
+    hits: list[Hit] = []
+    for line in stdout.splitlines():
+        if not line.startswith('{"type":"match"'):
+            continue
+        try:
+            data = json.loads(line)["data"]
+            path, text = data["path"]["text"], data["lines"]["text"]
+        except (ValueError, KeyError, TypeError):
+            continue  # non-UTF-8 paths or lines come as bytes; skipped
+        hits.append(Hit(path.removeprefix("./"), int(data["line_number"]), text))
+        if len(hits) > limit:
+            break
+    return hits
+
+
+async def _search_rg(
+    rg: str, root: Path, query: str, regexp: bool, include: str | None, limit: int, timeout: float
+) -> tuple[list[Hit], bool]:
+    """Hits from ripgrep, and whether it timed out."""
+    argv = [rg, "--json", "--ignore-case", "--sort=path", "--max-count", str(limit + 1)]
+    if not regexp:
+        argv.append("--fixed-strings")
+    if include:
+        argv += ["--iglob", include]
+    argv += ["-e", query, "--", "."]
+    result = await run_process(argv, cwd=root, timeout=timeout, max_output=8_000_000)
+    if result.exit_code == 2 and '"type":"match"' not in result.stdout:
+        message = result.stderr.strip() or "ripgrep failed"
+        if "regex" in message.lower():
+            raise ToolError(f"Invalid regular expression {query!r}:\n{message}")
+        raise ToolError(f"The search failed: {message}")
+    return _rg_hits(result.stdout, limit), result.timed_out
+
+
+def _scan(root: Path, files: list[str], pattern: re.Pattern[str], limit: int) -> list[Hit]:
+    """Hits from reading the files in Python (runs in a worker thread)."""
+    hits: list[Hit] = []
+    for name in files:
+        path = root / name
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if looks_binary(data):
+            continue
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if pattern.search(line):
+                hits.append(Hit(name, number, line))
+                if len(hits) > limit:
+                    return hits
+    return hits
+
+
+async def _search_python(
+    root: Path, query: str, regexp: bool, include: str | None, limit: int
+) -> list[Hit]:
+    try:
+        pattern = re.compile(query if regexp else re.escape(query), re.IGNORECASE)
+    except re.error as exc:
+        raise ToolError(f"Invalid regular expression {query!r}: {exc}") from None
+    files = glob_filter(include, await project_files(root, hidden=False))
+    return await asyncio.to_thread(_scan, root, sorted(files), pattern, limit)
+
+
+def _limit(self: Tool, args: dict[str, Any]) -> int:
+    cap = int(self.opts.get("max_results") or DEFAULT_OPTS["max_results"])
+    wanted = arg_int(args, "max_results", cap)
+    if wanted < 1:
+        raise ToolError(f"max_results must be 1 or more (got {wanted}).")
+    return min(wanted, cap)
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Search and list the matching lines."""
+    query = arg_text(args, "query")
+    if not query:
+        raise ToolError("`query` is empty.")
+    regexp = arg_bool(args, "is_regexp", False)
+    include = arg_opt_text(args, "include_pattern") or None
+    if include is not None:
+        try:
+            compile_glob(include)
+        except re.error as exc:
+            raise ToolError(f"include_pattern {include!r} is not a valid glob: {exc}") from None
+    limit = _limit(self, args)
+    root = project_root(self.tools)
+    rg = rg_executable(self.opts)
+    timed_out = False
+    if rg:
+        _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+        hits, timed_out = await _search_rg(rg, root, query, regexp, include, limit, own)
+    else:
+        hits = await _search_python(root, query, regexp, include, limit)
+    return _reply(query, include, hits, limit, timed_out)
+
+
+def _reply(query: str, include: str | None, hits: list[Hit], limit: int, timed_out: bool) -> Reply:
+    scope = f" in `{include}`" if include else ""
+    more = len(hits) > limit
+    hits = hits[:limit]
+    if not hits:
+        note = " (the search timed out)" if timed_out else ""
+        return Reply(
+            f"No matches for `{query}`{scope}{note}.", f"No matches for `{query}`", {"count": 0}
+        )
+    header = f"{len(hits)} matching lines for `{query}`{scope}"
+    if more:
+        header += f" (stopped at {limit}; narrow the query or include_pattern to see others)"
+    if timed_out:
+        header += " (the search timed out; results are partial)"
+    body = "\n".join(hit.render() for hit in hits)
+    user = f"Searched for `{query}`: {len(hits)}{'+' if more else ''} results"
+    return Reply(f"{header}:\n{body}", user, {"count": len(hits), "more": more})
+
+
+TOOL = function_tool("grep_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

@@ -1,0 +1,175 @@
+"""insert_edit_into_file: replace quoted text in a file, append to it, or overwrite it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ...diffs import unified
+from ...errors import ToolError
+from ..edits import Applied, Edit, apply_edits, parse_edits
+from ..function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
+from ..paths import describe_path, display_path, project_root, resolve_path
+from ..review import Review, rejection_note, review
+from ..text_files import (
+    Source,
+    fence,
+    read_source,
+    split_lines,
+    with_trailing_newline,
+    write_source,
+)
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diff_lines": 60}
+MODES = ("append", "overwrite")
+BIG_TEXT = 200_000  # characters; matching and diffing bigger files runs in a thread
+T = TypeVar("T")
+
+DESCRIPTION = (
+    "Change an existing file. Each edit replaces oldText with newText: copy oldText exactly "
+    "from the current file (indentation included) with enough lines to match one place only; "
+    "set replaceAll to true to change every occurrence. Edits apply in order and all-or-nothing "
+    '(if one fails, nothing is written). oldText "^" inserts newText at the start of the file '
+    'and "$" at its end. mode "append" (the default; null works too) applies the edits; '
+    '"overwrite" replaces the whole file with edits[0].newText. The user may review the change '
+    "and reject parts of it."
+)
+
+_EDIT_ITEM = {
+    "type": "object",
+    "properties": {
+        "oldText": {"type": "string", "description": "Exact current text to replace."},
+        "newText": {"type": "string", "description": "The text that replaces it."},
+        "replaceAll": {
+            "type": ["boolean", "null"],
+            "description": "true to replace every occurrence; null or false for exactly one.",
+        },
+    },
+    "required": ["oldText", "newText", "replaceAll"],
+    "additionalProperties": False,
+}
+
+PROPERTIES = {
+    "filepath": {
+        "type": "string",
+        "description": "Path of the file, relative to the project root.",
+    },
+    "edits": {
+        "anyOf": [
+            {"type": "array", "items": _EDIT_ITEM, "minItems": 1},
+            {"type": "string", "description": "The same list as JSON text."},
+        ],
+        "description": "The edits, applied in order.",
+    },
+    "explanation": {"type": "string", "description": "One short sentence for the user."},
+    "mode": {
+        "type": ["string", "null"],
+        "enum": [*MODES, None],
+        "description": '"append" (default) applies the edits; "overwrite" replaces the file.',
+    },
+}
+
+
+def _mode(args: dict[str, Any]) -> str | None:
+    mode = arg_opt_text(args, "mode")
+    # "append" is CodeCompanion's default mode: apply the edits (it does not mean "add at end").
+    if mode in (None, "", "append", "edit", "replace"):
+        return None
+    if mode not in MODES:
+        raise ToolError(f'mode must be null, "append" or "overwrite" (got {mode!r}).')
+    return mode
+
+
+def _changed_text(
+    mode: str | None, edits: list[Edit], text: str
+) -> tuple[str, tuple[Applied, ...]]:
+    """The file's new text and how each edit was placed."""
+    if mode == "overwrite":
+        return edits[0].new_text, ()
+    result = apply_edits(text, edits)
+    return result.content, result.applied
+
+
+def _final_text(new: str, outcome: Review) -> str:
+    """The text to store: `new` itself, or the accepted lines when hunks were rejected."""
+    if not outcome.rejected:
+        return new
+    return "\n".join(outcome.lines) + ("\n" if outcome.lines and new.endswith("\n") else "")
+
+
+def _report(
+    self: Tool, shown: str, where: str, applied: tuple[Applied, ...], diff: tuple[str, str]
+) -> str:
+    """The model's text: where it was written, how each edit matched, and a diff when useful."""
+    place = "in the open buffer (not saved to disk)" if where == "buffer" else "on disk"
+    mode = _mode(self.args)
+    verb = "Overwrote" if mode == "overwrite" else "Edited"
+    lines = [f"{verb} {shown} {place}."]
+    lines += [f"- {item.describe()}" for item in applied]
+    note, text = diff
+    if note:
+        lines.append(note)
+    loose = any(item.strategy != "exact" for item in applied)
+    if text and (note or loose):
+        cap = int(self.opts.get("max_diff_lines", DEFAULT_OPTS["max_diff_lines"]))
+        rows = text.splitlines()
+        cut = f"\n({len(rows) - cap} more diff lines)" if len(rows) > cap else ""
+        lines.append("Applied diff:\n" + fence("\n".join(rows[:cap]), "diff") + cut)
+    return "\n".join(lines)
+
+
+async def _off_loop(text: str, fn: Callable[..., T], *args: Any) -> T:
+    """Run CPU work for a big file in a worker thread so the editor never waits on it."""
+    if len(text) > BIG_TEXT:
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
+
+
+async def _load(self: Tool, args: dict[str, Any]) -> tuple[Source, str]:
+    raw = arg_text(args, "filepath")
+    path = await resolve_path(self.tools, raw, must_exist=True, purpose="editing a file")
+    shown = display_path(project_root(self.tools), path)
+    return await read_source(self.tools.editor, path, shown), shown
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Apply the edits (atomically), after the user's review when due."""
+    mode = _mode(args)
+    edits = parse_edits(args.get("edits"), need_old=mode is None)
+    explanation = arg_opt_text(args, "explanation") or ""
+    source, shown = await _load(self, args)
+    new, applied = await _off_loop(source.text, _changed_text, mode, edits, source.text)
+    new = with_trailing_newline(new, source.text)
+    if new == source.text:
+        raise ToolError(f"The edits leave {shown} unchanged; nothing was written.")
+    old_lines = source.lines
+    outcome = await review(self, str(source.path), old_lines, split_lines(new))
+    if outcome.nothing_accepted:
+        reason = f' Reason: "{outcome.reason}".' if outcome.reason else ""
+        raise Failure(
+            f"The user rejected the changes to {shown}; nothing was written.{reason}",
+            f"Rejected edits to `{shown}`",
+        )
+    final = _final_text(new, outcome)
+    where = await write_source(self.tools.editor, source, final, shown)
+    diff_text, _rows = await _off_loop(final, unified, shown, old_lines, split_lines(final))
+    for_llm = _report(self, shown, where, applied, (rejection_note(outcome), diff_text))
+    user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
+    return Reply(for_llm, user, {"path": str(source.path), "written_to": where})
+
+
+def _prompt(self: Tool) -> str:
+    mode = self.args.get("mode")
+    shown = describe_path(self.tools, self.args.get("filepath"))
+    if mode == "overwrite":
+        return f"Overwrite `{shown}`?"
+    edits = self.args.get("edits")
+    count = len(edits) if isinstance(edits, list) else 1
+    return f"Apply {count} edit(s) to `{shown}`?"
+
+
+TOOL = function_tool(
+    "insert_edit_into_file", DESCRIPTION, PROPERTIES, run, prompt=_prompt, opts=DEFAULT_OPTS
+)

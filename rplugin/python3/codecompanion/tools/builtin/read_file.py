@@ -1,0 +1,100 @@
+"""read_file: lines of a text file in the project, by 0-based inclusive range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import Reply, arg_int, arg_text, function_tool
+from ..paths import display_path, project_root, resolve_path
+from ..text_files import fence, read_source
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "max_lines": 2000,
+    "max_bytes": 200_000,
+}
+
+DESCRIPTION = (
+    "Read lines of a text file in the project. Line numbers are 0-based and the range is "
+    "inclusive; end_line_number_base_zero -1 means the end of the file. Large files must be "
+    "read in ranges (at most about 2000 lines or 200 KB per call). If the file is open in the "
+    "editor, its current (possibly unsaved) text is returned."
+)
+
+PROPERTIES = {
+    "filepath": {
+        "type": "string",
+        "description": "Path of the file, relative to the project root.",
+    },
+    "start_line_number_base_zero": {
+        "type": "integer",
+        "description": "First line to read, 0-based (0 is the first line).",
+    },
+    "end_line_number_base_zero": {
+        "type": "integer",
+        "description": "Last line to read, 0-based and inclusive; -1 for the end of the file.",
+    },
+}
+
+
+def _check_range(start: int, end: int, total: int, shown: str) -> int:
+    """The end line after range checks (clamped to the last line)."""
+    if start < 0:
+        raise ToolError(f"start_line_number_base_zero must be 0 or more (got {start}).")
+    if end < -1:
+        raise ToolError(f"end_line_number_base_zero must be -1 or more (got {end}).")
+    if start >= total:
+        raise ToolError(
+            f"start_line_number_base_zero {start} is past the end of {shown}, which has {total} "
+            f"lines (valid starts are 0 to {total - 1})."
+        )
+    if end != -1 and end < start:
+        raise ToolError(f"The range is backwards: end {end} is before start {start}.")
+    return total - 1 if end == -1 or end >= total else end
+
+
+def _too_big(self: Tool, shown: str, lines: list[str], start: int, end: int) -> None:
+    """Refuse a read over the line or byte limit, saying how to read it in ranges."""
+    max_lines = int(self.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
+    max_bytes = int(self.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
+    count = end - start + 1
+    size = sum(len(line.encode("utf-8")) + 1 for line in lines[start : end + 1])
+    if count <= max_lines and size <= max_bytes:
+        return
+    step = max(1, min(max_lines, count * max_bytes // max(size, 1)))
+    raise ToolError(
+        f"{shown} has {len(lines):,} lines; lines {start}-{end} are {count:,} lines and "
+        f"{size:,} bytes, over the limit of {max_lines:,} lines or {max_bytes:,} bytes per read. "
+        f"Read it in ranges, e.g. start_line_number_base_zero={start}, "
+        f"end_line_number_base_zero={start + step - 1}."
+    )
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Read the requested lines."""
+    raw = arg_text(args, "filepath")
+    start = arg_int(args, "start_line_number_base_zero", 0)
+    end = arg_int(args, "end_line_number_base_zero", -1)
+    path = await resolve_path(self.tools, raw, must_exist=True, purpose="reading a file")
+    shown = display_path(project_root(self.tools), path)
+    source = await read_source(self.tools.editor, path, shown)
+    lines = source.lines
+    origin = " (the editor's unsaved buffer)" if source.from_buffer else ""
+    if not lines:
+        if start not in (0,) or end not in (0, -1):
+            raise ToolError(f"{shown} is empty, so only the range 0 to -1 can be read.")
+        return Reply(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
+    end = _check_range(start, end, len(lines), shown)
+    _too_big(self, shown, lines, start, end)
+    body = "\n".join(lines[start : end + 1])
+    header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
+    return Reply(
+        f"{header}\n{fence(body, path.suffix.lstrip('.'))}",
+        f"Read `{shown}` (lines {start + 1}-{end + 1} of {len(lines)})",
+        {"path": str(path), "start": start, "end": end, "total": len(lines)},
+    )
+
+
+TOOL = function_tool("read_file", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

@@ -1,0 +1,100 @@
+"""run_command: one shell command in the project root, with a timeout and capped output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ToolError
+from ..function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
+from ..paths import project_root
+from ..process import ProcessResult, cap_output, run_process
+from ..text_files import fence
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": True,
+    "require_cmd_approval": True,
+    "allowed_in_yolo_mode": False,
+    "command_arg": "cmd",
+    "timeout": 300,
+    "max_chars": 20_000,
+}
+
+DESCRIPTION = (
+    "Run a shell command (sh -c) in the project root and get its exit code, stdout and stderr. "
+    "stdin is closed, so interactive prompts get no input: pass flags such as --yes instead. "
+    "The command is killed after a timeout (5 minutes by default). The user approves each "
+    "command."
+)
+
+PROPERTIES = {
+    "cmd": {"type": "string", "description": "The command line, as typed in a shell."},
+}
+
+_PROMPT_HINTS = ("password", "passphrase", "[y/n]", "(y/n)", "continue?", "press enter")
+
+
+def _status(result: ProcessResult, timeout: float) -> str:
+    if result.timed_out:
+        return f"timed out (limit {timeout:g}s); the command and its children were killed"
+    if result.exit_code is None:
+        return "could not start"
+    return f"exit code {result.exit_code}"
+
+
+def _stream(label: str, text: str, limit: int) -> str:
+    if not text:
+        return f"{label}: (empty)"
+    capped, _cut = cap_output(text, limit)
+    return f"{label}:\n{fence(capped)}"
+
+
+def _report(cmd: str, result: ProcessResult, timeout: float, limit: int) -> str:
+    """The model's view: command, status, closed stdin, then both streams."""
+    lines = [f"$ {cmd}", f"status: {_status(result, timeout)}", "stdin: closed"]
+    if result.truncated:
+        lines.append("note: output beyond the size limit was dropped")
+    failed = result.timed_out or result.exit_code != 0
+    tail = (result.stdout[-300:] + "\n" + result.stderr[-300:]).lower()
+    asked = any(s.endswith((": ", "? ")) for s in (result.stdout, result.stderr))
+    if failed and (asked or any(hint in tail for hint in _PROMPT_HINTS)):
+        lines.append(
+            "note: the command may have waited for input; stdin is closed (no input can be "
+            "given), so use non-interactive flags."
+        )
+    lines.append(_stream("stdout", result.stdout, limit))
+    lines.append(_stream("stderr", result.stderr, limit))
+    return "\n".join(lines)
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Run the command; a non-zero exit or a timeout is an error result with the output."""
+    cmd = arg_text(args, "cmd")
+    if not cmd.strip():
+        raise ToolError("`cmd` is empty.")
+    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+    limit = int(self.opts.get("max_chars") or DEFAULT_OPTS["max_chars"])
+    result = await run_process(["sh", "-c", cmd], cwd=project_root(self.tools), timeout=own)
+    text = _report(cmd, result, timeout, limit)
+    short = one_line(cmd, 60)
+    if result.timed_out:
+        raise Failure(text, f"`{short}` timed out (limit {timeout:g}s)")
+    if result.exit_code != 0:
+        raise Failure(text, f"`{short}` failed ({_status(result, timeout)})")
+    data = {"exit_code": 0, "duration": round(result.duration, 3)}
+    return Reply(text, f"Ran `{short}` (exit 0)", data)
+
+
+def _cmd(self: Tool) -> str:
+    value = self.args.get("cmd")
+    return value if isinstance(value, str) else str(value)
+
+
+TOOL = function_tool(
+    "run_command",
+    DESCRIPTION,
+    PROPERTIES,
+    run,
+    prompt=lambda self: f"Run the command `{_cmd(self)}`?",
+    opts=DEFAULT_OPTS,
+)

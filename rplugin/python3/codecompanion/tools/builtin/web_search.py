@@ -1,0 +1,124 @@
+"""web_search: search the web through Tavily (API key in TAVILY_API_KEY)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import httpx
+
+from ...errors import ToolError
+from ..function_tool import Reply, arg_text, function_tool, time_limits
+from ..process import cap_output
+from ..tool import Tool
+
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "url": "https://api.tavily.com/search",
+    "api_key_env": "TAVILY_API_KEY",
+    "max_results": 5,
+    "search_depth": "basic",
+    "topic": "general",
+    "timeout": 20,
+    "max_chars_per_result": 3000,
+}
+
+DESCRIPTION = (
+    "Search the web and get the most relevant pages (title, URL and an extract). Use for "
+    "current information or documentation not in the project. domains limits the search to "
+    "those sites (null or [] for the whole web)."
+)
+
+PROPERTIES = {
+    "query": {"type": "string", "description": "What to search for."},
+    "domains": {
+        "type": ["array", "null"],
+        "items": {"type": "string"},
+        "description": 'Only search these domains, e.g. ["docs.python.org"].',
+    },
+}
+
+
+def _domains(args: dict[str, Any]) -> list[str]:
+    value = args.get("domains")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
+        raise ToolError("`domains` must be a list of domain names or null.")
+    return [d.strip() for d in value if d.strip()]
+
+
+def _api_key(opts: dict[str, Any]) -> str:
+    key = opts.get("api_key") or os.environ.get(str(opts.get("api_key_env") or "TAVILY_API_KEY"))
+    if not key:
+        raise ToolError(
+            "web_search needs a Tavily API key: set the TAVILY_API_KEY environment variable "
+            "(or the tool's api_key option). The search was not run."
+        )
+    return str(key)
+
+
+async def _post(opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
+    timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]))
+    url = str(opts.get("url") or DEFAULT_OPTS["url"])
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(own)) as client:
+            request = client.post(url, json=body, headers=headers)
+            response = await asyncio.wait_for(request, own)
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        raise ToolError(f"The web search timed out (limit {timeout:g}s).") from None
+    except httpx.HTTPError as exc:
+        raise ToolError(f"The web search failed: {type(exc).__name__}: {exc}") from None
+    if response.status_code in (401, 403):
+        raise ToolError(f"Tavily refused the API key (HTTP {response.status_code}).")
+    if response.status_code >= 400:
+        raise ToolError(f"Tavily answered HTTP {response.status_code}: {response.text[:300]}")
+    try:
+        data = response.json()
+    except ValueError:
+        raise ToolError("Tavily's answer was not JSON.") from None
+    if not isinstance(data, dict):
+        raise ToolError("Tavily's answer had an unexpected shape.")
+    return data
+
+
+def _render(results: list[Any], per_result: int) -> list[str]:
+    blocks = []
+    for index, item in enumerate(results, 1):
+        if not isinstance(item, dict):
+            continue
+        title = str(item.get("title") or "(no title)")
+        content, _cut = cap_output(str(item.get("content") or "").strip(), per_result)
+        blocks.append(f"[{index}] {title}\n{item.get('url', '')}\n{content}")
+    return blocks
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Run the search and list the results."""
+    query = arg_text(args, "query").strip()
+    if not query:
+        raise ToolError("`query` is empty.")
+    domains = _domains(args)
+    opts = self.opts
+    body = {
+        "query": query,
+        "max_results": int(opts.get("max_results") or DEFAULT_OPTS["max_results"]),
+        "search_depth": opts.get("search_depth") or DEFAULT_OPTS["search_depth"],
+        "topic": opts.get("topic") or DEFAULT_OPTS["topic"],
+        "include_domains": domains,
+        "include_answer": False,
+        "include_raw_content": False,
+    }
+    data = await _post(opts, _api_key(opts), body)
+    results = data.get("results") if isinstance(data.get("results"), list) else []
+    per_result = int(opts.get("max_chars_per_result") or DEFAULT_OPTS["max_chars_per_result"])
+    blocks = _render(results or [], per_result)
+    if not blocks:
+        return Reply(f"No web results for `{query}`.", f"No web results for `{query}`", {})
+    text = f"{len(blocks)} web results for `{query}`:\n\n" + "\n\n".join(blocks)
+    return Reply(text, f"Searched the web for `{query}`: {len(blocks)} results", {})
+
+
+TOOL = function_tool("web_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

@@ -1,0 +1,195 @@
+"""Edits as the model sends them: parsing `edits`, and applying them in order, all or nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import json_repair
+
+from .edit_match import EditError, Match, Text, block_lines, locate
+
+_KEYS = "oldText, newText and replaceAll"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old_text` with `new_text` (every occurrence with `replace_all`)."""
+
+    old_text: str
+    new_text: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True)
+class Applied:
+    """How one edit was placed: the matcher used and the 1-based lines it changed."""
+
+    index: int
+    strategy: str
+    lines: tuple[int, ...]
+    score: float
+
+    def describe(self) -> str:
+        """E.g. `edit 1: exact match at line 12` or `... 3 places (lines 4, 9, 20)`."""
+        where = (
+            f"line {self.lines[0]}"
+            if len(self.lines) == 1
+            else f"{len(self.lines)} places (lines {', '.join(map(str, self.lines[:10]))})"
+        )
+        how = f"{self.strategy} match" + (
+            f" ({self.score:.0%} similar)" if self.strategy == "fuzzy" else ""
+        )
+        return f"edit {self.index + 1}: {how} at {where}"
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The content after every edit, and how each was placed."""
+
+    content: str
+    applied: tuple[Applied, ...]
+
+
+def _decode(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        try:
+            repaired = json_repair.repair_json(raw, return_objects=True)
+        except Exception:  # the repair library is best effort; failing means "not JSON"
+            repaired = None
+        if isinstance(repaired, (list, dict)) and repaired:
+            return repaired
+        raise EditError(
+            f"`edits` is not valid JSON; send a list of objects with {_KEYS}."
+        ) from None
+
+
+def _edit(index: int, item: Any, need_old: bool) -> Edit:
+    if not isinstance(item, dict):
+        raise EditError(f"edits[{index}] must be an object with {_KEYS}.")
+    old, new, replace_all = item.get("oldText"), item.get("newText"), item.get("replaceAll")
+    if old is None and not need_old:
+        old = ""
+    if not isinstance(old, str):
+        raise EditError(f"edits[{index}].oldText is missing or not a string.")
+    if not isinstance(new, str):
+        raise EditError(f"edits[{index}].newText is missing or not a string.")
+    if replace_all is not None and not isinstance(replace_all, bool):
+        raise EditError(f"edits[{index}].replaceAll must be true, false or null.")
+    return Edit(old.replace("\r\n", "\n"), new.replace("\r\n", "\n"), bool(replace_all))
+
+
+def parse_edits(raw: Any, need_old: bool = True) -> list[Edit]:
+    """The `edits` argument as Edit values; a JSON string (even a broken one) is decoded first.
+
+    `need_old` False lets oldText be missing (for the append and overwrite modes).
+    """
+    value = _decode(raw)
+    if isinstance(value, str):
+        value = _decode(value)  # JSON text encoded twice
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise EditError(f"`edits` must be a non-empty list of objects with {_KEYS}.")
+    return [_edit(i, item, need_old) for i, item in enumerate(value)]
+
+
+def _indent_map(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
+    """The model's indentation → the file's, from line pairs of a whole-line match."""
+    mapping: dict[str, str] = {}
+    for old, found in zip(old_lines, file_lines, strict=False):
+        if old.strip() and found.strip():
+            mapping.setdefault(
+                old[: len(old) - len(old.lstrip())], found[: len(found) - len(found.lstrip())]
+            )
+    return mapping
+
+
+def _reindent(lines: list[str], mapping: dict[str, str]) -> list[str]:
+    """Shift lines written at the model's indentation to the file's indentation."""
+    if all(k == v for k, v in mapping.items()):
+        return lines
+    keys = sorted(mapping, key=len, reverse=True)
+    shifted = []
+    for line in lines:
+        indent = line[: len(line) - len(line.lstrip())]
+        key = next((k for k in keys if indent.startswith(k)), None) if line.strip() else None
+        shifted.append(line if key is None else mapping[key] + line[len(key) :])
+    return shifted
+
+
+def _replacement(edit: Edit, match: Match, content: str) -> str:
+    """The text that replaces a match, shaped like the matched lines when they were whole lines."""
+    if not match.whole_lines:
+        return edit.new_text
+    old_lines, lead, trail = block_lines(edit.old_text)
+    new_lines = edit.new_text.split("\n")
+    for _ in range(lead):
+        if len(new_lines) > 1 and not new_lines[0].strip():
+            new_lines.pop(0)
+    for _ in range(trail):
+        if new_lines and not new_lines[-1].strip():
+            new_lines.pop()
+    if match.strategy in ("indentation-insensitive", "fuzzy"):
+        found = content[match.start : match.end].split("\n")
+        new_lines = _reindent(new_lines, _indent_map(old_lines, found))
+    return "\n".join(new_lines)
+
+
+def _splice(content: str, match: Match, replacement: str) -> str:
+    start, end = match.start, match.end
+    if match.whole_lines and replacement == "":
+        # Deleting whole lines also removes their line break.
+        if end < len(content) and content[end] == "\n":
+            end += 1
+        elif start > 0 and content[start - 1] == "\n":
+            start -= 1
+    return content[:start] + replacement + content[end:]
+
+
+# oldText markers (CodeCompanion's convention) for inserting at the file's start or end.
+START_MARKERS = ("^", "<<START>>")
+END_MARKERS = ("$", "<<END>>")
+
+
+def apply_edit(content: str, edit: Edit, index: int = 0) -> tuple[str, Applied]:
+    """`content` with one edit applied."""
+    if edit.old_text == edit.new_text:
+        raise EditError("oldText and newText are the same, so this edit changes nothing.")
+    if not edit.old_text.strip("\n") and not content.strip():
+        return edit.new_text, Applied(index, "empty file", (1,), 1.0)
+    marker = edit.old_text.strip()
+    if marker in START_MARKERS:
+        return edit.new_text + content, Applied(index, "start of file", (1,), 1.0)
+    if marker in END_MARKERS:
+        last = content.count("\n") + 1
+        return content + edit.new_text, Applied(index, "end of file", (last,), 1.0)
+    if not edit.old_text:
+        raise EditError(
+            'oldText is empty. Quote the text to replace, use "^" / "$" as oldText to insert '
+            'at the start / end of the file, or mode "overwrite" to replace all of it.'
+        )
+    matches = locate(Text(content), edit.old_text, edit.replace_all)
+    for match in sorted(matches, key=lambda m: m.start, reverse=True):
+        content = _splice(content, match, _replacement(edit, match, content))
+    lines = tuple(m.line for m in matches)
+    return content, Applied(index, matches[0].strategy, lines, min(m.score for m in matches))
+
+
+def apply_edits(content: str, edits: Sequence[Edit]) -> EditResult:
+    """Apply `edits` in order to `content`; any failure raises EditError and changes nothing."""
+    applied: list[Applied] = []
+    for index, edit in enumerate(edits):
+        try:
+            content, placed = apply_edit(content, edit, index)
+        except EditError as exc:
+            prefix = f"Edit {index + 1} of {len(edits)}: " if len(edits) > 1 else ""
+            raise EditError(f"{prefix}{exc}") from None
+        applied.append(placed)
+    return EditResult(content, tuple(applied))

@@ -1,0 +1,84 @@
+"""Path confinement: every path a tool touches is resolved against the project root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolError
+
+_FORBIDDEN = {"\x00": "a NUL byte", "\n": "a newline", "\r": "a carriage return"}
+
+
+def clean_path_text(raw: object) -> str:
+    """The path text the model sent, checked: a non-empty string without NUL bytes or newlines."""
+    if not isinstance(raw, str):
+        raise ToolError(f"The path must be a string, not {type(raw).__name__}.")
+    text = raw.strip()
+    if not text:
+        raise ToolError("The path is empty.")
+    for char, name in _FORBIDDEN.items():
+        if char in text:
+            raise ToolError(f"The path {text!r} contains {name}; paths cannot contain one.")
+    return text
+
+
+def project_root(tools: Any) -> Path:
+    """The project root of the tool system, fully resolved."""
+    return Path(os.path.realpath(os.fspath(tools.cwd)))
+
+
+def lexical_path(root: Path, raw: str) -> Path:
+    """`raw` made absolute (`~` expanded, relative to `root`) and normalised, symlinks kept."""
+    expanded = os.path.expanduser(clean_path_text(raw))
+    joined = os.path.join(os.fspath(root), expanded)
+    return Path(os.path.normpath(joined))
+
+
+def real_path(root: Path, raw: str) -> Path:
+    """`raw` made absolute and resolved: `..`, `~` and every symlink (existing parts only)."""
+    expanded = os.path.expanduser(clean_path_text(raw))
+    return Path(os.path.realpath(os.path.join(os.fspath(root), expanded)))
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    """True if the resolved `path` is `root` or below it."""
+    return path == root or root in path.parents
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` relative to `root` when inside it, else absolute; for messages."""
+    if is_inside(root, path) and path != root:
+        return path.relative_to(root).as_posix()
+    return str(path)
+
+
+def describe_path(tools: Any, raw: object) -> str:
+    """The path argument as the user should see it (relative when inside the project)."""
+    if not isinstance(raw, str):
+        return str(raw)
+    try:
+        root = project_root(tools)
+        return display_path(root, real_path(root, raw))
+    except (ToolError, TypeError, AttributeError):
+        return raw
+
+
+async def resolve_path(tools: Any, raw: str, *, must_exist: bool, purpose: str) -> Path:
+    """The resolved path for `raw`; outside the project only if the user allows that exact path.
+
+    Raises ToolError for a bad path, a refused outside path, or (with `must_exist`) a missing one.
+    """
+    root = project_root(tools)
+    path = real_path(root, raw)
+    if not is_inside(root, path):
+        allowed = await tools.confirm(f"Allow {purpose} outside the project: {path}?")
+        if not allowed:
+            raise ToolError(
+                f"{path} is outside the project ({root}) and the user did not allow {purpose} "
+                "there. Use a path inside the project."
+            )
+    if must_exist and not os.path.lexists(path):
+        raise ToolError(f"No such file or directory: {display_path(root, path)}")
+    return path

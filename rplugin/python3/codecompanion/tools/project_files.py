@@ -1,0 +1,129 @@
+"""The project's files as the search tools see them: gitignore respected, `.git` skipped, globs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+
+from .process import run_process
+
+MAX_FILES = 200_000
+GIT_TIMEOUT = 30.0
+
+
+def _git_listing(output: str, root: Path) -> list[str]:
+    """Paths from `git ls-files -z`, without deleted files, `.git` or duplicates."""
+    seen: set[str] = set()
+    files: list[str] = []
+    for name in output.split("\0"):
+        if not name or name in seen or ".git" in name.split("/"):
+            continue
+        seen.add(name)
+        if os.path.isfile(root / name):
+            files.append(name)
+    return files[:MAX_FILES]
+
+
+def _walk(root: Path, hidden: bool) -> list[str]:
+    """Every file below `root`, skipping `.git` (and, unless `hidden`, hidden files and folders)."""
+    files: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != ".git" and (hidden or not d.startswith(".")))
+        relative = os.path.relpath(folder, root)
+        for name in sorted(names):
+            if not hidden and name.startswith("."):
+                continue
+            files.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
+            if len(files) >= MAX_FILES:
+                return files
+    return files
+
+
+def _visible(name: str) -> bool:
+    return not any(part.startswith(".") for part in name.split("/"))
+
+
+async def project_files(root: Path, *, hidden: bool = True) -> list[str]:
+    """Relative paths of the project's files, never inside `.git`.
+
+    In a git repository: tracked and untracked files that .gitignore does not exclude; elsewhere
+    a walk of the folder. `hidden` False also leaves out dot-files and dot-folders (as rg does).
+    """
+    listing = await run_process(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=root,
+        timeout=GIT_TIMEOUT,
+        max_output=64_000_000,
+    )
+    if listing.exit_code == 0 and not listing.truncated:
+        files = await asyncio.to_thread(_git_listing, listing.stdout, root)
+        return files if hidden else [name for name in files if _visible(name)]
+    return await asyncio.to_thread(_walk, root, hidden)
+
+
+def _translate(pattern: str) -> str:
+    """A glob as a regular expression: `**` crosses folders, `*` and `?` do not, `{a,b}` picks."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[i + 1 : end].replace("\\", "\\\\")
+                out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+                i = end
+        elif char == "{":
+            end = pattern.find("}", i)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                choices = pattern[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(_translate(c) for c in choices) + ")")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def compile_glob(pattern: str) -> re.Pattern[str] | None:
+    """A matcher for a glob, as in .gitignore: without a `/` it matches the file name anywhere.
+
+    Case-insensitive. None for an empty pattern; re.error for a broken one.
+    """
+    text = pattern.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    if not text:
+        return None
+    if text.endswith("/"):
+        text += "**"
+    if "/" not in text.rstrip("/"):
+        text = "**/" + text
+    text = text.lstrip("/")
+    return re.compile(_translate(text) + r"\Z", re.IGNORECASE | re.DOTALL)
+
+
+def glob_filter(pattern: str | None, files: list[str]) -> list[str]:
+    """The files whose relative path matches `pattern` (all of them for None or "")."""
+    matcher = compile_glob(pattern) if pattern else None
+    if matcher is None:
+        return files
+    return [name for name in files if matcher.match(name)]

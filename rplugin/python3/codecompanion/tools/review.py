@@ -1,0 +1,67 @@
+"""The diff review before a file tool writes: ask the editor, keep only the accepted hunks."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ..diffs import Hunk, apply_hunks, hunks
+from .tool import Tool
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the user let through: the lines to write and the hunks they rejected."""
+
+    lines: list[str]
+    total: int
+    rejected: tuple[Hunk, ...] = ()
+    reason: str | None = None
+    reviewed: bool = False
+
+    @property
+    def nothing_accepted(self) -> bool:
+        """True when every hunk was rejected."""
+        return self.total > 0 and len(self.rejected) == self.total
+
+
+def needs_review(self: Tool) -> bool:
+    """A diff review is due unless the call is approved, YOLO is on, or there is no editor."""
+    tools = self.tools
+    return not (
+        self.state.get("approved")
+        or getattr(tools, "yolo", False)
+        or getattr(tools, "editor", None) is None
+    )
+
+
+async def review(self: Tool, path: str, old: list[str], new: list[str]) -> Review:
+    """Show old → new to the user when due; the lines with only the accepted hunks applied."""
+    changes = await asyncio.to_thread(hunks, old, new)
+    if not changes or not needs_review(self):
+        return Review(list(new), len(changes))
+    decision = await self.tools.editor.review_diff(self.tools.chat_id, path, old, new)
+    accepted = {i for i in decision.accepted if 0 <= i < len(changes)}
+    rejected = tuple(h for i, h in enumerate(changes) if i not in accepted)
+    lines = apply_hunks(old, new, accepted)
+    return Review(lines, len(changes), rejected, decision.reason, True)
+
+
+def describe_hunk(hunk: Hunk) -> str:
+    """E.g. `lines 4-6 (-3 +1)`, with 1-based line numbers of the original."""
+    first = hunk.old_start + 1
+    last = max(hunk.old_end, first)
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"{where} (-{hunk.old_end - hunk.old_start} +{hunk.new_end - hunk.new_start})"
+
+
+def rejection_note(result: Review) -> str:
+    """A sentence for the model about rejected hunks and the user's reason."""
+    if not result.rejected:
+        return ""
+    listed = ", ".join(describe_hunk(h) for h in result.rejected[:10])
+    reason = f' Reason: "{result.reason}".' if result.reason else ""
+    return (
+        f"The user rejected {len(result.rejected)} of {result.total} change(s) ({listed}); "
+        f"those were not applied.{reason}"
+    )

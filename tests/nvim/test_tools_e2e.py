@@ -1,0 +1,240 @@
+"""Tools end to end on real Neovim: the seed's calculator, approvals, edits of loaded buffers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+CALCULATOR = """
+def calculate(self, args, input):
+    num1, num2, operation = args.get("num1"), args.get("num2"), args.get("operation")
+    if num1 is None or num2 is None:
+        return {"status": "error", "data": "A number is missing or invalid"}
+    if operation == "add":
+        result = num1 + num2
+    elif operation == "subtract":
+        result = num1 - num2
+    elif operation == "multiply":
+        result = num1 * num2
+    elif operation == "divide":
+        if num2 == 0:
+            return {"status": "error", "data": "Cannot divide by zero"}
+        result = num1 / num2
+    else:
+        return {"status": "error", "data": "Invalid operation"}
+    return {"status": "success", "data": result}
+
+calculator = {
+    "name": "calculator",
+    "cmds": [calculate],
+    "system_prompt": "## Calculator Tool\\nUse it for arithmetic on two numbers.",
+    "schema": {
+        "type": "function",
+        "function": {
+            "name": "calculator",
+            "description": "Perform simple mathematical operations on a user's machine",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "num1": {"type": "integer", "description": "The first number"},
+                    "num2": {"type": "integer", "description": "The second number"},
+                    "operation": {
+                        "type": "string",
+                        "enum": ["add", "subtract", "multiply", "divide"],
+                    },
+                },
+                "required": ["num1", "num2", "operation"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    },
+    "handlers": {
+        "setup": lambda self, tools: None,
+        "on_exit": lambda self, tools: None,
+    },
+    "output": {
+        "success": lambda self, tools, cmd, stdout: tools.chat.add_tool_output(
+            self, str(stdout[0])
+        ),
+        "error": lambda self, tools, cmd, stderr: tools.chat.add_tool_output(
+            self, "Error: " + str(stderr[0])
+        ),
+        "prompt": lambda self, tools: "Perform the calculation `{} {} {}`?".format(
+            self.args["num1"], self.args["operation"], self.args["num2"]
+        ),
+    },
+}
+
+tools = {
+    "calculator": {
+        "description": "Perform calculations",
+        "callback": calculator,
+        "opts": {"requires_approval": True},
+    }
+}
+"""
+
+
+def test_seed_calculator_end_to_end(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(
+        openai_tool_calls(
+            [("call_calc", "calculator", {"num1": 100, "num2": 50, "operation": "multiply"})],
+            text="Let me calculate that.",
+        ),
+        openai_text("100 * 50 = 5000"),
+    )
+    ed = start_nvim(config_file=config_file(CALCULATOR))
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send("Use the @{calculator} tool for 100*50")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    prompts = [p["prompt"] for p in ed.prompts()]
+    assert "Perform the calculation `100 multiply 50`?" in prompts
+    first = provider_server.requests[0].json()
+    assert first["messages"][-1]["content"] == "Use the the calculator tool tool for 100*50" or (
+        "calculator" in first["messages"][-1]["content"]
+    )
+    assert [t["function"]["name"] for t in first["tools"]] == ["calculator"]
+    assert any("Calculator Tool" in (m.get("content") or "") for m in first["messages"])
+    second = provider_server.requests[1].json()["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_calc", "content": "5000"}
+    text = ed.text(bufnr)
+    assert "**calculator**" in text and "5000" in text
+    names = ed.event_names()
+    for name in (
+        "CodeCompanionToolsStarted",
+        "CodeCompanionToolStarted",
+        "CodeCompanionToolFinished",
+        "CodeCompanionToolsFinished",
+        "CodeCompanionToolApprovalRequested",
+    ):
+        assert name in names
+
+
+def test_rejected_call_tells_the_model_the_reason(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "calculator", {"num1": 1, "num2": 2, "operation": "add"})]),
+        openai_text("ok, not calculating"),
+    )
+    ed = start_nvim(config_file=config_file(CALCULATOR))
+    ed.open_chat()
+    ed.answer("reject")
+    ed.lua("table.insert(_G.cc_test.inputs, 'not now')")
+    ed.send("@{calculator} 1+2")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    result = provider_server.requests[1].json()["messages"][-1]
+    assert result["role"] == "tool" and result["tool_call_id"] == "c1"
+    assert "not now" in result["content"] and "reject" in result["content"].lower()
+
+
+def test_call_to_a_tool_not_offered_is_refused(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "calculator", {"num1": 1, "num2": 2, "operation": "add"})]),
+        openai_text("sorry"),
+    )
+    ed = start_nvim(config_file=config_file(CALCULATOR))
+    ed.open_chat()
+    ed.send("no tools offered here")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    assert ed.prompts() == []
+    result = provider_server.requests[1].json()["messages"][-1]
+    assert result["tool_call_id"] == "c1" and "not available" in result["content"]
+
+
+def test_edit_of_a_loaded_modified_buffer_keeps_other_changes_unsaved(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "notes.txt"
+    target.write_text("alpha\nbeta\ngamma\n")
+    edit = {
+        "filepath": "notes.txt",
+        "edits": [{"oldText": "gamma", "newText": "GAMMA", "replaceAll": False}],
+        "explanation": "shout gamma",
+        "mode": "append",
+    }
+    provider_server.enqueue(
+        openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited")
+    )
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed.nvim.command(f"edit {target}")
+    ed.nvim.current.buffer[0] = "ALPHA (unsaved user change)"
+    source = ed.nvim.current.buffer.number
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all")
+    ed.send("@{insert_edit_into_file} please")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    lines = ed.lines(source)
+    assert lines == ["ALPHA (unsaved user change)", "beta", "GAMMA"]
+    assert target.read_text() == "alpha\nbeta\ngamma\n"  # nothing saved
+    assert ed.nvim.api.get_option_value("modified", {"buf": source})
+    ed.nvim.api.set_current_buf(source)
+    ed.nvim.command("undo")
+    wait_for(lambda: ed.lines(source)[2] == "gamma")
+    assert ed.lines(source)[0] == "ALPHA (unsaved user change)"
+
+
+def test_edit_the_arguments_before_the_call_runs(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "calculator", {"num1": 100, "num2": 50, "operation": "add"})]),
+        openai_text("done"),
+    )
+    ed = start_nvim(config_file=config_file(CALCULATOR))
+    ed.open_chat()
+    ed.answer("edit")
+    ed.send("@{calculator} 100+50")
+    edit_buf = wait_for(
+        lambda: ed.lua(
+            "for _, b in ipairs(vim.api.nvim_list_bufs()) do "
+            "if vim.api.nvim_buf_get_name(b):match('codecompanion://edit/') then return b end end"
+        )
+    )
+    text = "\n".join(ed.lines(edit_buf))
+    assert '"num2": 50' in text
+    ed.nvim.api.buf_set_lines(edit_buf, 0, -1, False, text.replace("50", "60").split("\n"))
+    ed.nvim.api.set_current_buf(edit_buf)
+    ed.nvim.command("write")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    result = provider_server.requests[1].json()["messages"][-1]
+    assert "160" in result["content"]
+    assert "edit" in result["content"].lower()
+
+
+def test_cancel_answers_every_call_and_does_not_auto_submit(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    calls = [
+        ("c1", "calculator", {"num1": 1, "num2": 1, "operation": "add"}),
+        ("c2", "calculator", {"num1": 2, "num2": 2, "operation": "add"}),
+    ]
+    provider_server.enqueue(openai_tool_calls(calls), openai_text("after"))
+    ed = start_nvim(config_file=config_file(CALCULATOR))
+    bufnr = ed.open_chat()
+    ed.answer("cancel")
+    ed.send("@{calculator} twice")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    assert len(provider_server.requests) == 1
+    saved = next((ed.tmp / "data" / "nvim" / "codecompanion" / "chats").glob("*.json"))
+    import json
+
+    results = [m for m in json.loads(saved.read_text())["messages"] if m["role"] == "tool"]
+    assert sorted(m["tools"]["call_id"] for m in results) == ["c1", "c2"]
+    assert "## Me" in ed.lines(bufnr)[-3:]

@@ -1,0 +1,156 @@
+"""fetch_webpage and web_search against the loopback server: text, errors, timeouts, no hangs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.messages import ToolCall
+from codecompanion.tools.builtin import fetch_webpage, web_search
+from tests.tools.builtin.conftest import FakeTools, run_tool
+
+HTML = b"""<html><head><title>T</title><script>var x = 1;</script></head>
+<body><h1>Guide</h1><p>Use <a href="/docs">the docs</a> and <b>be kind</b>.</p>
+<img src="a.png" alt="pic"></body></html>"""
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as started:
+        yield started
+
+
+async def test_fetch_html_as_text(tools: FakeTools, server: LoopbackServer) -> None:
+    server.enqueue(Turn.body(HTML, "text/html; charset=utf-8"), method="GET")
+    url = f"{server.url}/page"
+    out = await run_tool(fetch_webpage, {"url": url}, tools)
+    assert out.status == "success"
+    assert f"Content of {url} (text/html; charset=utf-8):" in out.for_llm
+    assert "# Guide" in out.for_llm
+    assert "[the docs](/docs)" in out.for_llm
+    assert "**be kind**" in out.for_llm
+    assert "a.png" not in out.for_llm
+    assert out.for_user == f"Fetched `{url}`"
+
+
+async def test_fetch_plain_text_and_cap(tools: FakeTools, server: LoopbackServer) -> None:
+    server.enqueue(Turn.body(b"word " * 5000, "text/plain"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"max_chars": 1000})
+    assert out.status == "success"
+    assert "(cut to fit)" in out.for_llm
+    assert "characters cut" in out.for_llm
+    assert len(out.for_llm) < 1500
+
+
+async def test_fetch_http_error_binary_and_refused_urls(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    server.enqueue(Turn.error(404, "gone"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": f"{server.url}/x"}, tools)
+    assert out.status == "error"
+    assert "answered HTTP 404" in out.for_llm
+    server.enqueue(Turn.body(b"\x89PNG\x00\x00", "image/png"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": server.url}, tools)
+    assert "not a text page (content type image/png)" in out.for_llm
+    for url in ("file:///etc/passwd", "ftp://example.com/x", "http://", "javascript:alert(1)"):
+        out = await run_tool(fetch_webpage, {"url": url}, tools)
+        assert "Only http:// and https:// URLs" in out.for_llm
+    assert len(server.requests) == 2
+
+
+async def test_fetch_timeout_and_connection_refused(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    server.enqueue(Turn(stall=30, body_chunks=[b"late"]), method="GET")
+    out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"timeout": 0.3})
+    assert out.status == "error"
+    assert "timed out" in out.for_llm
+    closed = LoopbackServer().start()
+    port = closed.port
+    closed.stop()
+    out = await run_tool(fetch_webpage, {"url": f"http://127.0.0.1:{port}/"}, tools)
+    assert out.status == "error"
+    assert "Could not fetch" in out.for_llm
+
+
+def test_fetch_requires_approval(tools: FakeTools) -> None:
+    assert fetch_webpage.TOOL.opts["requires_approval"] is True
+    args = {"url": "https://example.com/?q=1"}
+    bound = fetch_webpage.TOOL.bind(ToolCall("1", "fetch_webpage", args), args, {}, tools)
+    assert bound.output["prompt"](bound, tools) == "Fetch the web page https://example.com/?q=1?"
+    assert bound.opts["approval_key"](args) == "https://example.com/?q=1"
+
+
+def _search_opts(server: LoopbackServer, **extra: object) -> dict[str, object]:
+    return {"url": f"{server.url}/search", "api_key": "tvly-test", **extra}
+
+
+async def test_web_search_results(tools: FakeTools, server: LoopbackServer) -> None:
+    answer = {
+        "results": [
+            {"title": "Python docs", "url": "https://docs.python.org/3/", "content": "The docs."},
+            {"title": "PEP 8", "url": "https://peps.python.org/pep-0008/", "content": "Style."},
+        ]
+    }
+    server.enqueue(Turn.json(answer))
+    args = {"query": "python style", "domains": ["python.org"]}
+    out = await run_tool(web_search, args, tools, opts=_search_opts(server))
+    assert out.status == "success"
+    assert out.for_llm.startswith("2 web results for `python style`:")
+    assert "[1] Python docs\nhttps://docs.python.org/3/\nThe docs." in out.for_llm
+    assert out.for_user == "Searched the web for `python style`: 2 results"
+    (request,) = server.requests
+    assert request.headers["authorization"] == "Bearer tvly-test"
+    body = request.json()
+    assert (body["query"], body["include_domains"], body["max_results"]) == (
+        "python style",
+        ["python.org"],
+        5,
+    )
+
+
+async def test_web_search_without_key_never_calls_out(
+    tools: FakeTools, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts={"url": f"{server.url}/s"}
+    )
+    assert out.status == "error"
+    assert "TAVILY_API_KEY" in out.for_llm
+    assert server.requests == []
+    monkeypatch.setenv("TAVILY_API_KEY", "from-env")
+    server.enqueue(Turn.json({"results": []}))
+    out = await run_tool(
+        web_search, {"query": "x", "domains": []}, tools, opts={"url": f"{server.url}/s"}
+    )
+    assert out.for_llm == "No web results for `x`."
+    assert server.requests[0].headers["authorization"] == "Bearer from-env"
+
+
+async def test_web_search_errors_never_hang(tools: FakeTools, server: LoopbackServer) -> None:
+    server.enqueue(Turn.error(401, "bad key"))
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server)
+    )
+    assert "refused the API key (HTTP 401)" in out.for_llm
+    server.enqueue(Turn.error(500, "boom"))
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server)
+    )
+    assert "HTTP 500" in out.for_llm
+    server.enqueue(Turn(stall=30))
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server, timeout=0.3)
+    )
+    assert "timed out" in out.for_llm
+    out = await run_tool(
+        web_search, {"query": " ", "domains": None}, tools, opts=_search_opts(server)
+    )
+    assert "`query` is empty" in out.for_llm
+    out = await run_tool(
+        web_search, {"query": "x", "domains": "a.com"}, tools, opts=_search_opts(server)
+    )
+    assert "`domains` must be a list" in out.for_llm
