@@ -32,8 +32,8 @@ run: $(STAMP_RUNTIME)
 test: $(STAMP_DEV) lint typecheck pytest
 
 lint:
-	$(VENV)/bin/ruff check rplugin tests bench scripts
-	$(VENV)/bin/ruff format --check rplugin tests bench scripts
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 typecheck:
 	$(VENV)/bin/mypy
@@ -42,8 +42,8 @@ pytest:
 	$(PY) -m pytest -q -p no:cacheprovider
 
 fmt: $(STAMP_DEV)
-	$(VENV)/bin/ruff check --fix rplugin tests bench scripts
-	$(VENV)/bin/ruff format rplugin tests bench scripts
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 bench: $(STAMP_DEV)
 	$(PY) -m bench
