@@ -238,3 +238,21 @@ def test_cancel_answers_every_call_and_does_not_auto_submit(
     results = [m for m in json.loads(saved.read_text())["messages"] if m["role"] == "tool"]
     assert sorted(m["tools"]["call_id"] for m in results) == ["c1", "c2"]
     assert "## Me" in ed.lines(bufnr)[-3:]
+
+
+def test_offline_demo_runs_the_whole_tool_loop(start_nvim: StartNvim, tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    project.mkdir()
+    ed = start_nvim(cwd=project)
+    bufnr = ed.open_chat()
+    ed.answer("Accept all", "approve", "Accept all")
+    ed.send("show me")
+    ed.wait_event("CodeCompanionChatDone", timeout=20)
+    messages = ed.nvim.exec_lua("return vim.fn.execute('messages')")
+    assert "no provider configured" in messages
+    assert (project / "codecompanion-demo.md").read_text() == "# Demo\n\nhello codecompanion\n"
+    prompts = [p["prompt"] for p in ed.prompts()]
+    assert any("wc -l codecompanion-demo.md" in (p or "") for p in prompts)
+    text = ed.text(bufnr)
+    assert "That was the offline demo" in text
+    assert text.count("## LLM (demo · demo)") == 1

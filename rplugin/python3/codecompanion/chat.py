@@ -160,9 +160,11 @@ class Chat:
 
     async def _run(self) -> None:
         status = "success"
+        first = True
         try:
             while True:
-                answer = await self._request()
+                answer = await self._request(header=first)
+                first = False
                 if answer.error or answer.cancelled:
                     status = "error" if answer.error else "cancelled"
                     break
@@ -196,16 +198,18 @@ class Chat:
                 self.fire("ChatStopped")
             self.fire("ChatDone", status=status)
 
-    async def _request(self) -> Answer:
-        """Send the history, stream the answer into the buffer, store what came back."""
+    async def _request(self, header: bool = True) -> Answer:
+        """Send the history, stream the answer into the buffer, store what came back.
+
+        Automatic rounds after tool results continue under the turn's one `## LLM` header.
+        """
         answer = Answer()
-        self.view.render(
-            [
-                transcript.header("llm", transcript.llm_header(self.adapter.name, self.model)),
-                RenderOp("lock"),
-                RenderOp("spinner", {"on": True, "text": "waiting"}),
-            ]
-        )
+        ops = [RenderOp("lock"), RenderOp("spinner", {"on": True, "text": "waiting"})]
+        if header:
+            ops.insert(
+                0, transcript.header("llm", transcript.llm_header(self.adapter.name, self.model))
+            )
+        self.view.render(ops)
         self.fire("RequestStarted")
         for message in self.messages:
             message.meta.sent = True

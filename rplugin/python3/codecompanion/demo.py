@@ -9,6 +9,7 @@ from __future__ import annotations
 from .loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
 
 DEMO_FILE = "codecompanion-demo.md"
+DEMO_TOOLS = ("create_file", "read_file", "run_command", "insert_edit_into_file")
 CONTENT = "# Demo\n\nhello world\n"
 
 FINAL = (

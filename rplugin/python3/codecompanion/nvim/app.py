@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chat import Chat
+from ..demo import DEMO_TOOLS
 from ..messages import MessageStore
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
@@ -113,6 +114,9 @@ class App:
         if saved:
             chat.title = saved.get("title")
             chat.tools.restore_state(saved.get("tools") or {})
+        elif adapter.name == "demo":
+            for name in DEMO_TOOLS:
+                chat.tools.add_tool(name)
         old = self.chats.pop(chat_id, None)
         if old is not None:
             old.stop()
