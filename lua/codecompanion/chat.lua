@@ -49,8 +49,23 @@ function M.clear(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_clear")
 end
 
+--- The call id of the tool line (or folded output) under the cursor, if any.
+local function call_under_cursor(bufnr)
+  local row = vim.fn.line(".") - 1
+  local best, best_row = nil, -1
+  for call_id, entry in pairs(render.state(bufnr).tools) do
+    local mark = vim.api.nvim_buf_get_extmark_by_id(bufnr, vim.api.nvim_create_namespace("codecompanion_tools"), entry.mark, {})
+    local start = mark[1]
+    if start and start <= row and start > best_row then
+      best, best_row = call_id, start
+    end
+  end
+  return best
+end
+
 function M.full_output(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_full_output", { line = vim.fn.line(".") })
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  send(bufnr, "chat_full_output", { call_id = call_under_cursor(bufnr) or vim.NIL })
 end
 
 function M.change_adapter(bufnr)

@@ -256,3 +256,86 @@ def test_offline_demo_runs_the_whole_tool_loop(start_nvim: StartNvim, tmp_path: 
     text = ed.text(bufnr)
     assert "That was the offline demo" in text
     assert text.count("## LLM (demo · demo)") == 1
+
+
+def test_diagnostics_of_a_loaded_buffer_reach_the_model(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "diag"
+    project.mkdir()
+    source = project / "broken.py"
+    source.write_text("x = 1\nprint(undefined_name)\n")
+    args = {"filepath": "broken.py", "severity": "WARNING"}
+    provider_server.enqueue(
+        openai_tool_calls([("d1", "get_diagnostics", args)]), openai_text("fixed soon")
+    )
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed.nvim.command(f"edit {source}")
+    ed.lua(
+        "local ns = vim.api.nvim_create_namespace('fake_lsp');"
+        "vim.diagnostic.set(ns, 0, {{lnum = 1, col = 6, severity = vim.diagnostic.severity.ERROR,"
+        " message = 'undefined name', source = 'fakels'},"
+        " {lnum = 0, col = 0, severity = vim.diagnostic.severity.HINT, message = 'just a hint'}})"
+    )
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{get_diagnostics} check broken.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    result = provider_server.requests[1].json()["messages"][-1]["content"]
+    assert "undefined name" in result and "print(undefined_name)" in result
+    assert "just a hint" not in result
+
+
+def test_cut_output_opens_in_full_with_gO(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "big"
+    project.mkdir()
+    cmd = "seq 1 30000"
+    provider_server.enqueue(
+        openai_tool_calls([("r1", "run_command", {"cmd": cmd})]), openai_text("long output")
+    )
+    ed = start_nvim(
+        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
+        cwd=project,
+    )
+    bufnr = ed.open_chat()
+    ed.send("@{run_command} count")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    sent = provider_server.requests[1].json()["messages"][-1]["content"]
+    assert len(sent) < 60_000 and "30000" in sent
+    ed.nvim.api.set_current_buf(bufnr)
+    ed.nvim.input("gO")
+    wait_for(lambda: ed.nvim.current.buffer.name.startswith("codecompanion://"))
+    assert ed.nvim.current.buffer[:].count("15000") == 1
+
+
+def test_reload_picks_up_a_changed_config(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    path = config_file("")
+    ed = start_nvim(config_file=path)
+    ed.open_chat()
+    before = ed.lua("return require('codecompanion.complete').items()")
+    assert "@{calculator}" not in [i["word"] for i in before]
+    path.write_text(path.read_text() + CALCULATOR)
+    ed.nvim.command("CodeCompanionReload")
+    wait_for(lambda: "config reloaded" in ed.nvim.exec_lua("return vim.fn.execute('messages')"))
+    ed.lua("package.loaded['codecompanion.complete'] = nil")
+    after = ed.lua("return require('codecompanion.complete').items()")
+    assert "@{calculator}" in [i["word"] for i in after]
+    path.write_text("this is not python(\n")
+    ed.nvim.command("CodeCompanionReload")
+    line = wait_for(
+        lambda: [
+            m
+            for m in ed.nvim.exec_lua("return vim.fn.execute('messages')").splitlines()
+            if "codecompanion.py:1" in m
+        ]
+    )
+    assert len(line) == 1

@@ -338,7 +338,7 @@ class Chat:
             self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
 
     def full_output(self, call_id: str | None = None) -> str | None:
-        """The uncapped output of a call (the last one when no id is given)."""
+        """The uncapped output of a call (the last truncated one when none is given)."""
         if call_id is None:
             if not self._full_outputs:
                 return None

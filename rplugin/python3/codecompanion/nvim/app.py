@@ -223,9 +223,12 @@ class App:
         chat = self._chat(args)
         if chat is None:
             return
-        text = chat.full_output()
+        call_id = args.get("call_id")
+        text = chat.full_output(call_id if isinstance(call_id, str) else None)
         if text is None:
-            chat.view.notify("no truncated tool output in this chat", "info")
+            chat.view.notify(
+                "no cut tool output here: put the cursor on a cut tool's output", "info"
+            )
             return
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 

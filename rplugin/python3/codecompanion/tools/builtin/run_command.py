@@ -17,7 +17,7 @@ DEFAULT_OPTS: dict[str, Any] = {
     "allowed_in_yolo_mode": False,
     "command_arg": "cmd",
     "timeout": 300,
-    "max_chars": 20_000,
+    "max_chars": 0,
 }
 
 DESCRIPTION = (
@@ -45,8 +45,9 @@ def _status(result: ProcessResult, timeout: float) -> str:
 def _stream(label: str, text: str, limit: int) -> str:
     if not text:
         return f"{label}: (empty)"
-    capped, _cut = cap_output(text, limit)
-    return f"{label}:\n{fence(capped)}"
+    if limit > 0:
+        text, _cut = cap_output(text, limit)
+    return f"{label}:\n{fence(text)}"
 
 
 def _report(cmd: str, result: ProcessResult, timeout: float, limit: int) -> str:
@@ -73,7 +74,9 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     if not cmd.strip():
         raise ToolError("`cmd` is empty.")
     timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
-    limit = int(self.opts.get("max_chars") or DEFAULT_OPTS["max_chars"])
+    # 0: no cap per stream here; the tool system caps the whole result and keeps the full
+    # output for the user (gO). A positive max_chars caps each stream on its own.
+    limit = int(self.opts.get("max_chars") or 0)
     result = await run_process(["sh", "-c", cmd], cwd=project_root(self.tools), timeout=own)
     text = _report(cmd, result, timeout, limit)
     short = one_line(cmd, 60)
