@@ -68,25 +68,17 @@ function M.full_output(bufnr)
   send(bufnr, "chat_full_output", { call_id = call_under_cursor(bufnr) or vim.NIL })
 end
 
+--- Pick the adapter, then the model; the host lists models without Neovim waiting.
 function M.change_adapter(bufnr)
-  bufnr = bufnr or vim.api.nvim_get_current_buf()
-  local info = host.request("adapters", { id = chat_id(bufnr) })
-  if not info then
-    return
-  end
-  vim.ui.select(info.adapters, { prompt = "Adapter" }, function(adapter)
-    if not adapter then
-      return
-    end
-    send(bufnr, "chat_adapter", { adapter = adapter })
-    local models = host.request("models", { id = chat_id(bufnr), adapter = adapter })
-    if models and #models > 0 then
-      vim.ui.select(models, { prompt = "Model" }, function(model)
-        if model then
-          send(bufnr, "chat_model", { model = model })
-        end
-      end)
-    end
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_pick_adapter")
+end
+
+--- A choice asked by the host; answered by notification.
+function M.pick(chan, rid, req)
+  vim.schedule(function()
+    vim.ui.select(req.items, { prompt = req.prompt, kind = "codecompanion.pick" }, function(choice)
+      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = choice or vim.NIL })
+    end)
   end)
 end
 

@@ -167,24 +167,9 @@ function M.add_selection(line1, line2)
   end
 end
 
+--- Pick a saved chat (the host lists them and asks) and reopen it.
 function M.restore()
-  local list, err = host.request("list_chats", {})
-  if not list then
-    return vim.notify("codecompanion: " .. tostring(err), vim.log.levels.ERROR)
-  end
-  if #list == 0 then
-    return vim.notify("codecompanion: no saved chats", vim.log.levels.INFO)
-  end
-  vim.ui.select(list, {
-    prompt = "Restore chat",
-    format_item = function(item)
-      return ("%s  %s"):format(item.updated or "", item.title or item.id)
-    end,
-  }, function(choice)
-    if choice then
-      M.chat({ restore = choice.id })
-    end
-  end)
+  host.notify("pick_restore", {})
 end
 
 --- Called when the host exits: open chats are re-attached (restored from disk) on the next start.

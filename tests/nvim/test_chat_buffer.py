@@ -233,11 +233,20 @@ def test_regenerate_and_turn_jumps(
 def test_change_adapter_and_model_with_ga(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    ed = start_nvim(config_file=config_file(""))
-    ed.open_chat()
-    ed.answer("openai", 1)
+    extra = (
+        "adapters['openai_compatible'] = "
+        f"{{'url': '{provider_server.url}/v1', 'api_key': 'k2', 'model': 'other'}}\n"
+    )
+    provider_server.enqueue(openai_text("from the new model"))
+    ed = start_nvim(config_file=config_file(extra))
+    bufnr = ed.open_chat()
+    ed.answer("openai_compatible", 1)
     ed.nvim.input("ga")
     ed.wait_event("CodeCompanionChatModel")
     models = [p for p in ed.prompts() if p["prompt"] == "Model"][0]["items"]
     assert models  # listed from the loopback server's /models
     assert "CodeCompanionChatAdapter" in ed.event_names()
+    ed.send("hi")
+    ed.wait_event("CodeCompanionChatDone")
+    assert provider_server.requests[-1].json()["model"] == models[0]
+    assert f"## LLM (openai_compatible · {models[0]})" in ed.text(bufnr)

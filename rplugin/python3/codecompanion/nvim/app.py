@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,34 @@ class App:
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
             chat.view.render([_var("codecompanion_yolo", chat.tools.yolo)])
 
+    def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            self.bridge.spawn(self._pick_adapter(chat))
+
+    async def _pick_adapter(self, chat: Chat) -> None:
+        """`ga`: pick an adapter, then one of its models (listed while Neovim stays free)."""
+        names = self._workspace().adapter_names()
+        name = await self.bridge.ask_lua(
+            "codecompanion.chat", "pick", {"prompt": "Adapter", "items": names}
+        )
+        if not isinstance(name, str):
+            return
+        if name != chat.adapter.name:
+            self.do_chat_adapter({"id": chat.id, "adapter": name})
+        try:
+            models = await asyncio.wait_for(chat.adapter.list_models(), 10)
+        except Exception as exc:  # a listing failure leaves the configured model
+            chat.view.notify(f"could not list models: {exc}", "warn")
+            return
+        if not models:
+            return
+        model = await self.bridge.ask_lua(
+            "codecompanion.chat", "pick", {"prompt": "Model", "items": list(models)}
+        )
+        if isinstance(model, str):
+            self.do_chat_model({"id": chat.id, "model": model})
+
     def do_chat_adapter(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
         if chat is None:
@@ -232,6 +261,23 @@ class App:
             return
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 
+    def do_pick_restore(self, args: dict[str, Any]) -> None:
+        self.bridge.spawn(self._pick_restore())
+
+    async def _pick_restore(self) -> None:
+        """`:CodeCompanionChat Restore`: pick a saved chat; Lua reopens it."""
+        saved = self._workspace().store.list()
+        if not saved:
+            self.bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
+            return
+        labels = [f"{info.updated}  {info.title}" for info in saved]
+        choice = await self.bridge.ask_lua(
+            "codecompanion.chat", "pick", {"prompt": "Restore chat", "items": labels}
+        )
+        if isinstance(choice, str) and choice in labels:
+            chat_id = saved[labels.index(choice)].id
+            self.bridge.notify_lua("codecompanion", "chat", {"restore": chat_id})
+
     def do_approval_reply(self, args: dict[str, Any]) -> None:
         self.bridge.reply(int(args.get("rid", 0)), args)
 
@@ -246,26 +292,6 @@ class App:
             self.bridge.notify_lua("codecompanion.render", "notify", "config reloaded", "info")
 
     # ----- requests --------------------------------------------------------------------
-
-    def ask_list_chats(self, args: dict[str, Any]) -> list[dict[str, Any]]:
-        return [
-            {"id": i.id, "title": i.title, "updated": i.updated, "adapter": i.adapter}
-            for i in self._workspace().store.list()
-        ]
-
-    def ask_adapters(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"adapters": self._workspace().adapter_names()}
-
-    def ask_models(self, args: dict[str, Any]) -> list[str]:
-        adapter, _ = self._workspace().make_adapter(str(args.get("adapter")))
-        future = self.bridge.spawn(adapter.list_models())
-        try:
-            models = self.bridge.wait_in_greenlet(future)
-        except Exception as exc:
-            log.warning("listing models failed: %s", exc)
-            models = []
-        self.bridge.spawn(adapter.aclose())
-        return [str(m) for m in models]
 
     def ask_completion_items(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._workspace().registry.completion_items()

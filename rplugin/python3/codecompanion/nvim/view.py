@@ -12,30 +12,53 @@ FRAME = 0.016  # seconds: at most one call into Lua per frame per chat
 
 
 class NvimChatView:
-    """Queues render operations and sends them to Lua in one `exec_lua` per frame."""
+    """Queues render operations and sends them to Lua in one `exec_lua` per frame.
+
+    After a quiet frame the first operation goes out on the loop's next turn (a header or a
+    tool status shows at once); while operations keep coming, batches leave a frame apart.
+    """
 
     def __init__(self, bridge: Bridge, bufnr: int) -> None:
         self.bridge = bridge
         self.bufnr = bufnr
         self._ops: list[dict[str, Any]] = []
-        self._timer: asyncio.TimerHandle | None = None
+        # Appended text is kept as pieces and joined once per batch: `+=` on a dict value
+        # copies the whole pending string for every streamed chunk.
+        self._text: list[str] = []
+        self._timer: asyncio.Handle | None = None
+        self._last_flush = float("-inf")
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
         for op in ops:
-            if op.kind == "append" and self._ops and self._ops[-1]["kind"] == "append":
-                self._ops[-1]["text"] += op.data["text"]
+            if op.kind == "append":
+                self._text.append(op.data["text"])
+                continue
+            self._close_text()
+            self._ops.append({"kind": op.kind, **op.data})
+        if self._timer is None and (self._ops or self._text):
+            loop = self.bridge.loop
+            wait = self._last_flush + FRAME - loop.time()
+            if wait > 0:
+                self._timer = loop.call_later(wait, self.flush)
             else:
-                self._ops.append({"kind": op.kind, **op.data})
-        if self._timer is None:
-            self._timer = self.bridge.loop.call_later(FRAME, self.flush)
+                self._timer = loop.call_soon(self.flush)
+
+    def _close_text(self) -> None:
+        if self._text:
+            self._ops.append({"kind": "append", "text": "".join(self._text)})
+            self._text = []
 
     def flush(self) -> None:
         """Send everything queued now."""
-        self._timer = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._close_text()
         if not self._ops:
             return
         ops, self._ops = self._ops, []
+        self._last_flush = self.bridge.loop.time()
         self.bridge.notify_lua("codecompanion.render", "apply", self.bufnr, ops)
 
     def notify(self, message: str, level: str = "info") -> None:
