@@ -2,7 +2,7 @@
 -- Messages go out with rpcnotify only, so Neovim never waits on Python.
 local M = {}
 
-local state = { chan = nil, starting = false, restarts = 0, last_exit = nil, mode = nil, stderr = {} }
+local state = { chan = nil, ready = false, restarts = 0, last_exit = nil, mode = nil, last_stderr = nil }
 
 local function root()
   local source = debug.getinfo(1, "S").source:sub(2)
@@ -62,11 +62,24 @@ local function start_job()
     cwd = vim.fn.getcwd(),
     on_stderr = function(_, data)
       append_log(data)
+      for _, line in ipairs(data) do
+        if vim.trim(line) ~= "" then
+          state.last_stderr = vim.trim(line)
+        end
+      end
     end,
     on_exit = function(_, code)
-      state.chan = nil
+      local was_ready = state.ready
+      state.chan, state.ready = nil, false
       state.last_exit = code
-      if code ~= 0 then
+      if not was_ready then
+        -- It died before serving anything: most likely a missing dependency in the venv.
+        notify_error(("host failed to start (%s): run `make install` in %s (log: %s)"):format(
+          state.last_stderr or ("exit " .. code),
+          root(),
+          M.log_path()
+        ))
+      elseif code ~= 0 then
         notify_error(("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path()))
       end
       vim.schedule(function()
@@ -141,6 +154,11 @@ function M.request(method, args, timeout_ms)
     return nil, tostring(result)
   end
   return result, nil
+end
+
+--- Called by the host once it serves requests.
+function M.ready()
+  state.ready = true
 end
 
 function M.channel()

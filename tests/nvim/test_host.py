@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -108,3 +109,17 @@ def test_checkhealth_without_venv_names_the_fix(start_nvim: StartNvim, tmp_path:
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "make install" in text
+
+
+def test_host_without_dependencies_names_the_fix(start_nvim: StartNvim, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    ed = start_nvim(setup={"python": str(bare / "bin" / "python")})
+    ed.open_chat()
+
+    def failure() -> list[str]:
+        lines = ed.nvim.exec_lua("return vim.fn.execute('messages')").splitlines()
+        return [line for line in lines if "failed to start" in line]
+
+    (line,) = wait_for(failure)
+    assert "No module named" in line and "make install" in line and "codecompanion.log" in line

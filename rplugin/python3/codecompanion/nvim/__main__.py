@@ -35,6 +35,8 @@ def main() -> int:
         log.error("rpc error: %s", message)
 
     log.info("host started (python %s)", sys.version.split()[0])
+    # Tell Lua the imports worked: an exit before this is reported as a failed start.
+    nvim.exec_lua("require('codecompanion.host').ready()", async_=True)
     try:
         nvim.run_loop(on_request, on_notification, err_cb=on_error)
     finally:
