@@ -250,3 +250,24 @@ def test_change_adapter_and_model_with_ga(
     ed.wait_event("CodeCompanionChatDone")
     assert provider_server.requests[-1].json()["model"] == models[0]
     assert f"## LLM (openai_compatible · {models[0]})" in ed.text(bufnr)
+
+
+def test_buffer_is_read_only_while_streaming_and_view_follows_only_from_the_end(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    slow = openai_text("line\n" * 60, chunks=60)
+    slow.delay = 0.03
+    provider_server.enqueue(slow, openai_text("more\n" * 60, chunks=60))
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.send("stream please")
+    ed.wait_event("CodeCompanionRequestStreaming")
+    assert not ed.nvim.api.get_option_value("modifiable", {"buf": bufnr})
+    chat_ready(ed)
+    assert ed.nvim.api.get_option_value("modifiable", {"buf": bufnr})
+    assert ed.nvim.current.window.cursor[0] == len(ed.lines(bufnr))  # followed to the end
+    ed.send("again")
+    ed.wait_event("CodeCompanionRequestStreaming", 2)
+    ed.nvim.current.window.cursor = (1, 0)  # the user scrolls up to read
+    chat_ready(ed, 2)
+    assert ed.nvim.current.window.cursor[0] == 1
