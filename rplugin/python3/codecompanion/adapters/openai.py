@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from ..errors import ProviderError
 from ..messages import Message
-from .base import Event, ReasoningDelta, Usage
+from .base import Event, ReasoningDelta, TextDelta, Usage
 from .http_adapter import HTTPAdapter, RequestSpec, error_text, one_line
 from .streaming import ResponseParser, make_call, text_events
 
@@ -47,36 +47,39 @@ class OpenAIParser(ResponseParser):
                 usage.get("total_tokens"),
             )
         out: list[Event] = []
-        for choice in obj.get("choices") or []:
-            out += self._choice(choice)
+        for choice in obj.get("choices") or ():
+            self._choice(choice, out)
         return out
 
-    def _choice(self, choice: dict[str, Any]) -> list[Event]:
-        out: list[Event] = []
+    def _choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         message = choice.get("message")
         if isinstance(message, dict):
             out += self._message(message)
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            out += self._reasoning(delta)
-            out += text_events(delta.get("content"))
-            for part in delta.get("tool_calls") or []:
+            reasoning = self._reasoning(delta)
+            if reasoning is not None:
+                out.append(reasoning)
+            content = delta.get("content")
+            if content and isinstance(content, str):
+                out.append(TextDelta(content))
+            for part in delta.get("tool_calls") or ():
                 self._fragment(int(choice.get("index") or 0), part)
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
             out += self.flush_calls()
-        return out
 
-    def _reasoning(self, delta: dict[str, Any]) -> list[Event]:
+    def _reasoning(self, delta: dict[str, Any]) -> ReasoningDelta | None:
         # Some servers send the same text under two names: the first one present wins.
         for key in self.reasoning_keys:
             text = delta.get(key)
-            if isinstance(text, str) and text:
-                return [ReasoningDelta(text)]
-        return []
+            if text and isinstance(text, str):
+                return ReasoningDelta(text)
+        return None
 
     def _message(self, message: dict[str, Any]) -> list[Event]:
-        out = self._reasoning(message) + text_events(message.get("content"))
+        reasoning = self._reasoning(message)
+        out = ([reasoning] if reasoning is not None else []) + text_events(message.get("content"))
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
             made = make_call(

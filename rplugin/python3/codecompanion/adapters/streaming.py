@@ -23,6 +23,8 @@ from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
 log = logging.getLogger("codecompanion.adapters")
 
 _GENERATED_ID = re.compile(r"call_(\d+)$")
+# The decoder's C scanner: one event's data decoded without json.loads' per-call overhead.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _MISSING = object()
 _OPENERS = ("{", "[")
 _CLOSERS = ("}", "]")
@@ -55,6 +57,17 @@ class IdFactory:
         if top > self._last:
             self._count = itertools.count(top + 1)
             self._last = top
+
+
+def _decode(text: str) -> Any:
+    """json.loads for one event's data, without its per-call checks when the text is plain."""
+    try:
+        doc, end = _scan(text, 0)
+    except StopIteration:  # leading whitespace or not JSON: the general decoder decides
+        return json.loads(text)
+    if end != len(text) and text[end:].strip():
+        return json.loads(text)  # raises ValueError with the usual message
+    return doc
 
 
 def make_call(
@@ -131,6 +144,10 @@ class SSEDecoder:
         """Feed one line; returns the event it completed, if any."""
         if not line:
             return self.flush()
+        if line[:5] == "data:":  # nearly every line: skip the general parsing below
+            done = self._complete() if self._data else None
+            self._data.append(line[6:] if line[5:6] == " " else line[5:])
+            return done
         if line.startswith(":"):
             log.debug("skipping SSE comment %.80s", line)
             return None
@@ -299,6 +316,7 @@ class ResponseParser:
         return out
 
     def _lines_in(self, lines: list[str], out: list[Event]) -> None:
+        sse = self._sse
         for line in lines:
             if self._mode is None:
                 head = line.lstrip()[:1]
@@ -306,7 +324,7 @@ class ResponseParser:
                     continue
                 self._mode = "json" if head in _OPENERS else "sse"
             if self._mode == "sse":
-                message = self._sse.line(line)
+                message = sse.line(line)
                 if message is not None:
                     self._dispatch_sse(message, out)
             else:
@@ -316,19 +334,28 @@ class ResponseParser:
                 return
 
     def _dispatch_sse(self, message: SSEMessage, out: list[Event]) -> None:
-        if message.data.strip() == "[DONE]":
+        data = message.data
+        if "[DONE]" in data and data.strip() == "[DONE]":
             out += self.finish()
             return
         doc = message.parsed
         if doc is _MISSING:
             try:
-                doc = json.loads(message.data)
+                doc = _decode(data)
             except ValueError:
-                log.warning("skipping malformed stream data %.80r", message.data)
+                log.warning("skipping malformed stream data %.80r", data)
                 return
         self._dispatch(message.event, doc, out)
 
     def _dispatch(self, event: str | None, doc: Any, out: list[Event]) -> None:
+        if type(doc) is dict:  # the usual case first
+            try:
+                out += self.on_object(event, doc)
+            except AdapterError as exc:
+                self.error = exc
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                log.warning("skipping unexpected stream object %.120r", doc, exc_info=True)
+            return
         if isinstance(doc, list):
             for item in doc:
                 self._dispatch(event, item, out)

@@ -14,8 +14,9 @@ FRAME = 0.016  # seconds: at most one call into Lua per frame per chat
 class NvimChatView:
     """Queues render operations and sends them to Lua in one `exec_lua` per frame.
 
-    After a quiet frame the first operation goes out on the loop's next turn (a header or a
-    tool status shows at once); while operations keep coming, batches leave a frame apart.
+    Streamed text is paced: batches of appends leave at most one frame apart. Any other
+    operation (a header, a tool status, an event, the end of an answer) goes out on the
+    loop's next turn, with whatever text is queued before it.
     """
 
     def __init__(self, bridge: Bridge, bufnr: int) -> None:
@@ -30,19 +31,26 @@ class NvimChatView:
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
+        urgent = False
         for op in ops:
             if op.kind == "append":
                 self._text.append(op.data["text"])
                 continue
             self._close_text()
             self._ops.append({"kind": op.kind, **op.data})
-        if self._timer is None and (self._ops or self._text):
-            loop = self.bridge.loop
-            wait = self._last_flush + FRAME - loop.time()
-            if wait > 0:
-                self._timer = loop.call_later(wait, self.flush)
-            else:
-                self._timer = loop.call_soon(self.flush)
+            urgent = True
+        if not (self._ops or self._text):
+            return
+        loop = self.bridge.loop
+        wait = 0.0 if urgent else self._last_flush + FRAME - loop.time()
+        if self._timer is not None:
+            if not urgent or not isinstance(self._timer, asyncio.TimerHandle):
+                return  # already due at least as soon
+            self._timer.cancel()
+        if wait > 0:
+            self._timer = loop.call_later(wait, self.flush)
+        else:
+            self._timer = loop.call_soon(self.flush)
 
     def _close_text(self) -> None:
         if self._text:

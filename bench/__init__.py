@@ -1,0 +1,11 @@
+"""Performance bench: real headless Neovim, the loopback provider, and the figures of the issue.
+
+`make bench` (`python -m bench`) runs every scenario, prints median/min/max per figure with its
+target, and writes bench/results.json.
+"""
+
+from __future__ import annotations
+
+from .figures import SPECS, Results, Spec
+
+__all__ = ["SPECS", "Results", "Spec"]

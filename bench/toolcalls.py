@@ -1,0 +1,85 @@
+"""b1/b2/c: tool round trips, timed on the loopback server's clock.
+
+The measure is the server's: from the moment it finished writing the model's tool-call answer
+to the arrival of the next request (the tool results going back). c also takes Neovim's worst
+probe latency over that span.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from codecompanion.loopback import LoopbackServer
+
+from .figures import Results
+from .session import BenchError, Session, config_text, worst_latency
+from .turns import text_turn, tool_call_turn
+
+SLEEP = 2.0
+# run_command always asks; an allow rule answers for `sleep 2`, as a user's config would.
+ALLOW_SLEEP = "opts = {'tools': {'run_command': {'allow': ['sleep 2']}}}\n"
+Call = tuple[str, str, dict[str, Any]]
+
+
+def make_project(root: Path, files: int) -> Path:
+    """A project of `files` Python modules of 120 lines each."""
+    project = root / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    for index in range(files):
+        lines = [f"def function_{index}_{n}(value):\n    return value * {n}\n" for n in range(60)]
+        (project / f"module_{index}.py").write_text("".join(lines), encoding="utf-8")
+    return project
+
+
+def round_trip(
+    session: Session, server: LoopbackServer, calls: list[Call], ask: str
+) -> tuple[float, float, float]:
+    """Ask; the model calls tools, then answers. Returns the server's times (s) and latency (ms).
+
+    (end of the tool-call stream, arrival of the next request, Neovim's worst probe latency
+    in between).
+    """
+    turn, chunks = tool_call_turn(calls)
+    server.enqueue(turn, text_turn(3, "BENCHDONE"))
+    before = len(server.requests)
+    opened = session.open_chat()
+    session.probe_samples()
+    session.clear_events()
+    session.send(ask)
+    session.wait("CodeCompanionChatDone", timeout=30 + SLEEP)
+    samples = session.probe_samples()
+    session.close_buffer(int(opened["bufnr"]))
+    requests = server.wait_for_requests(before + 2, timeout=5)
+    if chunks.sent_at is None:
+        raise BenchError("the tool-call answer was never sent")
+    arrived = requests[before + 1].arrived
+    return chunks.sent_at, arrived, worst_latency(samples, chunks.sent_at, arrived)
+
+
+def run(results: Results, workdir: Path, runs: int) -> None:
+    """b1 (one read_file), b2 (twenty in one answer), c (run_command `sleep 2`)."""
+    project = make_project(workdir / "tools", 20)
+    one: list[Call] = [("call_r0", "read_file", {"filepath": "module_0.py"})]
+    many: list[Call] = [
+        (f"call_r{i}", "read_file", {"filepath": f"module_{i}.py"}) for i in range(20)
+    ]
+    sleep: list[Call] = [("call_s0", "run_command", {"cmd": "sleep 2"})]
+    with LoopbackServer() as server:
+        session = Session(workdir / "tools", config_text(server.url, ALLOW_SLEEP))
+        try:
+            session.cd(project)
+            for key, calls in (("b1", one), ("b2", many)):
+                for index in range(runs + 1):  # the first run warms up
+                    ask = "Use @{read_file} to read the modules."
+                    sent, arrived, _ = round_trip(session, server, calls, ask)
+                    if index:
+                        results.add(key, (arrived - sent) * 1000)
+            for index in range(runs + 1):
+                ask = "Use @{run_command} to wait two seconds."
+                sent, arrived, worst = round_trip(session, server, sleep, ask)
+                if index:
+                    results.add("c_overhead", (arrived - sent - SLEEP) * 1000)
+                    results.add("c_latency", worst)
+        finally:
+            session.close()
