@@ -5,6 +5,11 @@ end
 vim.b.did_ftplugin_codecompanion = true
 vim.bo.commentstring = "<!-- %s -->"
 vim.opt_local.conceallevel = 2
-if not pcall(vim.treesitter.start, 0, "markdown") then
-  vim.bo.syntax = "markdown"
-end
+-- Started on the next loop turn: compiling the Markdown queries costs ~15 ms the first time,
+-- which must not land inside :CodeCompanionChat (the window is already shown by then).
+local buf = vim.api.nvim_get_current_buf()
+vim.schedule(function()
+  if vim.api.nvim_buf_is_valid(buf) and not pcall(vim.treesitter.start, buf, "markdown") then
+    vim.bo[buf].syntax = "markdown"
+  end
+end)

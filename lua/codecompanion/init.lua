@@ -24,9 +24,12 @@ function M.setup(opts)
   config.setup(opts)
   register_completion()
   if config.options.start == "deferred" then
-    -- Start the host off the start-up path: Neovim shows its UI first.
+    -- Start the host off the start-up path: Neovim shows its UI first. The Markdown
+    -- highlight queries are compiled here too, so the first chat does not pay for them.
     vim.defer_fn(function()
       host.ensure()
+      pcall(vim.treesitter.query.get, "markdown", "highlights")
+      pcall(vim.treesitter.query.get, "markdown_inline", "highlights")
     end, 0)
   end
 end

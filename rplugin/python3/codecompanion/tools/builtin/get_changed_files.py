@@ -9,6 +9,7 @@ from ...errors import ToolError
 from ..function_tool import Reply, function_tool, time_limits
 from ..paths import project_root
 from ..process import ProcessResult, run_process
+from ..project_files import GIT_SAFE
 from ..text_files import fence
 from ..tool import Tool
 
@@ -29,11 +30,11 @@ PROPERTIES = {
     },
 }
 
-_GIT = ("git", "-c", "core.quotepath=off", "--no-pager")
+_GIT = (*GIT_SAFE, "-c", "core.quotepath=off", "--no-pager")
 _COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "staged": (("diff", "--cached", "--no-color", "--no-ext-diff"),),
+    "staged": (("diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv"),),
     "unstaged": (
-        ("diff", "--no-color", "--no-ext-diff"),
+        ("diff", "--no-color", "--no-ext-diff", "--no-textconv"),
         ("ls-files", "--others", "--exclude-standard"),
     ),
     "merge-conflicts": (("diff", "--name-only", "--diff-filter=U"),),

@@ -12,6 +12,7 @@ from ..tool import Tool
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,
+    "read_only": True,  # several calls in one answer run together
     "max_lines": 2000,
     "max_bytes": 200_000,
 }
