@@ -70,6 +70,7 @@ class Chat:
         self.title: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._full_outputs: dict[str, str] = {}
+        self._save_pending = False
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
             self.messages.insert_system(system_prompt, "system_prompt", 0)
 
@@ -105,7 +106,23 @@ class Chat:
         }
 
     def save(self) -> None:
-        """Persist the chat (atomic write); a failure is logged, never raised into the turn."""
+        """Save soon: every save asked for in one turn of the loop becomes one write."""
+        if self.store is None or self._save_pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.save_now()
+            return
+        self._save_pending = True
+        loop.call_soon(self._deferred_save)
+
+    def _deferred_save(self) -> None:
+        self._save_pending = False
+        self.save_now()
+
+    def save_now(self) -> None:
+        """Persist the chat now (atomic write); a failure is logged, never raised into the turn."""
         if self.store is None:
             return
         try:
@@ -187,7 +204,7 @@ class Chat:
             self._answer_pending("error")
         finally:
             self.messages.cycle += 1
-            self.save()
+            self.save_now()
             self.view.render(
                 [
                     RenderOp("spinner", {"on": False}),

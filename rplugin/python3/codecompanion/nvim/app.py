@@ -173,7 +173,7 @@ class App:
         chat = self.chats.pop(str(args.get("id")), None)
         if chat is not None:
             chat.stop()
-            chat.save()
+            chat.save_now()
             self.bridge.spawn(chat.adapter.aclose())
 
     def do_chat_opened(self, args: dict[str, Any]) -> None:
@@ -306,7 +306,7 @@ class App:
         """Stop every chat (Neovim is exiting)."""
         for chat in self.chats.values():
             chat.stop()
-            chat.save()
+            chat.save_now()
         if self.workspace is not None:
             self.workspace.close()
 

@@ -14,7 +14,12 @@ from ..text_files import fence
 from ..tool import Tool
 
 STATES = ("staged", "unstaged", "merge-conflicts")
-DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_lines": 1000, "timeout": 30}
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "read_only": True,
+    "max_lines": 1000,
+    "timeout": 30,
+}
 
 DESCRIPTION = (
     "Show the project's uncommitted git changes: the staged diff, the unstaged diff (with "
