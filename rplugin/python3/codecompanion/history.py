@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 log = logging.getLogger("codecompanion.history")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+STALE_TEMP = 600.0  # seconds after which a save's temp file can only be a leftover
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,18 @@ class ChatStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._sweep(chat_id)
+
+    def _sweep(self, chat_id: str) -> None:
+        """Delete the temp files killed saves of this chat left behind."""
+        # Only old ones: a temp file another Neovim is still writing is younger than that.
+        cutoff = time.time() - STALE_TEMP
+        for path in self.folder.glob(f".{glob.escape(chat_id)}.*.tmp"):
+            try:
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+            except OSError as exc:
+                log.debug("cannot remove stale temp file %s: %s", path, exc)
 
     def load(self, chat_id: str) -> dict[str, Any] | None:
         """The saved state of one chat, or None when there is none (or it is unreadable)."""

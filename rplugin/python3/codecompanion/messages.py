@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+log = logging.getLogger("codecompanion.messages")
+
 Role = Literal["user", "llm", "system", "tool"]
 ROLES: tuple[Role, ...] = ("user", "llm", "system", "tool")
+INTERRUPTED = (
+    "The tool call did not finish: the editor's Python host stopped while it was pending or "
+    "running, so its result (and whether it changed anything) is unknown."
+)
 
 
 @dataclass
@@ -171,7 +178,14 @@ class MessageStore:
         return self._messages[index]
 
     def add(self, message: Message) -> Message:
-        """Append a message, stamping its id, index and cycle."""
+        """Append a message, stamping its id, index and cycle.
+
+        A tool result is kept only for a call of this history still without one: a late result
+        (of a batch cancelled by a clear) or a second one would break the next request.
+        """
+        if message.role == "tool" and message.tool_call_id not in self._unanswered():
+            log.warning("dropping a result for call %r, which awaits none", message.tool_call_id)
+            return message
         message.meta = Meta(
             id=next(self._ids), cycle=self.cycle, index=len(self._messages), sent=message.meta.sent
         )
@@ -201,6 +215,9 @@ class MessageStore:
         self._messages = [m for m in self._messages if m.role == "system"]
         self.cycle = 1
 
+    def _unanswered(self) -> set[str | None]:
+        return {call.id for call in self.pending_calls()}
+
     def pending_calls(self) -> list[ToolCall]:
         """Calls the model made that have no result yet, in order."""
         answered = {m.tool_call_id for m in self._messages if m.role == "tool"}
@@ -216,7 +233,47 @@ class MessageStore:
         """Every message in its stored shape."""
         return [m.to_dict() for m in self._messages]
 
+    def answer_interrupted(self, text: str = INTERRUPTED) -> list[ToolCall]:
+        """Give every call without a result an error result right after its answer's results.
+
+        Only a writer that died while tools ran leaves such calls behind; answering them keeps
+        the history valid for every provider. Returns the calls that were answered.
+        """
+        answered = {m.tool_call_id for m in self._messages if m.role == "tool"}
+        rebuilt: list[Message] = []
+        owed: list[Message] = []
+        fixed: list[ToolCall] = []
+        for message in self._messages:
+            if owed and message.role != "tool":
+                rebuilt += owed
+                owed = []
+            rebuilt.append(message)
+            for call in message.tool_calls if message.role == "llm" else []:
+                if call.id not in answered:
+                    fixed.append(call)
+                    owed.append(self._interrupted(call, text, message.meta.cycle))
+        if not fixed:
+            return []
+        self._messages = rebuilt + owed
+        for index, item in enumerate(self._messages):
+            item.meta.index = index
+        return fixed
+
+    def _interrupted(self, call: ToolCall, text: str, cycle: int) -> Message:
+        message = Message(
+            role="tool",
+            content=text,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            is_error=True,
+            extra={"interrupted": True},
+        )
+        message.meta = Meta(id=next(self._ids), cycle=cycle)
+        return message
+
     @classmethod
     def from_list(cls, data: list[dict[str, Any]]) -> MessageStore:
-        """Rebuild a store from saved messages."""
-        return cls(Message.from_dict(item) for item in data)
+        """Rebuild a store from saved messages; calls a crash left unanswered get a result."""
+        store = cls(Message.from_dict(item) for item in data)
+        store.answer_interrupted()
+        return store

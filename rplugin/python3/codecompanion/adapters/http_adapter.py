@@ -7,7 +7,7 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -23,7 +23,8 @@ from ..errors import (
     StreamInterrupted,
 )
 from ..messages import Message
-from .base import AdapterSettings, Event
+from .base import AdapterSettings, Event, ToolCallEvent
+from .completeness import BodyWatch
 from .keys import KeyResolver, describe_key
 from .streaming import IdFactory, ResponseParser
 
@@ -214,20 +215,46 @@ class HTTPAdapter:
             "POST", base + spec.path, headers, spec.body, spec.params, model
         )
         parser = self.new_parser()
+        watch = BodyWatch()
         try:
             try:
                 async for chunk in response.aiter_bytes():
-                    for event in parser.feed(chunk):
+                    watch.body(chunk)
+                    for event in self._parse(parser.feed, chunk):
+                        watch.event(event)
                         yield event
                     parser.raise_for_error()
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, streaming=True) from None
-            for event in parser.close():
+            # The body is over: end its last line and event.
+            for event in self._parse(parser.feed, b"\n\n"):
+                watch.event(event)
                 yield event
             parser.raise_for_error()
+            ended = parser.finished or parser.finish_reason is not None
+            complete = len(parser.calls)
+            for event in self._parse(lambda _: parser.close(), b""):
+                watch.event(event)
+                if ended or not isinstance(event, ToolCallEvent):
+                    yield event  # calls still open when the body ended were cut off
+            parser.raise_for_error()
+            cut = len(parser.calls) > complete and not ended
+            problem = watch.problem(self.label, parser.calls, ended, cut, self.redact)
+            if problem is not None:
+                raise problem
         finally:
             await response.aclose()
         self.after_response(parser)
+
+    def _parse(self, step: Callable[[bytes], list[Event]], data: bytes) -> list[Event]:
+        """One parser step; a parser bug becomes a one-line ProviderError, not a crash."""
+        try:
+            return step(data)
+        except Exception as exc:  # parsers must not raise; if one does, the chat must go on
+            log.error("%s: parsing the response failed", self.label, exc_info=True)
+            raise ProviderError(
+                f"{self.label} sent a response that could not be read ({type(exc).__name__})"
+            ) from None
 
     async def _send(
         self,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from collections.abc import Mapping
 
 from ..errors import AuthenticationError
@@ -115,7 +117,9 @@ async def _run(command: str, label: str) -> str:
         ) from None
     finally:
         if process.returncode is None:
-            process.kill()
+            # The whole group: a child left holding the pipes would keep wait() from returning.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
     if process.returncode != 0:
         first = stderr.decode(errors="replace").strip().splitlines()[:1]

@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
-from . import arguments
+from . import arguments, shell_line
 from .results import render
 from .runner import invoke
 from .tool import Tool
@@ -113,13 +113,16 @@ def _patterns(value: Any) -> list[str]:
 def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow", "deny"] | None:
     """Match the `deny` then `allow` fnmatch patterns of `opts` against `key`.
 
-    For shell lines every piece (split at ; && || | & and substitutions) is checked: any piece
-    matching deny denies; allow needs every piece to match and no substitution or redirection.
+    For shell lines every piece (split at ; && || | & and substitutions) is checked, and so is
+    every command as `shell_line.commands` reads it: any match of deny denies. Allow needs every
+    piece to match and no substitution or redirection.
     """
     deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
     pieces = [p.strip() for p in _SHELL_SPLIT.split(key)] if shell else [key]
     pieces = [p for p in pieces if p]
-    if any(fnmatchcase(text, p) for text in (key, *pieces) for p in deny):
+    # Deny also sees each command as it runs: unquoted, unwrapped, program without its path.
+    forms = (key, *pieces, *(shell_line.commands(key) if shell else ()))
+    if any(fnmatchcase(text, p) for text in forms for p in deny):
         return "deny"
     if not allow or (shell and any(token in key for token in _UNSAFE_FOR_ALLOW)):
         return None

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .groupwatch import group_watch
+
 _CHUNK = 65536
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
@@ -169,11 +171,19 @@ async def _spawn(
     )
 
 
+async def _spawn_watched(
+    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin_devnull: bool
+) -> asyncio.subprocess.Process:
+    proc = await _spawn(args, cwd, env, stdin_devnull)
+    group_watch().add(proc.pid)  # from here on the group dies with us, however we end
+    return proc
+
+
 async def _start(
     args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin_devnull: bool
 ) -> asyncio.subprocess.Process:
     """Start the process; a cancel while starting still kills what was started, group and all."""
-    spawn = asyncio.ensure_future(_spawn(args, cwd, env, stdin_devnull))
+    spawn = asyncio.ensure_future(_spawn_watched(args, cwd, env, stdin_devnull))
     try:
         return await asyncio.shield(spawn)
     except asyncio.CancelledError:
@@ -181,7 +191,14 @@ async def _start(
             started = await spawn
             await kill_group(started.pid)
             await _reap(started)
+            _release(started.pid)
         raise
+
+
+def _release(pgid: int) -> None:
+    """Stop guarding a group that has ended (one that lives on stays guarded)."""
+    if not group_alive(pgid):
+        group_watch().remove(pgid)
 
 
 async def _supervise(
@@ -242,7 +259,10 @@ async def run_process(
         message = f"cannot start {args[0]!r}: {exc.strerror or exc}"
         return ProcessResult(args, None, "", message, False, False, False, 0.0)
     out, err = _Sink(max_output, bytearray()), _Sink(max_output, bytearray())
-    timed_out, code = await _supervise(proc, out, err, timeout)
+    try:
+        timed_out, code = await _supervise(proc, out, err, timeout)
+    finally:
+        _release(proc.pid)
     return ProcessResult(
         argv=args,
         exit_code=None if timed_out else code,

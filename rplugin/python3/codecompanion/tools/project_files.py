@@ -11,6 +11,9 @@ from .process import run_process
 
 MAX_FILES = 200_000
 GIT_TIMEOUT = 30.0
+# Tools run git without asking, so a repository's own config must not make git run commands:
+# core.fsmonitor names a program git starts on ls-files, diff and status.
+GIT_SAFE = ("git", "-c", "core.fsmonitor=false")
 
 
 def _git_listing(output: str, root: Path) -> list[str]:
@@ -52,7 +55,7 @@ async def project_files(root: Path, *, hidden: bool = True) -> list[str]:
     a walk of the folder. `hidden` False also leaves out dot-files and dot-folders (as rg does).
     """
     listing = await run_process(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        [*GIT_SAFE, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
         cwd=root,
         timeout=GIT_TIMEOUT,
         max_output=64_000_000,

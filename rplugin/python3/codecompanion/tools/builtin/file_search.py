@@ -11,7 +11,7 @@ from ..paths import project_root
 from ..project_files import glob_filter, project_files
 from ..tool import Tool
 
-DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_results": 500}
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "read_only": True, "max_results": 500}
 
 DESCRIPTION = (
     "Find files in the project by glob, e.g. `**/*.py`, `src/**/test_*.ts` or `README*`. A "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from ..function_tool import (
     nullable,
     time_limits,
 )
-from ..paths import project_root
+from ..paths import is_inside, project_root
 from ..process import run_process
 from ..project_files import compile_glob, glob_filter, project_files
 from ..text_files import looks_binary
@@ -118,6 +119,9 @@ def _scan(root: Path, files: list[str], pattern: re.Pattern[str], limit: int) ->
     for name in files:
         path = root / name
         try:
+            # Like rg: links are not followed, so a link cannot show a file outside the project.
+            if path.is_symlink() or not is_inside(root, Path(os.path.realpath(path))):
+                continue
             if path.stat().st_size > MAX_FILE_BYTES:
                 continue
             data = path.read_bytes()

@@ -1,0 +1,146 @@
+"""No tool process outlives a cancel, a timeout, closing the chat or quitting Neovim: the
+process table is scanned for a unique marker, grandchildren started by the shell included."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.messages import ToolCall
+from codecompanion.tools.registry import ToolRegistry
+from codecompanion.tools.system import ToolSystem
+from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.hardening.proctable import kill_groups, members, wait_until_gone, with_marker
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique word in this test's command lines; anything still carrying it is killed after."""
+    word = f"ccmark{uuid.uuid4().hex[:12]}"
+    yield word
+    kill_groups({p.pgid for p in with_marker(word)})
+
+
+def family(marker: str, ignore_term: bool = False) -> str:
+    """A shell that starts two background grandchildren and waits, its line carrying `marker`."""
+    trap = "trap '' TERM; " if ignore_term else ""
+    return f"{trap}sleep 300 & sleep 301 & wait; echo {marker}"
+
+
+def started(marker: str) -> set[int]:
+    """The process groups of the marked shell, once it and both sleeps run."""
+    groups = {p.pgid for p in wait_for(lambda: with_marker(marker))}
+    wait_for(lambda: len(members(groups)) >= 3)
+    return groups
+
+
+def system(tmp_path: Path, timeout: float = 30) -> tuple[ToolSystem, RecordingChat]:
+    opts = {"run_command": {"allowed_in_yolo_mode": True, "timeout": timeout}}
+    chat = RecordingChat()
+    tools = ToolSystem(
+        chat=chat,
+        registry=ToolRegistry({}, {}, tool_opts=opts),
+        approver=ScriptedApprover(),
+        events=RecordingEvents(),
+        cwd=tmp_path,
+        opts={"auto_submit": False},
+        yolo=True,
+    )
+    tools.add_tool("run_command")
+    return tools, chat
+
+
+@pytest.mark.parametrize("ignore_term", [False, True])
+async def test_cancel_kills_the_command_and_its_grandchildren(
+    tmp_path: Path, marker: str, ignore_term: bool
+) -> None:
+    tools, chat = system(tmp_path)
+    batch = asyncio.ensure_future(
+        tools.run([ToolCall("c", "run_command", {"cmd": family(marker, ignore_term)})])
+    )
+    groups = await asyncio.to_thread(started, marker)
+    tools.cancel()
+    outcome = await batch
+    assert outcome.statuses == {"c": "cancelled"}
+    assert await asyncio.to_thread(wait_until_gone, groups, 3) == []
+
+
+async def test_timeout_kills_the_command_and_its_grandchildren(tmp_path: Path, marker: str) -> None:
+    tools, chat = system(tmp_path, timeout=0.8)
+    batch = asyncio.ensure_future(
+        tools.run([ToolCall("t", "run_command", {"cmd": family(marker)})])
+    )
+    groups = await asyncio.to_thread(started, marker)
+    outcome = await batch
+    assert outcome.statuses == {"t": "error"}
+    assert "timed out" in chat.result("t").for_llm
+    assert await asyncio.to_thread(wait_until_gone, groups, 3) == []
+
+
+def run_in_nvim(
+    start_nvim: StartNvim, config: Path, server: LoopbackServer, tmp_path: Path, command: str
+) -> tuple[Editor, int]:
+    server.enqueue(
+        openai_tool_calls([("run1", "run_command", {"cmd": command})]), openai_text("done")
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    ed = start_nvim(config_file=config, cwd=project)
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send("@{run_command} run it")
+    return ed, bufnr
+
+
+def test_closing_the_chat_kills_the_command_and_its_grandchildren(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+    marker: str,
+) -> None:
+    ed, bufnr = run_in_nvim(start_nvim, config_file(""), provider_server, tmp_path, family(marker))
+    groups = started(marker)
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    assert wait_until_gone(groups, 5) == []
+    assert ed.lua("return require('codecompanion.host').status().running")
+
+
+@pytest.mark.parametrize("ignore_term", [False, True])
+def test_quitting_neovim_kills_the_command_and_its_grandchildren(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+    marker: str,
+    ignore_term: bool,
+) -> None:
+    command = family(marker, ignore_term)
+    ed, _ = run_in_nvim(start_nvim, config_file(""), provider_server, tmp_path, command)
+    groups = started(marker)
+    with contextlib.suppress(OSError, EOFError):
+        ed.nvim.command("qa!")
+    assert wait_until_gone(groups, 5) == []
+
+
+async def test_a_key_command_that_hangs_is_killed_with_its_children(
+    marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecompanion.adapters import keys
+    from codecompanion.errors import AuthenticationError
+
+    monkeypatch.setattr(keys, "CMD_TIMEOUT", 0.5)
+    resolving = asyncio.ensure_future(keys.KeyResolver().resolve(f"cmd:{family(marker)}"))
+    groups = await asyncio.to_thread(started, marker)
+    with pytest.raises(AuthenticationError, match="timed out"):
+        await resolving
+    assert await asyncio.to_thread(wait_until_gone, groups, 3) == []
