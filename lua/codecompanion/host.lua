@@ -59,7 +59,9 @@ local function start_job()
   local chan = vim.fn.jobstart({ python, "-m", "codecompanion.nvim" }, {
     rpc = true,
     env = env,
-    cwd = vim.fn.getcwd(),
+    -- Not the project: `python -m` puts the cwd first on sys.path, and a project's own
+    -- httpx.py (or codecompanion.py) must never be imported by the host.
+    cwd = vim.fs.joinpath(root(), "rplugin", "python3"),
     on_stderr = function(_, data)
       append_log(data)
       for _, line in ipairs(data) do

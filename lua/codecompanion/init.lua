@@ -179,9 +179,17 @@ end
 function M.on_host_exit(_)
   for bufnr, _ in pairs(chats.by_buf) do
     if vim.api.nvim_buf_is_valid(bufnr) then
+      local busy = not vim.bo[bufnr].modifiable
       render.stop_spinner(bufnr)
       vim.bo[bufnr].modifiable = true
       vim.b[bufnr].codecompanion_detached = true
+      if busy then
+        -- A turn was running: close it in the buffer so the next message is only what is typed.
+        render.apply(bufnr, {
+          { kind = "block", text = "_[incomplete: the host stopped]_" },
+          { kind = "ready", text = "## Me" },
+        })
+      end
     end
   end
 end

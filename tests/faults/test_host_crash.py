@@ -62,11 +62,6 @@ def test_host_killed_mid_stream_restarts_and_the_chat_continues(
     check_saved_messages(saved_chat(ed)["messages"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead's init.lua: on_host_exit leaves the chat without a fresh `## Me` header, so the "
-    "next message sent is the old prompt, the LLM header and the partial answer plus the new text",
-)
 def test_after_a_crash_the_next_message_is_only_what_the_user_typed(
     start_nvim: StartNvim, fast_config: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:

@@ -7,8 +7,6 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import pytest
-
 from codecompanion.adapters.base import Event, Finish, TextDelta
 from codecompanion.messages import Message, ToolCall
 from tests.fakes import WAIT
@@ -55,11 +53,5 @@ async def test_clear_while_tools_run() -> None:
     await clear_then_ask(BatchAdapter([calls], text_first=True), {"a": WAIT})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead's chat.py: clear() empties the history before the cancelled turn ends, so the "
-    "stopped partial answer is stored into the cleared chat (Anthropic then gets an assistant "
-    "message first). Fix: clear only once the turn task is done (add_done_callback)",
-)
 async def test_clear_while_the_answer_streams() -> None:
     await clear_then_ask(StallingAdapter([], text_first=False), {})

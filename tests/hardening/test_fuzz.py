@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,12 +140,6 @@ def hostile_failures() -> list[str]:
     return failures
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapters/streaming.py (not ours): ResponseParser lets RecursionError (deep JSON) and "
-    "OverflowError (Infinity as an index) escape feed(); HTTPAdapter turns them into a "
-    "ProviderError, but the parser contract says feed never raises",
-)
 def test_parsers_take_hostile_json() -> None:
     assert hostile_failures() == []
 

@@ -129,7 +129,7 @@ async def test_text_without_an_end_marker_is_accepted(provider_server: LoopbackS
         (b"", "sent an empty response"),
         (b"<html><body>Bad Gateway</body></html>", "could not be read: <html><body>Bad"),
         (b'{"detail": "not a chat answer"}', "could not be read"),
-        (b"[" * 100_000 + b"]" * 100_000, "could not be read (RecursionError)"),
+        (b"[" * 100_000 + b"]" * 100_000, "could not be read"),
     ],
 )
 async def test_a_body_that_is_no_answer_is_one_line(

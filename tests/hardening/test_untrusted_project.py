@@ -5,19 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead's host.lua starts `python -m codecompanion.nvim` with cwd = the project, and "
-    "`-m` puts the cwd first on sys.path: a project's httpx.py (or codecompanion.py) is imported "
-    "by the host. Fix: jobstart with cwd = <plugin>/rplugin/python3",
-)
 def test_modules_in_the_project_folder_are_not_imported_by_the_host(
     start_nvim: StartNvim, tmp_path: Path
 ) -> None:

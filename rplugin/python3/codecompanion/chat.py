@@ -231,7 +231,7 @@ class Chat:
         for message in self.messages:
             message.meta.sent = True
         try:
-            await self._stream(answer)
+            await self._stream(answer, continuation=not header)
         except asyncio.CancelledError:
             answer.cancelled = True
             self._store_answer(answer)
@@ -244,7 +244,9 @@ class Chat:
         self.fire("RequestFinished", status=status)
         return answer
 
-    async def _stream(self, answer: Answer) -> None:
+    async def _stream(self, answer: Answer, continuation: bool = False) -> None:
+        # A round after tool results starts its text on a fresh line below the tool output.
+        separate = continuation
         streaming = False
         in_reasoning = False
         schemas = self.tools.schemas()
@@ -258,7 +260,9 @@ class Chat:
                     in_reasoning = False
                     self.view.render([transcript.block("### Response\n\n")])
                 answer.text.append(event.text)
-                self.view.render([transcript.append(event.text)])
+                op = transcript.block if separate else transcript.append
+                separate = False
+                self.view.render([op(event.text)])
             elif isinstance(event, ReasoningDelta):
                 if not in_reasoning and not answer.reasoning:
                     self.view.render([transcript.block("### Reasoning\n\n")])
@@ -363,9 +367,15 @@ class Chat:
         return self._full_outputs.get(call_id)
 
     def clear(self) -> None:
-        """Forget the conversation (system prompts stay)."""
-        if self.busy:
+        """Forget the conversation (system prompts stay); a running turn is stopped first."""
+        if self.busy and self._task is not None:
+            # The stopped turn still stores its partial answer: clear once it has ended.
+            self._task.add_done_callback(lambda _task: self._clear_now())
             self.stop()
+            return
+        self._clear_now()
+
+    def _clear_now(self) -> None:
         self.messages.clear()
         self.title = None
         self.save()

@@ -59,6 +59,10 @@ class IdFactory:
             self._last = top
 
 
+# Deeply nested JSON overflows the decoder's recursion: that is malformed data too.
+JSON_ERRORS = (ValueError, RecursionError)
+
+
 def _decode(text: str) -> Any:
     """json.loads for one event's data, without its per-call checks when the text is plain."""
     try:
@@ -84,7 +88,7 @@ def make_call(
         return ToolCall(cid, name, {})
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except JSON_ERRORS:
         return ToolCall(cid, name, {}, text)
     if decoded is None:
         return ToolCall(cid, name, {})
@@ -187,7 +191,7 @@ class SSEDecoder:
             return None
         try:
             self._parsed = json.loads(text)
-        except ValueError:
+        except JSON_ERRORS:
             return None
         return self.flush()
 
@@ -207,7 +211,7 @@ class JSONSeqDecoder:
         if line.startswith(_OPENERS) or (not self._pending and stripped.startswith(_OPENERS)):
             try:
                 doc = json.loads(stripped)
-            except ValueError:
+            except JSON_ERRORS:
                 doc = _MISSING
             if doc is not _MISSING or self._pending:
                 self._drop_pending()
@@ -229,7 +233,7 @@ class JSONSeqDecoder:
     def _try_pending(self) -> list[Any]:
         try:
             doc = json.loads("\n".join(self._pending))
-        except ValueError:
+        except JSON_ERRORS:
             return []
         self._pending = []
         return [doc]
@@ -342,20 +346,12 @@ class ResponseParser:
         if doc is _MISSING:
             try:
                 doc = _decode(data)
-            except ValueError:
+            except JSON_ERRORS:
                 log.warning("skipping malformed stream data %.80r", data)
                 return
         self._dispatch(message.event, doc, out)
 
     def _dispatch(self, event: str | None, doc: Any, out: list[Event]) -> None:
-        if type(doc) is dict:  # the usual case first
-            try:
-                out += self.on_object(event, doc)
-            except AdapterError as exc:
-                self.error = exc
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-                log.warning("skipping unexpected stream object %.120r", doc, exc_info=True)
-            return
         if isinstance(doc, list):
             for item in doc:
                 self._dispatch(event, item, out)
@@ -367,7 +363,8 @@ class ResponseParser:
             out += self.on_object(event, doc)
         except AdapterError as exc:
             self.error = exc
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError):
+            # Hostile or odd shapes (e.g. an index of Infinity) are skipped, never raised.
             log.warning("skipping unexpected stream object %.120r", doc, exc_info=True)
 
 
