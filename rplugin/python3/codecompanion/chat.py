@@ -119,14 +119,14 @@ class Chat:
 
     def _deferred_save(self) -> None:
         self._save_pending = False
-        self.save_now()
+        self.save_now(durable=False)
 
-    def save_now(self) -> None:
+    def save_now(self, durable: bool = True) -> None:
         """Persist the chat now (atomic write); a failure is logged, never raised into the turn."""
         if self.store is None:
             return
         try:
-            self.store.save(self.id, self.to_state())
+            self.store.save(self.id, self.to_state(), durable)
         except (OSError, ValueError) as exc:
             log.error("saving chat %s failed: %s", self.id, exc)
             self.view.notify(f"could not save the chat: {exc}", "error")

@@ -41,8 +41,12 @@ class ChatStore:
             raise ValueError(f"invalid chat id {chat_id!r}")
         return self.folder / f"{chat_id}.json"
 
-    def save(self, chat_id: str, state: dict[str, Any]) -> None:
-        """Write the chat atomically: a temp file in the same folder, fsync, then rename."""
+    def save(self, chat_id: str, state: dict[str, Any], durable: bool = True) -> None:
+        """Write the chat atomically: a temp file in the same folder, then rename.
+
+        The rename alone survives a killed process; `durable` also fsyncs (and sweeps old temp
+        files), which only a power loss needs: the chat does it when a turn ends.
+        """
         target = self.path_for(chat_id)
         self.folder.mkdir(parents=True, exist_ok=True)
         data = json.dumps(state, ensure_ascii=False, indent=1)
@@ -50,13 +54,15 @@ class ChatStore:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        self._sweep(chat_id)
+        if durable:
+            self._sweep(chat_id)
 
     def _sweep(self, chat_id: str) -> None:
         """Delete the temp files killed saves of this chat left behind."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,19 @@ class Workspace:
 
         self.keys = KeyResolver()
         self._demo: Any = None
+        self._ssl: ssl.SSLContext | None = None
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """One TLS context (CA bundle loaded once) for every adapter of this host."""
+        if self._ssl is None:
+            import certifi
+
+            self._ssl = ssl.create_default_context(cafile=certifi.where())
+        return self._ssl
+
+    async def warm_up(self) -> None:
+        """Load the CA bundle off the loop before the first chat needs it."""
+        await asyncio.to_thread(self.ssl_context)
 
     def _make_registry(self) -> Any:
         from .tools.registry import ToolRegistry
@@ -127,7 +141,10 @@ class Workspace:
         if chosen is None or chosen == "demo":
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
         try:
-            return create_adapter(self.settings(chosen, model), key_resolver=self.keys), None
+            adapter = create_adapter(
+                self.settings(chosen, model), key_resolver=self.keys, ssl_context=self.ssl_context()
+            )
+            return adapter, None
         except ConfigError as exc:
             return self.demo_adapter(), f"adapter {chosen}: {exc}; using the offline demo"
 
@@ -141,7 +158,7 @@ class Workspace:
         settings = AdapterSettings(
             name="openai_compatible", url=self._demo.url + "/v1", api_key="demo", model="demo"
         )
-        adapter = create_adapter(settings, key_resolver=self.keys)
+        adapter = create_adapter(settings, key_resolver=self.keys, ssl_context=self.ssl_context())
         adapter.name = "demo"
         return adapter
 

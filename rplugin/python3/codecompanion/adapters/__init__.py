@@ -6,6 +6,7 @@ normalized events (see `base.py`) and owns one pooled httpx client.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -66,13 +67,16 @@ def create_adapter(
     *,
     key_resolver: KeyResolver | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> HTTPAdapter:
     """The adapter named by `settings.name`; ConfigError for an unknown name or missing url."""
     adapter_class = ADAPTERS.get(settings.name)
     if adapter_class is None:
         known = ", ".join(sorted(ADAPTERS))
         raise ConfigError(f"unknown adapter {settings.name!r}: use one of {known}")
-    return adapter_class(settings, key_resolver=key_resolver, transport=transport)
+    return adapter_class(
+        settings, key_resolver=key_resolver, transport=transport, ssl_context=ssl_context
+    )
 
 
 def default_adapter_name(env: Mapping[str, str]) -> str | None:

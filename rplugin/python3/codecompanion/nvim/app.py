@@ -83,6 +83,7 @@ class App:
         if self.workspace.config.error:
             self.bridge.echo_error(f"config: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.probe_ollama())
+        self.bridge.spawn(self.workspace.warm_up())
 
     def _workspace(self) -> Workspace:
         if self.workspace is None:

@@ -25,7 +25,11 @@ class Arguments:
 
 
 def resolve(
-    name: str, arguments: dict[str, Any], raw: str | None, schema: dict[str, Any]
+    name: str,
+    arguments: dict[str, Any],
+    raw: str | None,
+    schema: dict[str, Any],
+    validator: Any = None,
 ) -> Arguments:
     """The arguments the tool runs with: repaired from `raw` if set, then validated."""
     note = None
@@ -46,7 +50,7 @@ def resolve(
             f"Note: your arguments for {name} were not valid JSON; they were repaired to "
             f"{json.dumps(args, ensure_ascii=False)}. Check that this is what you meant."
         )
-    problems = violations(args, schema)
+    problems = violations(args, schema, validator)
     if problems:
         return Arguments(None, note, invalid_message(name, problems))
     return Arguments(args, note)
@@ -64,8 +68,8 @@ def repair(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def violations(args: Any, schema: dict[str, Any]) -> list[str]:
-    """Every way `args` breaks `schema`, as `message (at path)` lines; [] when valid."""
+def compile_validator(schema: dict[str, Any]) -> Any | None:
+    """A validator for `schema`, checked against its metaschema once; None if it is invalid."""
     validators = jsonschema.validators
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
@@ -73,8 +77,21 @@ def violations(args: Any, schema: dict[str, Any]) -> list[str]:
     except jsonschema.exceptions.SchemaError as exc:
         # The tool author's mistake, not the model's: run unvalidated and say so in the log.
         log.error("tool schema is invalid, arguments not validated: %s", exc.message)
-        return []
-    errors = sorted(cls(schema).iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        return None
+    return cls(schema)
+
+
+def violations(args: Any, schema: dict[str, Any], validator: Any = None) -> list[str]:
+    """Every way `args` breaks `schema`, as `message (at path)` lines; [] when valid.
+
+    `validator` is a compiled one (see `compile_validator`), which saves checking the schema
+    itself on every call.
+    """
+    if validator is None:
+        validator = compile_validator(schema)
+        if validator is None:
+            return []
+    errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
     lines = []
     for error in errors[:_MAX_REPORTED]:
         path = "/".join(str(part) for part in error.absolute_path) or "(root)"

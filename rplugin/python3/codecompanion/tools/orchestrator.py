@@ -203,7 +203,7 @@ class Orchestrator:
         if entry is None:
             return self._fail(run, self.system.not_offered_message(call.name), "not offered")
         parsed = arguments.resolve(
-            call.name, call.arguments, call.raw_arguments, entry.tool.parameters
+            call.name, call.arguments, call.raw_arguments, entry.tool.parameters, entry.validator()
         )
         if parsed.note:
             run.notes.append(parsed.note)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .arguments import compile_validator
 from .runner import arity
 from .tool import Tool
 
@@ -29,6 +30,13 @@ class ToolEntry:
     enabled: bool | Callable[..., Any] = True
     visible: bool = True
     builtin: bool = False
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def validator(self) -> Any | None:
+        """The compiled argument validator, built on first use (None for an invalid schema)."""
+        if self._validator is None:
+            self._validator = compile_validator(self.tool.parameters) or False
+        return self._validator or None
 
     def is_enabled(self) -> bool:
         """Evaluate `enabled`; a callable that fails counts as disabled (and is logged)."""
