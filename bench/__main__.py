@@ -12,14 +12,15 @@ from pathlib import Path
 from .figures import Results
 
 HERE = Path(__file__).resolve().parent
-GROUPS = ("pure", "stream", "tools", "startup")
+GROUPS = ("pure", "grep", "stream", "tools", "startup")
 
 
 def _scenarios(results: Results, workdir: Path, runs: int) -> dict[str, Callable[[], None]]:
-    from . import pure, startup, streaming, toolcalls
+    from . import grep, pure, startup, streaming, toolcalls
 
     return {
         "pure": lambda: pure.run(results, runs),
+        "grep": lambda: grep.run(results, workdir, runs),
         "stream": lambda: streaming.run(results, workdir, runs),
         "tools": lambda: toolcalls.run(results, workdir, runs),
         "startup": lambda: startup.run(results, workdir, runs),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from bench import SPECS, Results, pure
+import pytest
+from bench import SPECS, Results, grep, pure
 from bench.turns import StampedChunks, answer_pieces, tool_call_turn
 
 
@@ -38,3 +40,9 @@ def test_scripted_answers_end_with_the_sentinel_and_stamp_the_tool_turn() -> Non
     assert isinstance(turn.body_chunks, StampedChunks) and chunks.sent_at is None
     sent = [chunk for chunk in chunks]  # the server iterates like this; the end stamps the time
     assert b"read_file" in b"".join(sent) and chunks.sent_at is not None
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="rg is not installed")
+def test_grep_scenario_runs_on_a_small_tree(tmp_path: Path) -> None:
+    root = grep.build_tree(tmp_path / "tree", files=200)
+    assert grep.time_tool(root) > 0 and grep.time_rg(root, str(shutil.which("rg"))) > 0
