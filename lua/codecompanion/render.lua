@@ -28,95 +28,7 @@ local SPIN = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "�
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
-
--- Tree-sitter Markdown highlighting makes Neovim 0.11 spend time in proportion to the buffer on
--- every change and redraw (incremental parses, injected trees, conceal_lines checks): with a long
--- answer streaming in, Neovim stays busy 5-25 ms after each batch. So while text streams into a
--- chat buffer longer than STREAM_LINES, or once a timer sees Neovim's loop run late by more than
--- LAG_BUDGET, the buffer's highlighter is paused (the object and its parser stay). It comes back
--- when the answer ends, or after STREAM_IDLE without new text (a tool running, a host that died).
-local STREAM_LINES = 400
-local LAG_BUDGET = 6e6 -- ns
-local LAG_TICK = 16 -- ms
-local STREAM_IDLE = 1e9 -- ns
-local streaming = {} -- bufnr -> hrtime of the last text appended
-local lag = { timer = nil, last = 0 }
-
-local function highlighters()
-  local ok, hl = pcall(require, "vim.treesitter.highlighter")
-  return ok and type(hl) == "table" and type(hl.active) == "table" and hl.active or nil
-end
-
-local function pause_highlight(bufnr, active)
-  local s = buffers[bufnr]
-  if s and active and active[bufnr] and not s.paused_highlighter then
-    s.paused_highlighter = active[bufnr]
-    active[bufnr] = nil
-  end
-end
-
-local function pause_highlights()
-  local active = highlighters()
-  for bufnr in pairs(streaming) do
-    pause_highlight(bufnr, active)
-  end
-end
-
-local function forget_stream(bufnr)
-  streaming[bufnr] = nil
-  if lag.timer and next(streaming) == nil then
-    lag.timer:stop()
-    lag.timer:close()
-    lag.timer = nil
-  end
-end
-
---- Text stopped streaming into `bufnr`: its highlighter (if paused) is back.
-local function stream_ended(bufnr)
-  forget_stream(bufnr)
-  local s = buffers[bufnr]
-  local paused = s and s.paused_highlighter
-  if not paused then
-    return
-  end
-  s.paused_highlighter = nil
-  local active = highlighters()
-  if active and active[bufnr] == nil and vim.api.nvim_buf_is_valid(bufnr) then
-    active[bufnr] = paused
-    pcall(vim.api.nvim__redraw, { buf = bufnr, valid = false, flush = false })
-  end
-end
-
--- Runs in libuv's fast context: it only reads the clock and schedules work.
-local function on_tick()
-  local now = vim.uv.hrtime()
-  local late = now - lag.last - LAG_TICK * 1e6
-  lag.last = now
-  if late > LAG_BUDGET then
-    vim.schedule(pause_highlights)
-  end
-  for bufnr, seen in pairs(streaming) do
-    if now - seen > STREAM_IDLE then
-      vim.schedule(function()
-        if streaming[bufnr] == seen then
-          stream_ended(bufnr)
-        end
-      end)
-    end
-  end
-end
-
---- Text was appended to `bufnr`: watch the loop while it streams.
-local function streamed(bufnr)
-  streaming[bufnr] = vim.uv.hrtime()
-  if vim.api.nvim_buf_line_count(bufnr) > STREAM_LINES then
-    pause_highlight(bufnr, highlighters())
-  end
-  if not lag.timer then
-    lag.timer, lag.last = vim.uv.new_timer(), vim.uv.hrtime()
-    lag.timer:start(LAG_TICK, LAG_TICK, on_tick)
-  end
-end
+local stream_highlight = require("codecompanion.stream_highlight")
 
 local function state(bufnr)
   local s = buffers[bufnr]
@@ -128,7 +40,7 @@ local function state(bufnr)
       once = true,
       callback = function()
         M.stop_spinner(bufnr)
-        forget_stream(bufnr)
+        stream_highlight.forget(bufnr)
         buffers[bufnr] = nil
       end,
     })
@@ -207,7 +119,7 @@ local handlers = {}
 
 function handlers.append(bufnr, op)
   append(bufnr, op.text)
-  streamed(bufnr)
+  stream_highlight.streamed(bufnr)
 end
 
 function handlers.block(bufnr, op)
@@ -279,7 +191,7 @@ function handlers.lock() end
 function handlers.unlock() end
 
 function handlers.replace(bufnr, op)
-  stream_ended(bufnr)
+  stream_highlight.ended(bufnr)
   local s = state(bufnr)
   vim.api.nvim_buf_clear_namespace(bufnr, ns_tools, 0, -1)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
@@ -288,7 +200,7 @@ function handlers.replace(bufnr, op)
 end
 
 function handlers.ready(bufnr, op)
-  stream_ended(bufnr)
+  stream_highlight.ended(bufnr)
   M.stop_spinner(bufnr)
   handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
 end
