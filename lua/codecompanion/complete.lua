@@ -15,6 +15,20 @@ end
 
 M.items = items
 
+--- Items in the LSP CompletionItem shape, for nvim-cmp and blink.cmp.
+function M.lsp_items()
+  local result = {}
+  for _, item in ipairs(items()) do
+    table.insert(result, {
+      label = item.word,
+      insertText = item.word,
+      kind = item.kind == "group" and 9 or 3, -- Module / Function
+      documentation = item.menu,
+    })
+  end
+  return result
+end
+
 function M.omnifunc(findstart, base)
   if findstart == 1 then
     local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)

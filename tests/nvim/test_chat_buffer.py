@@ -271,3 +271,20 @@ def test_buffer_is_read_only_while_streaming_and_view_follows_only_from_the_end(
     ed.nvim.current.window.cursor = (1, 0)  # the user scrolls up to read
     chat_ready(ed, 2)
     assert ed.nvim.current.window.cursor[0] == 1
+
+
+def test_completion_sources_for_cmp_and_blink_list_tools(
+    start_nvim: StartNvim, config_file: Callable[[str], Path]
+) -> None:
+    ed = start_nvim(config_file=config_file(""))
+    ed.open_chat()
+    got = ed.lua(
+        "local out = {};"
+        "require('codecompanion.completion.cmp').new():complete({}, function(r) out.cmp = r end);"
+        "require('codecompanion.completion.blink').new():get_completions({}, function(r)"
+        " out.blink = r end);"
+        "return out"
+    )
+    for source in ("cmp", "blink"):
+        labels = {item["label"] for item in got[source]["items"]}
+        assert {"@{read_file}", "@{agent}"} <= labels

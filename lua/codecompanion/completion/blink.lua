@@ -15,15 +15,7 @@ function source:get_trigger_characters()
 end
 
 function source:get_completions(_, callback)
-  local items = {}
-  for _, item in ipairs(require("codecompanion.complete").items()) do
-    table.insert(items, {
-      label = item.word,
-      insertText = item.word,
-      kind = item.kind == "group" and 9 or 3,
-      documentation = item.menu,
-    })
-  end
+  local items = require("codecompanion.complete").lsp_items()
   callback({ items = items, is_incomplete_forward = false, is_incomplete_backward = false })
   return function() end
 end

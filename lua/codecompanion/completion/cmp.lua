@@ -18,16 +18,7 @@ function source:get_keyword_pattern()
 end
 
 function source:complete(_, callback)
-  local items = {}
-  for _, item in ipairs(require("codecompanion.complete").items()) do
-    table.insert(items, {
-      label = item.word,
-      insertText = item.word,
-      kind = item.kind == "group" and 9 or 3,
-      documentation = item.menu,
-    })
-  end
-  callback({ items = items, isIncomplete = false })
+  callback({ items = require("codecompanion.complete").lsp_items(), isIncomplete = false })
 end
 
 return source
