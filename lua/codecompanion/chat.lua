@@ -76,8 +76,8 @@ end
 --- A choice asked by the host; answered by notification.
 function M.pick(chan, rid, req)
   vim.schedule(function()
-    vim.ui.select(req.items, { prompt = req.prompt, kind = "codecompanion.pick" }, function(choice)
-      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = choice or vim.NIL })
+    vim.ui.select(req.items, { prompt = req.prompt, kind = "codecompanion.pick" }, function(_, index)
+      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = index or vim.NIL })
     end)
   end)
 end

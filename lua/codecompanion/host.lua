@@ -145,17 +145,35 @@ function M.notify(method, args)
   return ok
 end
 
---- A blocking request; only for rare, user-initiated questions (health, restore list).
+local replies = { next = 0, values = {} }
+
+--- Ask the host and wait for its answer, at most `timeout_ms` (default 2 s): never an
+--- rpcrequest, so a stuck host cannot freeze Neovim. Only for user-initiated questions
+--- (health, completion items).
 function M.request(method, args, timeout_ms)
-  local chan = M.ensure()
-  if not chan then
+  if not M.ensure() then
     return nil, "host not running"
   end
-  local ok, result = pcall(vim.rpcrequest, chan, "codecompanion_request", method, args or vim.empty_dict())
-  if not ok then
-    return nil, tostring(result)
+  replies.next = replies.next + 1
+  local rid = replies.next
+  M.notify("request", { rid = rid, method = method, args = args or vim.empty_dict() })
+  local done = vim.wait(timeout_ms or 2000, function()
+    return replies.values[rid] ~= nil
+  end, 5)
+  local value = replies.values[rid]
+  replies.values[rid] = nil
+  if not done then
+    return nil, ("the host did not answer %s in time (log: %s)"):format(method, M.log_path())
   end
-  return result, nil
+  if type(value) == "table" and value.error and value.error ~= vim.NIL then
+    return nil, value.error
+  end
+  return value, nil
+end
+
+--- The host's answer to `M.request` (called by the host).
+function M.reply(rid, value)
+  replies.values[rid] = value == nil and vim.NIL or value
 end
 
 --- Called by the host once it serves requests.

@@ -76,6 +76,18 @@ local function create_buffer(id)
   table.insert(chats.order, bufnr)
   chats.last = bufnr
   require("codecompanion.chat").attach(bufnr)
+  vim.api.nvim_create_autocmd("WinClosed", {
+    callback = function(ev)
+      local win = tonumber(ev.match)
+      if not win or not vim.api.nvim_win_is_valid(win) or vim.api.nvim_win_get_buf(win) ~= bufnr then
+        return
+      end
+      -- The last window of the chat closed (not hidden by Toggle): stop what runs; it is saved.
+      if #vim.fn.win_findbuf(bufnr) <= 1 and not vim.b[bufnr].codecompanion_hiding then
+        host.notify("chat_stop", { id = id, quiet = true })
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
     buffer = bufnr,
     once = true,
@@ -98,6 +110,19 @@ end
 --- Open a new chat; opts: { adapter, model, prompt, restore = id, yolo }.
 function M.chat(opts)
   opts = opts or {}
+  if opts.restore then
+    for bufnr, id in pairs(chats.by_buf) do
+      if id == opts.restore and vim.api.nvim_buf_is_valid(bufnr) then
+        -- Already open: show it rather than a second buffer driving the same chat.
+        if #vim.fn.win_findbuf(bufnr) == 0 then
+          open_window(bufnr)
+        else
+          vim.api.nvim_set_current_win(vim.fn.win_findbuf(bufnr)[1])
+        end
+        return bufnr
+      end
+    end
+  end
   local id = opts.restore or new_id()
   local bufnr = create_buffer(id)
   open_window(bufnr)
@@ -142,9 +167,12 @@ function M.toggle()
   end
   local wins = vim.fn.win_findbuf(bufnr)
   if #wins > 0 then
+    -- Hiding is not closing: a running answer goes on streaming into the hidden buffer.
+    vim.b[bufnr].codecompanion_hiding = true
     for _, win in ipairs(wins) do
       pcall(vim.api.nvim_win_close, win, false)
     end
+    vim.b[bufnr].codecompanion_hiding = false
   else
     open_window(bufnr)
     host.notify("chat_opened", { id = chats.by_buf[bufnr] })
@@ -155,6 +183,13 @@ end
 --- Add the given lines of a buffer to the last chat as a fenced block with path and lines.
 function M.add_selection(line1, line2)
   local src = vim.api.nvim_get_current_buf()
+  if chats.by_buf[src] then
+    return vim.notify("codecompanion: Add takes lines of another buffer, not of a chat", vim.log.levels.WARN)
+  end
+  local target = M.last_chat()
+  if target and not vim.bo[target].modifiable then
+    return vim.notify("codecompanion: the chat is busy: add the lines when the answer is done", vim.log.levels.WARN)
+  end
   local lines = vim.api.nvim_buf_get_lines(src, line1 - 1, line2, false)
   local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(src), ":.")
   local ft = vim.bo[src].filetype
@@ -217,8 +252,9 @@ end
 
 function M.command(opts)
   local args = vim.trim(opts.args or "")
-  if opts.range > 0 and (args == "Add" or args == "add") then
-    return M.add_selection(opts.line1, opts.line2)
+  if args == "Add" or args == "add" then
+    -- Without a range, the cursor's line.
+    return M.add_selection(opts.line1, opts.range > 0 and opts.line2 or opts.line1)
   end
   if args == "Toggle" or args == "toggle" then
     return M.toggle()

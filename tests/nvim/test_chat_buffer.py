@@ -288,3 +288,31 @@ def test_completion_sources_for_cmp_and_blink_list_tools(
     for source in ("cmp", "blink"):
         labels = {item["label"] for item in got[source]["items"]}
         assert {"@{read_file}", "@{agent}"} <= labels
+
+
+def test_closing_the_window_mid_stream_stops_and_saves(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    slow = openai_text("tock " * 100, chunks=100)
+    slow.delay = 0.05
+    provider_server.enqueue(slow)
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.send("go")
+    ed.wait_event("CodeCompanionRequestStreaming")
+    ed.nvim.command("close")
+    ed.wait_event("CodeCompanionChatStopped")
+    assert "[incomplete: stopped]" in ed.text(bufnr)
+    ed.nvim.command("CodeCompanionChat Toggle")
+    assert ed.nvim.current.buffer.number == bufnr  # the chat is still there to continue
+
+
+def test_add_without_range_takes_the_cursor_line(start_nvim: StartNvim, tmp_path: Path) -> None:
+    source = tmp_path / "one.lua"
+    source.write_text("local a = 1\nlocal b = 2\n")
+    ed = start_nvim(cwd=tmp_path)
+    ed.nvim.command(f"edit {source}")
+    ed.nvim.current.window.cursor = (2, 0)
+    ed.nvim.command("CodeCompanionChat Add")
+    chat = ed.lua("return require('codecompanion').last_chat()")
+    assert "`one.lua` lines 2-2:\n```lua\nlocal b = 2\n```" in ed.text(chat)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback import LoopbackServer, Turn, openai_text
 from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env, wait_for
 
 StartNvim = Callable[..., Editor]
@@ -123,3 +123,20 @@ def test_host_without_dependencies_names_the_fix(start_nvim: StartNvim, tmp_path
 
     (line,) = wait_for(failure)
     assert "No module named" in line and "make install" in line and "codecompanion.log" in line
+
+
+def test_reachable_ollama_is_the_default_without_keys(
+    start_nvim: StartNvim, provider_server: LoopbackServer
+) -> None:
+    reply = {"model": "m", "message": {"role": "assistant", "content": "hi from ollama"}}
+    provider_server.enqueue(
+        Turn.ndjson([reply, {"model": "m", "done": True, "done_reason": "stop"}])
+    )
+    address = provider_server.url.split("://", 1)[1]
+    ed = start_nvim(env={"OLLAMA_HOST": address})
+    bufnr = ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone")
+    assert "hi from ollama" in ed.text(bufnr)
+    assert "## LLM (ollama" in ed.text(bufnr)
+    assert provider_server.requests[-1].path == "/api/chat"

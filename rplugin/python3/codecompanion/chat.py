@@ -103,6 +103,7 @@ class Chat:
             "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
             "messages": self.messages.to_list(),
             "tools": self.tools.to_state(),
+            "cwd": str(getattr(self.tools, "cwd", "") or "") or None,
         }
 
     def save(self) -> None:

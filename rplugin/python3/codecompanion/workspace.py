@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ class Workspace:
         self.options = options
         self.env = dict(os.environ if env is None else env)
         self.store = ChatStore(Path(options.data_dir) / "chats")
-        self.ollama_reachable = False
+        self._ollama: bool | None = None
         self.config: Config = load_config(options.config_file)
         self.registry = self._make_registry()
         from .adapters import KeyResolver
@@ -93,23 +94,29 @@ class Workspace:
         self.registry = self._make_registry()
         return self.config.error
 
-    async def probe_ollama(self, host: str = "127.0.0.1", port: int = 11434) -> bool:
-        """Whether an Ollama server answers on localhost (a short TCP connect)."""
-        try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 0.3)
-        except (OSError, asyncio.TimeoutError):
-            self.ollama_reachable = False
-            return False
-        writer.close()
-        self.ollama_reachable = True
-        return True
+    def ollama_address(self) -> tuple[str, int]:
+        """Where Ollama listens: `$OLLAMA_HOST` (as Ollama reads it), else 127.0.0.1:11434."""
+        raw = self.env.get("OLLAMA_HOST", "").strip()
+        raw = raw.split("://", 1)[-1].rstrip("/") or "127.0.0.1:11434"
+        host, _, port = raw.rpartition(":") if ":" in raw else (raw, ":", "11434")
+        return (host or "127.0.0.1"), int(port) if port.isdigit() else 11434
+
+    def ollama_reachable(self) -> bool:
+        """Whether Ollama answers a TCP connect (checked once; a local refusal is immediate)."""
+        if self._ollama is None:
+            try:
+                socket.create_connection(self.ollama_address(), timeout=0.2).close()
+                self._ollama = True
+            except OSError:
+                self._ollama = False
+        return self._ollama
 
     def default_adapter(self) -> str | None:
         """setup() option, then the config file, then the first API key found, then Ollama."""
         from .adapters import default_adapter_name
 
         name = self.options.adapter or self.config.adapter or default_adapter_name(self.env)
-        if name is None and self.ollama_reachable:
+        if name is None and self.ollama_reachable():
             name = "ollama"
         return name
 
@@ -125,6 +132,9 @@ class Workspace:
         known = set(AdapterSettings.__dataclass_fields__) - {"name", "extra"}
         settings = AdapterSettings(name=name, **{k: v for k, v in overrides.items() if k in known})
         settings.extra.update({k: v for k, v in overrides.items() if k not in known})
+        if name == "ollama" and not settings.url and self.env.get("OLLAMA_HOST"):
+            host, port = self.ollama_address()
+            settings.url = f"http://{host}:{port}"
         if model:
             settings.model = model
         elif self.options.model and name == self.default_adapter():

@@ -10,6 +10,7 @@ from typing import Any
 from ..chat import Chat
 from ..demo import DEMO_TOOLS
 from ..messages import MessageStore
+from ..tools.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
 from .bridge import Bridge
@@ -77,13 +78,18 @@ class App:
 
     # ----- notifications ---------------------------------------------------------------
 
+    def do_request(self, args: dict[str, Any]) -> None:
+        """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout)."""
+        value = self.on_request(str(args.get("method")), args.get("args") or {})
+        self.bridge.notify_lua("codecompanion.host", "reply", int(args.get("rid", 0)), value)
+
     def do_hello(self, args: dict[str, Any]) -> None:
         options = HostOptions.from_lua(args.get("options") or {})
         self.workspace = Workspace(options)
         if self.workspace.config.error:
             self.bridge.echo_error(f"config: {self.workspace.config.error}")
-        self.bridge.spawn(self.workspace.probe_ollama())
         self.bridge.spawn(self.workspace.warm_up())
+        group_watch().start()
 
     def _workspace(self) -> Workspace:
         if self.workspace is None:
@@ -102,7 +108,8 @@ class App:
             model if isinstance(model, str) else None,
         )
         view = NvimChatView(self.bridge, bufnr)
-        cwd = Path(str(args.get("cwd") or ".")).resolve()
+        # A restored chat keeps its project root (confinement and approvals belong to it).
+        cwd = Path(str((saved or {}).get("cwd") or args.get("cwd") or ".")).resolve()
         messages = MessageStore.from_list(saved["messages"]) if saved else None
         chat = Chat(
             chat_id=chat_id,
@@ -116,6 +123,9 @@ class App:
         if saved:
             chat.title = saved.get("title")
             chat.tools.restore_state(saved.get("tools") or {})
+            if chat.tools.yolo:
+                view.render([_var("codecompanion_yolo", True)])
+                view.notify("this chat was in YOLO mode and still is (gty turns it off)", "warn")
         elif adapter.name == "demo":
             for name in DEMO_TOOLS:
                 chat.tools.add_tool(name)
@@ -167,7 +177,7 @@ class App:
 
     def do_chat_stop(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
-        if chat is not None and not chat.stop():
+        if chat is not None and not chat.stop() and not args.get("quiet"):
             chat.view.notify("nothing is running", "info")
 
     def do_chat_close(self, args: dict[str, Any]) -> None:
@@ -203,17 +213,15 @@ class App:
             chat.view.render([_var("codecompanion_yolo", chat.tools.yolo)])
 
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
-        chat = self._chat(args)
+        chat = self._idle_chat(args)
         if chat is not None:
             self.bridge.spawn(self._pick_adapter(chat))
 
     async def _pick_adapter(self, chat: Chat) -> None:
         """`ga`: pick an adapter, then one of its models (listed while Neovim stays free)."""
         names = self._workspace().adapter_names()
-        name = await self.bridge.ask_lua(
-            "codecompanion.chat", "pick", {"prompt": "Adapter", "items": names}
-        )
-        if not isinstance(name, str):
+        name = await self._pick("Adapter", names)
+        if name is None:
             return
         if name != chat.adapter.name:
             self.do_chat_adapter({"id": chat.id, "adapter": name})
@@ -224,17 +232,34 @@ class App:
             return
         if not models:
             return
-        model = await self.bridge.ask_lua(
-            "codecompanion.chat", "pick", {"prompt": "Model", "items": list(models)}
-        )
-        if isinstance(model, str):
+        model = await self._pick("Model", [str(m) for m in models])
+        if model is not None:
             self.do_chat_model({"id": chat.id, "model": model})
 
-    def do_chat_adapter(self, args: dict[str, Any]) -> None:
+    async def _pick(self, prompt: str, items: list[str]) -> str | None:
+        """One of `items` chosen with vim.ui.select (by position, so equal labels are fine)."""
+        index = await self.bridge.ask_lua(
+            "codecompanion.chat", "pick", {"prompt": prompt, "items": items}
+        )
+        if isinstance(index, int) and 1 <= index <= len(items):
+            return items[index - 1]
+        return None
+
+    def _idle_chat(self, args: dict[str, Any]) -> Chat | None:
+        """The chat, unless a request or its tools run (then one line says so)."""
         chat = self._chat(args)
+        if chat is not None and chat.busy:
+            chat.view.notify("a request is running: stop it (q) before changing adapter or model")
+            return None
+        return chat
+
+    def do_chat_adapter(self, args: dict[str, Any]) -> None:
+        chat = self._idle_chat(args)
         if chat is None:
             return
-        adapter, _ = self._workspace().make_adapter(str(args.get("adapter")))
+        adapter, notice = self._workspace().make_adapter(str(args.get("adapter")))
+        if notice:
+            chat.view.notify(notice, "warn")
         self.bridge.spawn(chat.adapter.aclose())
         chat.adapter = adapter
         chat.save()
@@ -242,7 +267,7 @@ class App:
         chat.fire("ChatAdapter")
 
     def do_chat_model(self, args: dict[str, Any]) -> None:
-        chat = self._chat(args)
+        chat = self._idle_chat(args)
         if chat is not None:
             chat.adapter.settings.model = str(args.get("model"))
             chat.save()
@@ -272,12 +297,11 @@ class App:
             self.bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
             return
         labels = [f"{info.updated}  {info.title}" for info in saved]
-        choice = await self.bridge.ask_lua(
+        index = await self.bridge.ask_lua(
             "codecompanion.chat", "pick", {"prompt": "Restore chat", "items": labels}
         )
-        if isinstance(choice, str) and choice in labels:
-            chat_id = saved[labels.index(choice)].id
-            self.bridge.notify_lua("codecompanion", "chat", {"restore": chat_id})
+        if isinstance(index, int) and 1 <= index <= len(saved):
+            self.bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
 
     def do_approval_reply(self, args: dict[str, Any]) -> None:
         self.bridge.reply(int(args.get("rid", 0)), args)

@@ -71,6 +71,12 @@ class GroupWatch:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
+    def start(self) -> None:
+        """Start the watchdog now, before any tool runs (the host calls this at start-up)."""
+        with self._lock:
+            if self._proc is None:
+                self._start()
+
     def add(self, pgid: int) -> None:
         """Kill group `pgid` if this process dies before `remove(pgid)`."""
         self._send(f"+{pgid}\n")
