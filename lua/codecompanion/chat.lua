@@ -162,7 +162,7 @@ function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
   for _, entry in pairs(render.state(bufnr).tools) do
-    if entry.body and entry.body[1] + 1 == vim.v.foldstart then
+    if render.body_range(bufnr, entry) == vim.v.foldstart then
       return ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
     end
   end

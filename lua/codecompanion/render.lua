@@ -35,6 +35,12 @@ local function state(bufnr)
   if not s then
     s = { tools = {}, spinner = nil, user_header = nil, llm_header = nil }
     buffers[bufnr] = s
+    vim.api.nvim_create_autocmd("BufWinEnter", {
+      buffer = bufnr,
+      callback = function()
+        M.refold(bufnr, vim.api.nvim_get_current_win())
+      end,
+    })
     vim.api.nvim_create_autocmd("BufWipeout", {
       buffer = bufnr,
       once = true,
@@ -167,21 +173,50 @@ function handlers.tool_status(bufnr, op)
   end
 end
 
+--- The 1-based first and last line of a tool's output, or nil.
+function M.body_range(bufnr, entry)
+  if not entry.body_mark then
+    return nil
+  end
+  local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.body_mark, {})[1]
+  return row and row + 1, row and row + entry.body_len
+end
+
+-- Output longer than one line is folded; folds are per window, so a window that shows the
+-- chat later (Toggle, another split) gets them on BufWinEnter.
+local function fold_body(bufnr, entry, win)
+  local first, last = M.body_range(bufnr, entry)
+  if first and last > first then
+    vim.api.nvim_win_call(win, function()
+      vim.wo.foldmethod = "manual"
+      pcall(vim.cmd, ("%d,%dfold"):format(first, last))
+    end)
+  end
+end
+
+function M.refold(bufnr, win)
+  local s = buffers[bufnr]
+  for _, entry in pairs(s and s.tools or {}) do
+    fold_body(bufnr, entry, win)
+  end
+end
+
+--- A tool's result: its text for the user, then (folded) what the model was sent, if different.
 function handlers.tool_output(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
+  if op.detail and op.detail ~= vim.NIL and op.detail ~= "" then
+    append(bufnr, "\n" .. op.text)
+    op = { text = op.detail }
+  end
   local first = vim.api.nvim_buf_line_count(bufnr)
   append(bufnr, "\n" .. op.text)
-  local last = vim.api.nvim_buf_line_count(bufnr)
-  if entry then
-    entry.body = { first, last }
+  if not entry then
+    return
   end
-  if last > first then
-    for _, win in ipairs(windows(bufnr)) do
-      vim.api.nvim_win_call(win, function()
-        vim.wo.foldmethod = "manual"
-        pcall(vim.cmd, ("%d,%dfold"):format(first + 1, last))
-      end)
-    end
+  entry.body_mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, first, 0, {})
+  entry.body_len = vim.api.nvim_buf_line_count(bufnr) - first
+  for _, win in ipairs(windows(bufnr)) do
+    fold_body(bufnr, entry, win)
   end
 end
 

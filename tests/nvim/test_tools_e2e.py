@@ -339,3 +339,45 @@ def test_reload_picks_up_a_changed_config(
         ]
     )
     assert len(line) == 1
+
+
+def test_tool_line_status_fold_and_token_usage_on_screen(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "fold"
+    project.mkdir()
+    provider_server.enqueue(
+        openai_tool_calls([("r1", "run_command", {"cmd": "seq 1 5"})]), openai_text("counted")
+    )
+    ed = start_nvim(
+        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
+        cwd=project,
+    )
+    bufnr = ed.open_chat()
+    ed.send("@{run_command} count to five")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    lines = ed.lines(bufnr)
+    title = next(i for i, line in enumerate(lines, 1) if line.startswith("**run_command**"))
+    body = next(i for i, line in enumerate(lines, 1) if i > title and line.startswith("$ seq"))
+
+    def fold_text() -> str:
+        code = "local l = ... return vim.fn.foldclosed(l) ~= -1 and vim.fn.foldtextresult(l) or ''"
+        return str(ed.lua(code, body))
+
+    text = wait_for(fold_text)
+    assert "run_command" in text and "[success]" in text
+    marks = ed.lua(
+        "local out = {} for _, ns in pairs(vim.api.nvim_get_namespaces()) do"
+        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., ns, 0, -1, {details = true})) do"
+        " for _, chunk in ipairs(m[4].virt_text or {}) do table.insert(out, chunk[1]) end end end"
+        " return out",
+        bufnr,
+    )
+    assert any("tokens" in chunk for chunk in marks)  # usage on the LLM header
+    assert any("✓" in chunk for chunk in marks)  # the tool's status icon
+    ed.nvim.command("CodeCompanionChat Toggle")
+    ed.nvim.command("CodeCompanionChat Toggle")
+    assert wait_for(fold_text)  # a new window gets the folds too
