@@ -9,20 +9,8 @@ local M = {}
 -- Open chats: bufnr -> chat id, in creation order (owned by this module, not global state in Python).
 local chats = { by_buf = {}, order = {}, last = nil, counter = 0 }
 
-local function register_completion()
-  local ok_cmp, cmp = pcall(require, "cmp")
-  if ok_cmp and cmp.register_source then
-    cmp.register_source("codecompanion", require("codecompanion.completion.cmp").new())
-  end
-  local ok_blink, blink = pcall(require, "blink.cmp")
-  if ok_blink and blink.add_source_provider then
-    pcall(blink.add_source_provider, "codecompanion", { name = "codecompanion", module = "codecompanion.completion.blink" })
-  end
-end
-
 function M.setup(opts)
   config.setup(opts)
-  register_completion()
   if config.options.start == "deferred" then
     -- Start the host off the start-up path: Neovim shows its UI first. The Markdown
     -- highlight queries are compiled here too, so the first chat does not pay for them.
