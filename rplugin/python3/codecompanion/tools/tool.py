@@ -251,39 +251,18 @@ def tool(
     """
 
     def make(func: Callable[..., Any]) -> Tool:
-        hints = typing.get_type_hints(func, include_extras=True)
-        summary, docs = _param_docs(inspect.getdoc(func) or "")
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        signature = inspect.signature(func)
-        for param in signature.parameters.values():
-            if param.name == TOOLS_PARAMETER or param.kind in (
-                inspect.Parameter.VAR_POSITIONAL,
-                inspect.Parameter.VAR_KEYWORD,
-            ):
-                continue
-            prop = _json_type(hints.get(param.name, str))
-            if param.name in docs:
-                prop["description"] = docs[param.name]
-            properties[param.name] = prop
-            if param.default is inspect.Parameter.empty:
-                required.append(param.name)
+        summary, parameters = _parameters_schema(func)
         tool_name = name or func.__name__
         function: dict[str, Any] = {
             "name": tool_name,
             "description": description or summary or tool_name,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
+            "parameters": parameters,
         }
         if strict:
             function["strict"] = True
         made = Tool(
             name=tool_name,
-            cmds=[_function_cmd(func, signature)],
+            cmds=[_function_cmd(func, inspect.signature(func))],
             schema={"type": "function", "function": function},
             opts={"requires_approval": requires_approval, **opts},
         )
@@ -291,6 +270,31 @@ def tool(
         return made
 
     return make(fn) if fn is not None else make
+
+
+def _parameters_schema(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
+    """The docstring's summary, and the JSON schema of `func`'s parameters."""
+    hints = typing.get_type_hints(func, include_extras=True)
+    summary, docs = _param_docs(inspect.getdoc(func) or "")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    skipped = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    for param in inspect.signature(func).parameters.values():
+        if param.name == TOOLS_PARAMETER or param.kind in skipped:
+            continue
+        prop = _json_type(hints.get(param.name, str))
+        if param.name in docs:
+            prop["description"] = docs[param.name]
+        properties[param.name] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    return summary, schema
 
 
 def _function_cmd(func: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
