@@ -316,3 +316,21 @@ def test_add_without_range_takes_the_cursor_line(start_nvim: StartNvim, tmp_path
     ed.nvim.command("CodeCompanionChat Add")
     chat = ed.lua("return require('codecompanion').last_chat()")
     assert "`one.lua` lines 2-2:\n```lua\nlocal b = 2\n```" in ed.text(chat)
+
+
+def test_ctrl_s_sends_from_insert_mode_and_ctrl_c_stops(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    slow = openai_text("tick " * 100, chunks=100)
+    slow.delay = 0.05
+    provider_server.enqueue(slow)
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.nvim.input("Go" + "from insert mode")
+    wait_for(lambda: ed.nvim.api.get_mode()["mode"] == "i")
+    ed.nvim.input("<C-s>")
+    ed.wait_event("CodeCompanionRequestStreaming")
+    assert provider_server.requests[0].json()["messages"][-1]["content"] == "from insert mode"
+    ed.nvim.input("<C-c>")
+    ed.wait_event("CodeCompanionChatStopped")
+    assert "[incomplete: stopped]" in ed.text(bufnr)
