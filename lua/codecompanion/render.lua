@@ -66,6 +66,11 @@ local function append(bufnr, text)
   if text == "" then
     return
   end
+  if text:sub(1, 1) == "\n" then
+    -- New lines below the last one, which stays untouched: a fold ending there keeps its end.
+    vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, vim.split(text:sub(2), "\n", { plain = true }))
+    return
+  end
   local row, col = last_pos(bufnr)
   vim.api.nvim_buf_set_text(bufnr, row, col, row, col, vim.split(text, "\n", { plain = true }))
 end
@@ -152,7 +157,13 @@ function handlers.usage(bufnr, op)
   end
   local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.llm_header, {})[1]
   if row then
-    vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { virt_text = { { op.text, "Comment" } }, virt_text_pos = "eol" })
+    -- One mark per header, updated as the turn's rounds add up.
+    s.usage_mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {
+      id = s.usage_header == s.llm_header and s.usage_mark or nil,
+      virt_text = { { op.text, "Comment" } },
+      virt_text_pos = "eol",
+    })
+    s.usage_header = s.llm_header
   end
 end
 

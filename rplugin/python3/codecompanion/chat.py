@@ -71,6 +71,7 @@ class Chat:
         self._task: asyncio.Task[None] | None = None
         self._full_outputs: dict[str, str] = {}
         self._save_pending = False
+        self._turn_tokens = 0
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
             self.messages.insert_system(system_prompt, "system_prompt", 0)
 
@@ -179,6 +180,7 @@ class Chat:
     async def _run(self) -> None:
         status = "success"
         first = True
+        self._turn_tokens = 0
         try:
             while True:
                 answer = await self._request(header=first)
@@ -295,7 +297,9 @@ class Chat:
         elif answer.calls:
             self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls)))
         if answer.usage and answer.usage.total_tokens:
-            self.view.render([RenderOp("usage", {"text": f"({answer.usage.total_tokens} tokens)"})])
+            # The header shows the whole turn: automatic tool rounds add up.
+            self._turn_tokens += answer.usage.total_tokens
+            self.view.render([RenderOp("usage", {"text": f"({self._turn_tokens} tokens)"})])
 
     def _answer_pending(self, status: str) -> None:
         """Give every call still without a result one (stop or crash mid-tools)."""
