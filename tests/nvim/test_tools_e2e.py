@@ -381,3 +381,34 @@ def test_tool_line_status_fold_and_token_usage_on_screen(
     ed.nvim.command("CodeCompanionChat Toggle")
     ed.nvim.command("CodeCompanionChat Toggle")
     assert wait_for(fold_text)  # a new window gets the folds too
+
+
+def test_restored_chat_shows_tool_lines_and_folds(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "restore"
+    project.mkdir()
+    provider_server.enqueue(
+        openai_tool_calls([("r1", "run_command", {"cmd": "seq 1 4"})]), openai_text("four")
+    )
+    ed = start_nvim(
+        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
+        cwd=project,
+    )
+    bufnr = ed.open_chat()
+    ed.send("@{run_command} count")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    ed.answer(1)
+    ed.nvim.command("CodeCompanionChat Restore")
+    ed.wait_event("CodeCompanionChatRestored")
+    restored = ed.nvim.current.buffer.number
+    lines = wait_for(lambda: ed.lines(restored) if "four" in ed.text(restored) else None)
+    assert any(line.startswith("**run_command**") for line in lines)
+    assert lines.count("## LLM (openai · gpt-test)") == 1
+    body = next(i for i, line in enumerate(lines, 1) if line.startswith("$ seq"))
+    assert ed.lua("local l = ... return vim.fn.foldclosed(l)", body) != -1
+    assert "## Me" in lines[-3:]

@@ -337,12 +337,10 @@ class Chat:
         if full_output is not None and full_output != for_llm:
             self._full_outputs[call.id] = full_output
         self.add(message)
-        shown = for_llm if for_user is None else for_user
         # What the model was sent stays one keystroke away: folded under the user's text.
-        detail = for_llm if for_user and for_llm != for_user and "\n" in for_llm else None
-        if shown:
-            op = {"call_id": call.id, "text": shown, "detail": detail}
-            self.view.render([RenderOp("tool_output", op)])
+        shown = transcript.tool_output(call.id, for_llm, for_user)
+        if shown is not None:
+            self.view.render([shown])
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Show a call's status on its line (the line appears with the first status)."""

@@ -58,28 +58,47 @@ def event(name: str, data: dict[str, Any]) -> RenderOp:
     return RenderOp("event", {"name": name, "data": data})
 
 
-def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list[str]:
-    """The buffer lines of a restored chat (visible messages only)."""
-    lines: list[str] = []
-    last_role: str | None = None
-    for message in messages:
-        if message.role == "system" or (message.role == "llm" and message.tool_calls):
-            continue
+def tool_output(call_id: str, for_llm: str, for_user: str | None) -> RenderOp | None:
+    """A result as the buffer shows it: the user's text, with what the model got folded below."""
+    shown = for_llm if for_user is None else for_user
+    if not shown:
+        return None
+    detail = for_llm if for_user and for_llm != for_user and "\n" in for_llm else None
+    return RenderOp("tool_output", {"call_id": call_id, "text": shown, "detail": detail})
+
+
+def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list[RenderOp]:
+    """A restored chat drawn with the same operations as a live one (tool lines, folds)."""
+    history = list(messages)
+    status = {
+        m.tool_call_id: "error" if m.is_error else "success" for m in history if m.role == "tool"
+    }
+    ops: list[RenderOp] = [RenderOp("replace", {"lines": [""]})]
+    in_answer = False
+    for message in history:
         if message.role == "user" and message.visible:
-            lines += ["", USER_HEADER, ""] if lines else [USER_HEADER, ""]
-            lines += (message.content or "").split("\n")
-            last_role = "user"
-        elif message.role == "llm" and message.visible:
-            if last_role not in ("llm", "tool"):
-                lines += ["", llm_header(adapter, model), ""]
-            lines += [""] + (message.content or "").split("\n")
-            last_role = "llm"
-        elif message.role == "tool":
-            if last_role not in ("llm", "tool"):
-                lines += ["", llm_header(adapter, model), ""]
-            status = "error" if message.is_error else "success"
-            lines += ["", f"**{message.tool_name}** [{status}]"]
-            lines += (message.extra.get("for_user") or message.content or "").split("\n")
-            last_role = "tool"
-    lines += ["", USER_HEADER, "", ""]
-    return lines
+            ops += [header("user", USER_HEADER), append(message.content or "")]
+            in_answer = False
+            continue
+        hidden_text = not message.visible and not message.tool_calls  # calls are stored hidden
+        if message.role not in ("llm", "tool") or hidden_text:
+            continue
+        if not in_answer:
+            ops.append(header("llm", llm_header(adapter, model)))
+            in_answer = True
+        if message.role == "tool" and message.tool_call_id:
+            shown = tool_output(
+                message.tool_call_id, message.content or "", message.extra.get("for_user")
+            )
+            ops += [shown] if shown else []
+        elif message.tool_calls:
+            ops += [
+                RenderOp(
+                    "tool", {"call_id": c.id, "title": tool_title(c), "status": status.get(c.id)}
+                )
+                for c in message.tool_calls
+            ]
+        elif message.content:
+            ops.append(block(message.content))
+    ops.append(RenderOp("ready", {"text": USER_HEADER}))
+    return ops

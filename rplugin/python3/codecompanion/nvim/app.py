@@ -136,11 +136,9 @@ class App:
         if notice:
             view.notify(notice, "warn")
         if saved and not args.get("reattach"):
-            from ..ports import RenderOp
             from ..transcript import replay
 
-            lines = replay(chat.messages, adapter.name, chat.model)
-            view.render([RenderOp("replace", {"lines": lines})])
+            view.render(replay(chat.messages, adapter.name, chat.model))
             chat.fire("ChatRestored")
         elif args.get("reattach"):
             view.notify("host restarted: chat restored from disk", "warn")
