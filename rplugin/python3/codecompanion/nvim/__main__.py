@@ -23,9 +23,9 @@ def main() -> int:
     app = App(bridge)
 
     def on_request(name: str, args: list[Any]) -> Any:
-        if name != "codecompanion_request" or len(args) < 1:
-            return {"error": f"unknown request {name}"}
-        return app.on_request(str(args[0]), args[1] if len(args) > 1 else {})
+        # Lua never sends rpcrequests (questions are notifications answered by host.reply),
+        # so nothing here can make Neovim wait on Python.
+        return {"error": f"unknown request {name}"}
 
     def on_notification(name: str, args: list[Any]) -> None:
         if name == "codecompanion" and args:

@@ -65,7 +65,7 @@ class App:
             log.exception("notification %s failed", method)
             self.bridge.echo_error(f"{method}: {exc} (see :CodeCompanionLog)")
 
-    def on_request(self, method: str, args: dict[str, Any]) -> Any:
+    def answer(self, method: str, args: dict[str, Any]) -> Any:
         """Answer one request from Lua; errors become an `{error = …}` value, never an exception."""
         handler = getattr(self, f"ask_{method}", None)
         if handler is None:
@@ -80,7 +80,7 @@ class App:
 
     def do_request(self, args: dict[str, Any]) -> None:
         """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout)."""
-        value = self.on_request(str(args.get("method")), args.get("args") or {})
+        value = self.answer(str(args.get("method")), args.get("args") or {})
         self.bridge.notify_lua("codecompanion.host", "reply", int(args.get("rid", 0)), value)
 
     def do_hello(self, args: dict[str, Any]) -> None:

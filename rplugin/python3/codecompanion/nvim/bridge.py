@@ -98,11 +98,3 @@ class Bridge:
         """One line in the message area (multi-line messages stall a headless Neovim)."""
         line = " ".join(str(message).split())
         self.notify_lua("codecompanion.render", "notify", line, "error")
-
-    def wait_in_greenlet(self, future: asyncio.Future[Any]) -> Any:
-        """From a request handler's greenlet, wait for a future without blocking the loop."""
-        current = greenlet.getcurrent()
-        future.add_done_callback(lambda _: current.switch())
-        assert current.parent is not None
-        current.parent.switch()
-        return future.result()

@@ -29,16 +29,8 @@ class CodeCompanionRplugin:
 
     @pynvim.rpc_export("codecompanion")  # type: ignore[untyped-decorator]
     def on_notification(self, method: str, args: Any = None) -> None:
-        """Lua's notifications (same protocol as the job host)."""
+        """Lua's notifications (same protocol as the job host; questions come as `request`)."""
         self._get_app().on_notification(str(method), args or {})
-
-    @pynvim.rpc_export("codecompanion_request", sync=True)  # type: ignore[untyped-decorator]
-    def on_request(self, method: str, args: Any = None) -> Any:
-        """Lua's requests; never raises (a raising sync handler wedges the classic host)."""
-        try:
-            return self._get_app().on_request(str(method), args or {})
-        except Exception as exc:
-            return {"error": str(exc)}
 
     @pynvim.function("CodeCompanionHostInfo", sync=True)  # type: ignore[untyped-decorator]
     def host_info(self, args: list[Any]) -> dict[str, Any]:
