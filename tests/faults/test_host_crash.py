@@ -42,8 +42,7 @@ def marker() -> Iterator[str]:
 def test_host_killed_mid_stream_restarts_and_the_chat_continues(
     start_nvim: StartNvim, fast_config: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("word " * 100, chunks=100)
-    slow.delay = 0.05
+    slow = openai_text("word " * 100, chunks=100, delay=0.05)
     provider_server.enqueue(slow, openai_text("after the crash"))
     ed = start_nvim(config_file=fast_config(""))
     bufnr = ed.open_chat()
@@ -65,8 +64,7 @@ def test_host_killed_mid_stream_restarts_and_the_chat_continues(
 def test_after_a_crash_the_next_message_is_only_what_the_user_typed(
     start_nvim: StartNvim, fast_config: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("word " * 100, chunks=100)
-    slow.delay = 0.05
+    slow = openai_text("word " * 100, chunks=100, delay=0.05)
     provider_server.enqueue(slow, openai_text("after the crash"))
     ed = start_nvim(config_file=fast_config(""))
     bufnr = ed.open_chat()

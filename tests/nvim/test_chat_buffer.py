@@ -48,8 +48,7 @@ def test_typed_message_is_sent_and_streamed_text_lands_exactly(
 def test_stop_mid_stream_keeps_partial_answer_and_next_submit_works(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("word " * 200, chunks=200)
-    slow.delay = 0.05
+    slow = openai_text("word " * 200, chunks=200, delay=0.05)
     provider_server.enqueue(slow, openai_text("second answer"))
     ed = start_nvim(config_file=config_file(""))
     bufnr = ed.open_chat()
@@ -171,8 +170,7 @@ def test_selection_is_added_as_a_fenced_block(start_nvim: StartNvim, tmp_path: P
 def test_prompt_argument_toggle_and_close_mid_stream(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("tick " * 100, chunks=100)
-    slow.delay = 0.05
+    slow = openai_text("tick " * 100, chunks=100, delay=0.05)
     provider_server.enqueue(slow)
     ed = start_nvim(config_file=config_file(""))
     ed.nvim.command("CodeCompanionChat Explain  this   please")
@@ -255,8 +253,7 @@ def test_change_adapter_and_model_with_ga(
 def test_buffer_is_read_only_while_streaming_and_view_follows_only_from_the_end(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("line\n" * 60, chunks=60)
-    slow.delay = 0.03
+    slow = openai_text("line\n" * 60, chunks=60, delay=0.03)
     provider_server.enqueue(slow, openai_text("more\n" * 60, chunks=60))
     ed = start_nvim(config_file=config_file(""))
     bufnr = ed.open_chat()
@@ -293,8 +290,7 @@ def test_completion_sources_for_cmp_and_blink_list_tools(
 def test_closing_the_window_mid_stream_stops_and_saves(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("tock " * 100, chunks=100)
-    slow.delay = 0.05
+    slow = openai_text("tock " * 100, chunks=100, delay=0.05)
     provider_server.enqueue(slow)
     ed = start_nvim(config_file=config_file(""))
     bufnr = ed.open_chat()
@@ -321,8 +317,7 @@ def test_add_without_range_takes_the_cursor_line(start_nvim: StartNvim, tmp_path
 def test_ctrl_s_sends_from_insert_mode_and_ctrl_c_stops(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
-    slow = openai_text("tick " * 100, chunks=100)
-    slow.delay = 0.05
+    slow = openai_text("tick " * 100, chunks=100, delay=0.05)
     provider_server.enqueue(slow)
     ed = start_nvim(config_file=config_file(""))
     bufnr = ed.open_chat()

@@ -81,6 +81,29 @@ tools = {
 """
 
 
+ALLOW_SEQ = "opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"
+
+
+def run_command_turn(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    project: Path,
+    cmd: str,
+    answer: str,
+) -> tuple[Editor, int]:
+    """A chat in `project` whose model runs `cmd` (allowed by a rule) and then says `answer`."""
+    project.mkdir()
+    provider_server.enqueue(
+        openai_tool_calls([("r1", "run_command", {"cmd": cmd})]), openai_text(answer)
+    )
+    ed = start_nvim(config_file=config_file(ALLOW_SEQ), cwd=project)
+    bufnr = ed.open_chat()
+    ed.send("@{run_command} please")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    return ed, bufnr
+
+
 def test_seed_calculator_end_to_end(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
@@ -294,19 +317,9 @@ def test_cut_output_opens_in_full_with_gO(
     provider_server: LoopbackServer,
     tmp_path: Path,
 ) -> None:
-    project = tmp_path / "big"
-    project.mkdir()
-    cmd = "seq 1 30000"
-    provider_server.enqueue(
-        openai_tool_calls([("r1", "run_command", {"cmd": cmd})]), openai_text("long output")
+    ed, bufnr = run_command_turn(
+        start_nvim, config_file, provider_server, tmp_path / "big", "seq 1 30000", "long output"
     )
-    ed = start_nvim(
-        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
-        cwd=project,
-    )
-    bufnr = ed.open_chat()
-    ed.send("@{run_command} count")
-    ed.wait_event("CodeCompanionChatDone", timeout=15)
     sent = provider_server.requests[1].json()["messages"][-1]["content"]
     assert len(sent) < 60_000 and "30000" in sent
     ed.nvim.api.set_current_buf(bufnr)
@@ -347,18 +360,9 @@ def test_tool_line_status_fold_and_token_usage_on_screen(
     provider_server: LoopbackServer,
     tmp_path: Path,
 ) -> None:
-    project = tmp_path / "fold"
-    project.mkdir()
-    provider_server.enqueue(
-        openai_tool_calls([("r1", "run_command", {"cmd": "seq 1 5"})]), openai_text("counted")
+    ed, bufnr = run_command_turn(
+        start_nvim, config_file, provider_server, tmp_path / "fold", "seq 1 5", "counted"
     )
-    ed = start_nvim(
-        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
-        cwd=project,
-    )
-    bufnr = ed.open_chat()
-    ed.send("@{run_command} count to five")
-    ed.wait_event("CodeCompanionChatDone", timeout=15)
     lines = ed.lines(bufnr)
     title = next(i for i, line in enumerate(lines, 1) if line.startswith("**run_command**"))
     body = next(i for i, line in enumerate(lines, 1) if i > title and line.startswith("$ seq"))
@@ -389,18 +393,9 @@ def test_restored_chat_shows_tool_lines_and_folds(
     provider_server: LoopbackServer,
     tmp_path: Path,
 ) -> None:
-    project = tmp_path / "restore"
-    project.mkdir()
-    provider_server.enqueue(
-        openai_tool_calls([("r1", "run_command", {"cmd": "seq 1 4"})]), openai_text("four")
+    ed, bufnr = run_command_turn(
+        start_nvim, config_file, provider_server, tmp_path / "restore", "seq 1 4", "four"
     )
-    ed = start_nvim(
-        config_file=config_file("opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"),
-        cwd=project,
-    )
-    bufnr = ed.open_chat()
-    ed.send("@{run_command} count")
-    ed.wait_event("CodeCompanionChatDone", timeout=15)
     ed.nvim.command(f"bwipeout! {bufnr}")
     ed.answer(1)
     ed.nvim.command("CodeCompanionChat Restore")

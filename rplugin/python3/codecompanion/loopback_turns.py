@@ -111,8 +111,10 @@ def detect_format(data: bytes) -> BodyFormat:
     return "json"
 
 
-def openai_text(text: str, chunks: int = 1, model: str = "gpt-test", usage: bool = True) -> Turn:
-    """A Chat Completions stream: `text` in `chunks` deltas, then finish, usage and [DONE]."""
+def openai_text(
+    text: str, chunks: int = 1, model: str = "gpt-test", usage: bool = True, delay: float = 0.0
+) -> Turn:
+    """A Chat Completions stream: `text` in `chunks` deltas (`delay` s apart), then the end."""
     count = max(1, min(chunks, len(text) or 1))
     size = -(-len(text) // count) if text else 0
     pieces = [text[i : i + size] for i in range(0, len(text), size)] if text else [""]
@@ -122,7 +124,7 @@ def openai_text(text: str, chunks: int = 1, model: str = "gpt-test", usage: bool
     if usage:
         events.append(_usage_chunk(model, len(text.split())))
     events.append("[DONE]")
-    return Turn.sse(events)
+    return Turn.sse(events, delay=delay)
 
 
 def openai_tool_calls(calls: Sequence[tuple[str, str, dict[str, Any]]], text: str = "") -> Turn:
