@@ -7,7 +7,7 @@ import time
 
 from codecompanion.adapters.base import AdapterSettings, TextDelta
 from codecompanion.adapters.openai import OpenAIAdapter
-from codecompanion.tools.edits import Edit, apply_edits
+from codecompanion.tools.builtin._support.edits import Edit, apply_edits
 
 from .figures import Results
 from .turns import answer_pieces, sse_bytes, text_events

@@ -18,8 +18,8 @@ import pytest
 from codecompanion.diffs import hunks
 from codecompanion.messages import ToolCall
 from codecompanion.ports import Diagnostic, HunkDecision
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 SECRET = "outside secret: do not read"

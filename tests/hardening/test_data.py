@@ -21,8 +21,8 @@ import pytest
 from codecompanion.history import ChatStore
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.ports import HunkDecision
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.shapes import check_saved_messages
 

@@ -19,9 +19,9 @@ from codecompanion.adapters.base import (
 )
 from codecompanion.adapters.streaming import ResponseParser, make_call
 from codecompanion.errors import AdapterError, ToolError
-from codecompanion.tools import arguments
-from codecompanion.tools.edit_match import locate
-from codecompanion.tools.edits import Edit, apply_edits, parse_edits
+from codecompanion.tools.builtin._support.edit_match import locate
+from codecompanion.tools.builtin._support.edits import Edit, apply_edits, parse_edits
+from codecompanion.tools.model import arguments
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 EVENT_TYPES = (TextDelta, ReasoningDelta, ToolCallEvent, Usage, Finish)

@@ -21,8 +21,8 @@ from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelt
 from codecompanion.chat import Chat
 from codecompanion.messages import Message, ToolCall
 from codecompanion.ports import ApprovalDecision
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingEvents, ScriptedApprover
 from tests.hardening.shapes import check_anthropic, check_gemini, check_openai
 from tests.test_chat import RecordingView

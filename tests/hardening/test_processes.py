@@ -13,8 +13,8 @@ import pytest
 
 from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.proctable import kill_groups, members, wait_until_gone, with_marker
 from tests.nvim.harness import Editor, wait_for

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 CALCULATOR_SCHEMA: dict[str, Any] = {

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from codecompanion.ports import ApprovalDecision
-from codecompanion.tools.approvals import rule_verdict
+from codecompanion.tools.runtime.approvals import rule_verdict
 from tests.fakes import ScriptedApprover
 from tests.tools.harness import Harness, calculator, call, make, simple
 

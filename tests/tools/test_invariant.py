@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import ApprovalDecision
-from codecompanion.tools.results import FINAL_STATUSES
+from codecompanion.tools.runtime.results import FINAL_STATUSES
 from tests.fakes import ScriptedApprover
 from tests.tools.harness import make
 

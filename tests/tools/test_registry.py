@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codecompanion.tools import Tool, tool
-from codecompanion.tools.registry import ToolRegistry
+from codecompanion.tools.model.registry import ToolRegistry
 from tests.tools.harness import calculator, simple
 
 

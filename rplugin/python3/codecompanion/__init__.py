@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from .tools.tool import Tool, tool
+from .tools.model.tool import Tool, tool
 
 __all__ = ["Tool", "tool"]
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tools.registry import ENTRY_KEYS, Group, is_entry
-from .tools.tool import Tool
+from .tools.model.registry import ENTRY_KEYS, Group, is_entry
+from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 

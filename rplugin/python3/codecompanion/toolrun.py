@@ -17,8 +17,8 @@ from typing import Any, TextIO
 from .config import load_config
 from .messages import ToolCall
 from .ports import ApprovalDecision, ApprovalRequest
-from .tools.registry import ToolRegistry
-from .tools.system import ToolSystem
+from .tools.model.registry import ToolRegistry
+from .tools.runtime.system import ToolSystem
 
 _CALL_ID = "cli-1"
 

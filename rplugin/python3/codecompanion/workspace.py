@@ -83,7 +83,7 @@ class Workspace:
         await asyncio.to_thread(self.ssl_context)
 
     def _make_registry(self) -> Any:
-        from .tools.registry import ToolRegistry
+        from .tools.model.registry import ToolRegistry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
         return ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecompanion.errors import ToolError
-from codecompanion.tools.edit_match import EditError, locate, squash
-from codecompanion.tools.edits import Edit, apply_edits, parse_edits
+from codecompanion.tools.builtin._support.edit_match import EditError, locate, squash
+from codecompanion.tools.builtin._support.edits import Edit, apply_edits, parse_edits
 
 CODE = """class Box:
     def __init__(self, size):

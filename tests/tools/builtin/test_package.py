@@ -11,9 +11,11 @@ from jsonschema import Draft202012Validator
 
 from codecompanion.tools import builtin
 from codecompanion.tools.builtin import BUILTIN_TOOLS, FILE_TOOLS, GROUPS
-from codecompanion.tools.tool import Tool
+from codecompanion.tools.model.tool import Tool
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(builtin.__path__))
+MODULES = sorted(
+    m.name for m in pkgutil.iter_modules(builtin.__path__) if not m.name.startswith("_")
+)
 
 
 def test_every_module_is_listed() -> None:

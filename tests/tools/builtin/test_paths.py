@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.errors import ToolError
-from codecompanion.tools.paths import (
+from codecompanion.tools.builtin._support.paths import (
     clean_path_text,
     describe_path,
     display_path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.tools.process import ProcessResult, cap_output, run_process
+from codecompanion.tools.runtime.process import ProcessResult, cap_output, run_process
 
 
 def _group_members(pgid: int) -> list[int]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from codecompanion.tools.builtin import file_search, grep_search
-from codecompanion.tools.project_files import compile_glob, glob_filter
+from codecompanion.tools.builtin._support.project_files import compile_glob, glob_filter
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 HAS_RG = shutil.which("rg") is not None

@@ -13,8 +13,8 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS
-from codecompanion.tools.registry import ToolRegistry
-from codecompanion.tools.system import ToolSystem
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.tools.builtin.conftest import FakeEditor
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..chat import Chat
 from ..demo import DEMO_TOOLS
 from ..messages import MessageStore
-from ..tools.groupwatch import group_watch
+from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
 from .bridge import Bridge
@@ -146,7 +146,7 @@ class App:
         chat.fire("ChatOpened")
 
     def _tool_system(self, chat: Chat, view: NvimChatView, cwd: Path, yolo: bool) -> Any:
-        from ..tools.system import ToolSystem
+        from ..tools.runtime.system import ToolSystem
 
         workspace = self._workspace()
         opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}

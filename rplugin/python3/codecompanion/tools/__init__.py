@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .tool import Tool, tool
+from .model.tool import Tool, tool
 
 __all__ = ["Tool", "tool"]

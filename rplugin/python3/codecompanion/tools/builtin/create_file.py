@@ -6,11 +6,11 @@ import os
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Failure, Reply, arg_text, function_tool
-from ..paths import describe_path, display_path, project_root, resolve_path
-from ..review import review
-from ..text_files import create_file, split_lines
-from ..tool import Tool
+from ..model.function_tool import Failure, Reply, arg_text, function_tool
+from ..model.tool import Tool
+from ._support.paths import describe_path, display_path, project_root, resolve_path
+from ._support.review import review
+from ._support.text_files import create_file, split_lines
 
 DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False}
 

@@ -8,9 +8,9 @@ import stat
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Reply, arg_text, function_tool
-from ..paths import describe_path, display_path, lexical_path, project_root, resolve_path
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_text, function_tool
+from ..model.tool import Tool
+from ._support.paths import describe_path, display_path, lexical_path, project_root, resolve_path
 
 
 def approval_key(args: dict[str, Any]) -> str:

@@ -11,10 +11,10 @@ import html2text
 import httpx
 
 from ...errors import ToolError
-from ..function_tool import Reply, arg_text, function_tool, time_limits
-from ..process import cap_output
-from ..text_files import fence, looks_binary
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_text, function_tool, time_limits
+from ..model.tool import Tool
+from ..runtime.process import cap_output
+from ._support.text_files import fence, looks_binary
 
 
 def approval_key(args: dict[str, Any]) -> str:

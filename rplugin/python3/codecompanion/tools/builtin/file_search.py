@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Reply, arg_int, arg_text, function_tool, nullable
-from ..paths import project_root
-from ..project_files import glob_filter, project_files
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_int, arg_text, function_tool, nullable
+from ..model.tool import Tool
+from ._support.paths import project_root
+from ._support.project_files import glob_filter, project_files
 
 DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "read_only": True, "max_results": 500}
 

@@ -6,12 +6,12 @@ import asyncio
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Reply, function_tool, time_limits
-from ..paths import project_root
-from ..process import ProcessResult, run_process
-from ..project_files import GIT_SAFE
-from ..text_files import fence
-from ..tool import Tool
+from ..model.function_tool import Reply, function_tool, time_limits
+from ..model.tool import Tool
+from ..runtime.process import ProcessResult, run_process
+from ._support.paths import project_root
+from ._support.project_files import GIT_SAFE
+from ._support.text_files import fence
 
 STATES = ("staged", "unstaged", "merge-conflicts")
 DEFAULT_OPTS: dict[str, Any] = {

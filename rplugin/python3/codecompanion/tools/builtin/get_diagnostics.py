@@ -6,10 +6,10 @@ from typing import Any
 
 from ...errors import ToolError
 from ...ports import Diagnostic
-from ..function_tool import Reply, arg_opt_text, arg_text, function_tool, nullable
-from ..paths import display_path, project_root, resolve_path
-from ..text_files import read_source
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_opt_text, arg_text, function_tool, nullable
+from ..model.tool import Tool
+from ._support.paths import display_path, project_root, resolve_path
+from ._support.text_files import read_source
 
 SEVERITIES = ("ERROR", "WARNING", "INFORMATION", "HINT")
 DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diagnostics": 50}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import (
+from ..model.function_tool import (
     Reply,
     arg_bool,
     arg_int,
@@ -22,11 +22,11 @@ from ..function_tool import (
     nullable,
     time_limits,
 )
-from ..paths import is_inside, project_root
-from ..process import run_process
-from ..project_files import compile_glob, glob_filter, project_files
-from ..text_files import looks_binary
-from ..tool import Tool
+from ..model.tool import Tool
+from ..runtime.process import run_process
+from ._support.paths import is_inside, project_root
+from ._support.project_files import compile_glob, glob_filter, project_files
+from ._support.text_files import looks_binary
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,

@@ -8,11 +8,12 @@ from typing import Any, TypeVar
 
 from ...diffs import unified
 from ...errors import ToolError
-from ..edits import Applied, Edit, apply_edits, parse_edits
-from ..function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
-from ..paths import describe_path, display_path, project_root, resolve_path
-from ..review import Review, rejection_note, review
-from ..text_files import (
+from ..model.function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
+from ..model.tool import Tool
+from ._support.edits import Applied, Edit, apply_edits, parse_edits
+from ._support.paths import describe_path, display_path, project_root, resolve_path
+from ._support.review import Review, rejection_note, review
+from ._support.text_files import (
     Source,
     fence,
     read_source,
@@ -20,7 +21,6 @@ from ..text_files import (
     with_trailing_newline,
     write_source,
 )
-from ..tool import Tool
 
 DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diff_lines": 60}
 MODES = ("append", "overwrite")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Reply, arg_int, arg_text, function_tool
-from ..paths import display_path, project_root, resolve_path
-from ..text_files import fence, read_source
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_int, arg_text, function_tool
+from ..model.tool import Tool
+from ._support.paths import display_path, project_root, resolve_path
+from ._support.text_files import fence, read_source
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolError
-from ..function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
-from ..paths import project_root
-from ..process import ProcessResult, cap_output, run_process
-from ..text_files import fence
-from ..tool import Tool
+from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
+from ..model.tool import Tool
+from ..runtime.process import ProcessResult, cap_output, run_process
+from ._support.paths import project_root
+from ._support.text_files import fence
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": True,

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 
 from ...errors import ToolError
-from ..function_tool import Reply, arg_text, function_tool, time_limits
-from ..process import cap_output
-from ..tool import Tool
+from ..model.function_tool import Reply, arg_text, function_tool, time_limits
+from ..model.tool import Tool
+from ..runtime.process import cap_output
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..messages import ToolCall
+from ...messages import ToolCall
 
 Command = list[str]
 Cmd = Callable[..., Any] | Command

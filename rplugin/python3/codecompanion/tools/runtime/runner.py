@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ToolError
-from .tool import Tool
+from ...errors import ToolError
+from ..model.tool import Tool
 
 log = logging.getLogger("codecompanion.tools")
 

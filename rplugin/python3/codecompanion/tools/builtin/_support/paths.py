@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import ToolError
+from ....errors import ToolError
 
 _FORBIDDEN = {"\x00": "a NUL byte", "\n": "a newline", "\r": "a carriage return"}
 

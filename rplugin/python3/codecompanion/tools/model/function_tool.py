@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ToolError
+from ...errors import ToolError
 from .tool import Tool
 
 _USER_WIDTH = 120

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
-from . import arguments, shell_line
+from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from ..model import arguments
+from ..model.tool import Tool
+from . import shell_line
 from .results import render
 from .runner import invoke
-from .tool import Tool
 
 if TYPE_CHECKING:
     from .system import ToolSystem

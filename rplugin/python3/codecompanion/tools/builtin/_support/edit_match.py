@@ -17,7 +17,7 @@ from functools import cached_property
 from rapidfuzz import fuzz
 from rapidfuzz import process as rf_process
 
-from ..errors import ToolError
+from ....errors import ToolError
 
 FUZZY_MIN = 0.92  # lowest similarity a fuzzy match may have
 FUZZY_MARGIN = 0.05  # the winner must beat any other place by this much

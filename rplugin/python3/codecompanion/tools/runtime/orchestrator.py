@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..messages import ToolCall
-from . import arguments
+from ...messages import ToolCall
+from ..model import arguments
+from ..model.registry import ToolEntry
+from ..model.tool import Tool
 from .approvals import ApprovalGate
-from .registry import ToolEntry
 from .results import CallResult, OutputBuffer, Status, default_output
 from .runner import Execution, bounded, invoke, run_cmds
-from .tool import Tool
 
 if TYPE_CHECKING:
     from .system import ToolSystem

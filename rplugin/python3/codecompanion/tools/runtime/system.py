@@ -10,11 +10,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
-from ..messages import ToolCall
-from ..ports import Approver, Editor, EventSink
+from ...messages import ToolCall
+from ...ports import Approver, Editor, EventSink
+from ..model.registry import ToolEntry, ToolRegistry
 from .approvals import ApprovalMemory
 from .orchestrator import Orchestrator
-from .registry import ToolEntry, ToolRegistry
 from .results import CallResult, OutputBuffer, Status
 
 log = logging.getLogger("codecompanion.tools")

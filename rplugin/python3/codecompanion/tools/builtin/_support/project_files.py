@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from .process import run_process
+from ...runtime.process import run_process
 
 MAX_FILES = 200_000
 GIT_TIMEOUT = 30.0

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..runtime.runner import arity
 from .arguments import compile_validator
-from .runner import arity
 from .tool import Tool
 
 log = logging.getLogger("codecompanion.tools")
@@ -157,7 +157,7 @@ class ToolRegistry:
         self.errors.append(message)
 
     def _load_builtins(self, entries: dict[str, ToolEntry], groups: dict[str, Any]) -> None:
-        package_name = f"{__package__}.builtin"
+        package_name = f"{__package__.rpartition('.')[0]}.builtin"
         try:
             package = importlib.import_module(package_name)
         except Exception as exc:

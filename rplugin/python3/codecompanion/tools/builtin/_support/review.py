@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ..diffs import Hunk, apply_hunks, hunks
-from .tool import Tool
+from ....diffs import Hunk, apply_hunks, hunks
+from ...model.tool import Tool
 
 
 @dataclass(frozen=True)

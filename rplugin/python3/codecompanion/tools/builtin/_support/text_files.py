@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ToolError
+from ....errors import ToolError
 
 MAX_FILE_BYTES = 20_000_000
 _SNIFF = 8192

@@ -1,0 +1,1 @@
+"""How tool calls run: the tool system, the orchestrator, approvals, the runner and processes."""
