@@ -36,3 +36,99 @@ def test_the_check_sees_an_import() -> None:
 
 def test_no_utils_modules() -> None:
     assert not [p for p in PACKAGE.rglob("*.py") if p.stem in ("utils", "helpers")]
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a package file (`codecompanion.tools.model.tool`)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_imports(path: Path, modules: set[str]) -> set[str]:
+    """The package modules a file imports anywhere: top level, in functions, under TYPE_CHECKING."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                found.add(target if target in modules else base)
+    return found & modules - {name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every package module and the package modules it imports."""
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    return {name: package_imports(path, modules) for name, path in paths.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    # A check that can never fail is a defect: a two-module and a three-module loop are found.
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"a"}}
+    assert cycles(graph) == [["a", "b"], ["c", "d", "e"]]
+
+
+def test_the_graph_sees_type_checking_and_relative_imports() -> None:
+    graph = import_graph()
+    assert "codecompanion.tools.model.tool" in graph["codecompanion.tools"]
+    assert "codecompanion.errors" in graph["codecompanion.tools.builtin._support.paths"]
+    assert "codecompanion.messages" in graph["codecompanion.tools.model.tool"]
+
+
+def test_tools_layers_point_one_way() -> None:
+    # builtin → model/runtime, runtime → model; the model knows neither runtime nor builtins.
+    graph = import_graph()
+    model, runtime = "codecompanion.tools.model", "codecompanion.tools.runtime"
+    builtin = "codecompanion.tools.builtin"
+    wrong = [
+        (name, target)
+        for name, targets in graph.items()
+        for target in targets
+        if (name.startswith(model) and target.startswith((runtime, builtin)))
+        or (name.startswith(runtime) and target.startswith(builtin))
+    ]
+    assert wrong == []

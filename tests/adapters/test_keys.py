@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.adapters import KeyResolver
+from codecompanion.adapters import KeyResolver, key_problem
 from codecompanion.errors import AuthenticationError
 
 
@@ -66,10 +66,10 @@ async def test_failing_and_silent_commands() -> None:
 
 def test_problem_reports_without_running_anything() -> None:
     keys = KeyResolver(env={"ANTHROPIC_API_KEY": "x"})
-    assert keys.problem(None, "openai") == "environment variable OPENAI_API_KEY is not set"
-    assert keys.problem(None, "anthropic") is None
-    assert keys.problem(None, "ollama") is None
-    assert keys.problem("cmd:pass show openai", "openai") is None
-    assert keys.problem("sk-literal", "openai") is None
-    assert keys.problem(None, "nope") == "unknown adapter 'nope'"
+    assert key_problem(keys, None, "openai") == "environment variable OPENAI_API_KEY is not set"
+    assert key_problem(keys, None, "anthropic") is None
+    assert key_problem(keys, None, "ollama") is None
+    assert key_problem(keys, "cmd:pass show openai", "openai") is None
+    assert key_problem(keys, "sk-literal", "openai") is None
+    assert key_problem(keys, None, "nope") == "unknown adapter 'nope'"
     assert keys.problem("env:ALSO_MISSING") == "environment variable ALSO_MISSING is not set"

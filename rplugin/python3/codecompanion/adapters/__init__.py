@@ -35,6 +35,7 @@ __all__ = [
     "KeyResolver",
     "create_adapter",
     "default_adapter_name",
+    "key_problem",
 ]
 
 ADAPTERS: Mapping[str, type[HTTPAdapter]] = MappingProxyType(
@@ -85,3 +86,17 @@ def default_adapter_name(env: Mapping[str, str]) -> str | None:
         if env.get(variable, "").strip():
             return name
     return None
+
+
+def key_problem(keys: KeyResolver, spec: str | None, adapter: str) -> str | None:
+    """Why `adapter` would get no key from `spec` (or its usual key), without running anything."""
+    if spec is None:
+        adapter_class = ADAPTERS.get(adapter)
+        if adapter_class is None:
+            return f"unknown adapter {adapter!r}"
+        spec = adapter_class.default_api_key
+        if spec is None:
+            if adapter_class.key_required:
+                return f"no API key: set api_key in the {adapter} adapter settings"
+            return None
+    return keys.problem(spec)

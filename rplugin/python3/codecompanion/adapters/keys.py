@@ -71,22 +71,11 @@ class KeyResolver:
         future.set_result(value)
         return value
 
-    def problem(self, spec: str | None, adapter: str | None = None) -> str | None:
-        """Why `spec` (or `adapter`'s usual key) cannot give a key, without running anything.
+    def problem(self, spec: str | None) -> str | None:
+        """Why `spec` cannot give a key, without running anything.
 
         A `cmd:` key that has not run yet is reported as fine: it runs on the first request.
         """
-        if spec is None and adapter is not None:
-            from . import ADAPTERS  # the registry imports this module
-
-            adapter_class = ADAPTERS.get(adapter)
-            if adapter_class is None:
-                return f"unknown adapter {adapter!r}"
-            spec = adapter_class.default_api_key
-            if spec is None:
-                if adapter_class.key_required:
-                    return f"no API key: set api_key in the {adapter} adapter settings"
-                return None
         if spec is None:
             return "no API key configured"
         if spec.startswith("env:"):

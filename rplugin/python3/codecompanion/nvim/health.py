@@ -37,8 +37,10 @@ def report(workspace: Workspace) -> dict[str, Any]:
     }
     adapter = workspace.default_adapter()
     if adapter:
+        from ..adapters import key_problem  # adapters (and httpx) load on first use
+
         settings = workspace.settings(adapter)
         result.update(adapter=adapter, model=settings.model)
-        problem = workspace.keys.problem(settings.api_key, adapter)
+        problem = key_problem(workspace.keys, settings.api_key, adapter)
         result.update(key_ok=problem is None, key_problem=problem)
     return result

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..runtime.runner import arity
 from .arguments import compile_validator
+from .signature import arity
 from .tool import Tool
 
 log = logging.getLogger("codecompanion.tools")

@@ -7,19 +7,17 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..model import arguments
 from ..model.tool import Tool
 from . import shell_line
+from .context import CallContext
 from .results import render
 from .runner import invoke
-
-if TYPE_CHECKING:
-    from .system import ToolSystem
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -47,41 +45,6 @@ class Verdict:
     args: dict[str, Any] | None = None
     note: str | None = None
     approve_all: bool = False
-
-
-@dataclass
-class ApprovalMemory:
-    """The approvals a chat remembers: whole tools, or single command lines of a tool."""
-
-    tools: set[str] = field(default_factory=set)
-    commands: set[tuple[str, str]] = field(default_factory=set)
-
-    def remember(self, name: str, key: str, per_command: bool) -> None:
-        """Remember an "always" answer."""
-        if per_command:
-            self.commands.add((name, key))
-        else:
-            self.tools.add(name)
-
-    def covers(self, name: str, key: str) -> bool:
-        """True if the user already said "always" for this tool (or this exact command)."""
-        return name in self.tools or (name, key) in self.commands
-
-    def to_state(self) -> dict[str, Any]:
-        """A JSON-ready copy, for saved chats."""
-        return {"tools": sorted(self.tools), "commands": sorted(list(c) for c in self.commands)}
-
-    @classmethod
-    def from_state(cls, state: Any) -> ApprovalMemory:
-        """Read back `to_state` output; anything malformed is dropped."""
-        state = state if isinstance(state, dict) else {}
-        tools = {str(name) for name in state.get("tools", []) if isinstance(name, str)}
-        commands = {
-            (str(item[0]), str(item[1]))
-            for item in state.get("commands", [])
-            if isinstance(item, (list, tuple)) and len(item) == 2
-        }
-        return cls(tools, commands)
 
 
 def command_argument(bound: Tool) -> str | None:
@@ -157,7 +120,7 @@ def default_prompt(bound: Tool) -> str:
     return f"Run the {bound.name} tool?" + (f" ({summary})" if summary else "")
 
 
-async def needs_asking(bound: Tool, system: ToolSystem) -> bool:
+async def needs_asking(bound: Tool, system: CallContext) -> bool:
     """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
     opts = bound.opts
     value = opts.get("requires_approval", opts.get("require_approval_before", False))
@@ -173,7 +136,7 @@ async def needs_asking(bound: Tool, system: ToolSystem) -> bool:
         return True
 
 
-async def prompt_text(bound: Tool, system: ToolSystem) -> str:
+async def prompt_text(bound: Tool, system: CallContext) -> str:
     """The question for the user: the tool's `output.prompt`, else the default."""
     build = bound.output.get("prompt")
     if build is not None:
@@ -189,7 +152,7 @@ async def prompt_text(bound: Tool, system: ToolSystem) -> str:
 class ApprovalGate:
     """Decides, per call, whether it runs; asks through the Approver port when it must."""
 
-    def __init__(self, system: ToolSystem) -> None:
+    def __init__(self, system: CallContext) -> None:
         self.system = system
 
     def _log(self, bound: Tool, decision: str, reason: str = "") -> None:
@@ -249,8 +212,8 @@ class ApprovalGate:
             editable_text=editable,
         )
         data = {"id": self.system.chat_id, "name": bound.name, "call_id": bound.call.id}
-        self.system.fire("ToolApprovalRequested", data)
-        self.system.report_status(bound.call, "awaiting_approval", request.prompt)
+        self.system.reporter.fire("ToolApprovalRequested", data)
+        self.system.reporter.status(bound.call, "awaiting_approval", request.prompt)
         try:
             decision = await self.system.approver.ask(request)
         except asyncio.CancelledError:
@@ -258,7 +221,7 @@ class ApprovalGate:
         except Exception as exc:
             log.exception("%s: the approval prompt failed", bound.name)
             return Verdict("reject", reason=f"the approval prompt failed: {exc}")
-        self.system.fire("ToolApprovalFinished", {**data, "choice": decision.choice})
+        self.system.reporter.fire("ToolApprovalFinished", {**data, "choice": decision.choice})
         self._log(bound, f"user chose {decision.choice}", decision.reason or "")
         return self._verdict(bound, key, decision, "approve_all" in choices)
 

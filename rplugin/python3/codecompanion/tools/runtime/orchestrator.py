@@ -12,18 +12,16 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...messages import ToolCall
 from ..model import arguments
 from ..model.registry import ToolEntry
 from ..model.tool import Tool
 from .approvals import ApprovalGate
+from .context import CallContext
 from .results import CallResult, OutputBuffer, Status, default_output
 from .runner import Execution, bounded, invoke, run_cmds
-
-if TYPE_CHECKING:
-    from .system import ToolSystem
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -56,7 +54,7 @@ def handlers_once(bound: Tool | None) -> bool:
 class Orchestrator:
     """Runs one batch for a ToolSystem."""
 
-    def __init__(self, system: ToolSystem, calls: list[ToolCall]) -> None:
+    def __init__(self, system: CallContext, calls: list[ToolCall]) -> None:
         self.system = system
         self.calls = list(calls)
         self.gate = ApprovalGate(system)
@@ -86,9 +84,11 @@ class Orchestrator:
     async def run(self) -> dict[str, Status]:
         """Run every call; returns each call id's final status."""
         chat_id = self.system.chat_id
-        self.system.fire("ToolsStarted", {"id": chat_id, "calls": [c.id for c in self.calls]})
+        self.system.reporter.fire(
+            "ToolsStarted", {"id": chat_id, "calls": [c.id for c in self.calls]}
+        )
         for run in self.runs:
-            self.system.report_status(run.call, "pending")
+            self.system.reporter.status(run.call, "pending")
         try:
             await self._run_all()
         except asyncio.CancelledError:
@@ -100,7 +100,7 @@ class Orchestrator:
             self._answer_rest("error")
         finally:
             self._answer_rest("cancelled" if self.cancelled else "error")
-            self.system.fire("ToolsFinished", {"id": chat_id, "status": self.status})
+            self.system.reporter.fire("ToolsFinished", {"id": chat_id, "status": self.status})
         return dict(self.answered)
 
     async def _run_all(self) -> None:
@@ -198,7 +198,7 @@ class Orchestrator:
         """Look up, validate, bind, setup and approve; None when the call is ready to run."""
         call = run.call
         data = {"id": self.system.chat_id, "name": call.name, "call_id": call.id}
-        self.system.fire("ToolStarted", {**data, "args": call.arguments})
+        self.system.reporter.fire("ToolStarted", {**data, "args": call.arguments})
         entry = run.entry = self.system.offered_entry(call.name)
         if entry is None:
             return self._fail(run, self.system.not_offered_message(call.name), "not offered")
@@ -241,7 +241,7 @@ class Orchestrator:
         """Run the approved call's cmds and its success/error output."""
         bound = run.bound
         assert bound is not None
-        self.system.report_status(run.call, "running")
+        self.system.reporter.status(run.call, "running")
 
         async def on_success(stdout: list[Any]) -> None:
             await self._output(run, "success", bound.args, stdout)
@@ -387,7 +387,7 @@ class Orchestrator:
             return
         self.answered[call.id] = result.status
         self.system.buffers.pop(call.id, None)
-        self.system.record(call, result)
+        self.system.reporter.deliver(call, result)
 
     def _answer_rest(self, status: Status) -> None:
         """Answer every call still unanswered (synchronously: this may run while cancelled)."""

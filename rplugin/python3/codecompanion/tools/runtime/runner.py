@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
+from ..model.signature import arity
 from ..model.tool import Tool
 
 log = logging.getLogger("codecompanion.tools")
@@ -44,24 +45,6 @@ class Execution:
     status: CmdStatus = "success"
     stdout: list[Any] = field(default_factory=list)
     stderr: list[Any] = field(default_factory=list)
-
-
-def arity(fn: Callable[..., Any], available: int) -> int:
-    """How many of `available` positional arguments `fn` accepts."""
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return available
-    count = 0
-    for param in signature.parameters.values():
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            return available
-        if param.kind in (
-            inspect.Parameter.POSITIONAL_ONLY,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        ):
-            count += 1
-    return min(count, available)
 
 
 async def invoke(fn: Callable[..., Any], *args: Any) -> Any:

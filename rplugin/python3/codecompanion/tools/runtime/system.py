@@ -8,14 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
 from ..model.registry import ToolEntry, ToolRegistry
-from .approvals import ApprovalMemory
+from .approval_memory import ApprovalMemory
+from .context import Reporter, ToolChat
 from .orchestrator import Orchestrator
-from .results import CallResult, OutputBuffer, Status
+from .results import OutputBuffer, Status
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -40,27 +41,6 @@ class BatchOutcome:
     auto_submit: bool
     results: int
     statuses: dict[str, Status] = field(default_factory=dict)
-
-
-class ToolChat(Protocol):
-    """What the tool system needs from a chat (the lead's Chat implements it)."""
-
-    id: str
-
-    def record_tool_result(
-        self,
-        call: ToolCall,
-        for_llm: str,
-        for_user: str | None,
-        is_error: bool,
-        full_output: str | None,
-    ) -> None:
-        """Store the one result of `call` (a role=tool message) and show `for_user`."""
-        ...
-
-    def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
-        """Show the progress of `call` (pending, awaiting_approval, running, a final status)."""
-        ...
 
 
 class ChatHandle:
@@ -113,6 +93,7 @@ class ToolSystem:
         self.registry = registry
         self.approver = approver
         self.events = events
+        self.reporter = Reporter(chat, events)
         self.cwd = Path(cwd).resolve()
         self.editor = editor
         self.opts: dict[str, Any] = {**DEFAULT_OPTS, **(opts or {})}
@@ -154,7 +135,7 @@ class ToolSystem:
             return False
         if name not in self.offered:
             self.offered.append(name)
-            self.fire("ChatToolAdded", {"id": self.chat_id, "tool": name})
+            self.reporter.fire("ChatToolAdded", {"id": self.chat_id, "tool": name})
         return True
 
     def add_group(self, name: str) -> bool:
@@ -167,11 +148,6 @@ class ToolSystem:
         if name not in self.groups:
             self.groups.append(name)
         return True
-
-    def remove_tool(self, name: str) -> None:
-        """Stop offering a tool."""
-        if name in self.offered:
-            self.offered.remove(name)
 
     def offered_entry(self, name: str) -> ToolEntry | None:
         """The entry of `name` if this chat offers it and it is still enabled."""
@@ -277,34 +253,6 @@ class ToolSystem:
         """Cancel the running batch: stop the running tool, drop pending approvals, answer all."""
         for orchestrator in list(self._running):
             orchestrator.cancel()
-
-    # Plumbing used by the orchestrator and the approval gate
-
-    def record(self, call: ToolCall, result: CallResult) -> None:
-        """Give the chat the call's one result, then its final status and the event."""
-        try:
-            self._chat.record_tool_result(
-                call, result.for_llm, result.for_user, result.is_error, result.full_output
-            )
-        except Exception:
-            log.exception("chat %s: recording the result of %s failed", self.chat_id, call.id)
-        self.report_status(call, result.status, result.detail)
-        data = {"id": self.chat_id, "name": call.name, "call_id": call.id, "status": result.status}
-        self.fire("ToolFinished", data)
-
-    def report_status(self, call: ToolCall, status: str, detail: str = "") -> None:
-        """Tell the chat a call's progress; a failing view never stops the batch."""
-        try:
-            self._chat.tool_status(call, status, detail)
-        except Exception:
-            log.exception("chat %s: tool_status failed", self.chat_id)
-
-    def fire(self, name: str, data: dict[str, Any]) -> None:
-        """Fire `User CodeCompanion<name>`; a failing sink never stops the batch."""
-        try:
-            self.events.fire(name, data)
-        except Exception:
-            log.exception("event %s failed", name)
 
     # Saved chats
 
