@@ -1,4 +1,8 @@
-"""The invariant on random batches: every call id gets exactly one result, whatever happens."""
+"""The invariant on random batches: every call id gets exactly one result, whatever happens.
+
+The rule lives in `codecompanion.tools.runtime.answers.Answers`; tests/tools/test_answers.py
+checks that object directly, this test checks the whole tool system keeps it.
+"""
 
 from __future__ import annotations
 

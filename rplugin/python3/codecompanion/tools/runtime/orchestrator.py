@@ -1,16 +1,17 @@
-"""One batch of tool calls, first in first out: setup → approval → cmds → output → on_exit.
+"""One batch of tool calls, first in first out; each call goes setup → approval → cmds → output →
+on_exit.
 
-Every call id is answered exactly once, whatever happens: the answer is recorded by `_record`,
-which ignores a second answer, and `run` answers whatever is left when it ends for any reason.
-Each stage that runs tool code or waits for the user runs as its own task, so `cancel` can stop
-exactly that work (killing a running process, dropping a pending approval) and still answer.
+`Answers` (answers.py) keeps the rule that every call id gets exactly one result. Cancellation
+lives in `_step`: each step of a call runs as a task `cancel` can stop (killing a running
+process, dropping a pending approval), and a stopped step is answered `cancelled`. Consecutive
+read_only calls are approved one at a time and then run together.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,8 @@ from ...messages import ToolCall
 from ..model import arguments
 from ..model.registry import ToolEntry
 from ..model.tool import Tool
-from .approvals import ApprovalGate
+from .answers import Answers
+from .approvals import ApprovalGate, Verdict
 from .context import CallContext
 from .results import CallResult, OutputBuffer, Status, default_output
 from .runner import Execution, bounded, invoke, run_cmds
@@ -34,7 +36,7 @@ class CallRun:
     index: int
     buffer: OutputBuffer
     entry: ToolEntry | None = None
-    bound: Tool | None = None
+    tool: Tool | None = None  # the call's own copy of the tool (`Tool.bind`), args filled in
     started: bool = False  # got as far as setup: on_exit is owed
     notes: list[str] = field(default_factory=list)
     execution: Execution = field(default_factory=Execution)
@@ -43,32 +45,34 @@ class CallRun:
     output_failed: bool = False
 
 
-Stage = Callable[[CallRun], Awaitable[CallResult | None]]
+Step = Callable[[CallRun], Awaitable[CallResult | None]]
 
 
-def handlers_once(bound: Tool | None) -> bool:
+def handlers_once(tool: Tool | None) -> bool:
     """True if consecutive calls of this tool share one setup/on_exit."""
-    return bound is not None and bool(bound.opts.get("use_handlers_once"))
+    return tool is not None and bool(tool.opts.get("use_handlers_once"))
 
 
 class Orchestrator:
-    """Runs one batch for a ToolSystem."""
+    """Runs one batch for a tool system (seen as a CallContext)."""
 
-    def __init__(self, system: CallContext, calls: list[ToolCall]) -> None:
-        self.system = system
+    def __init__(self, context: CallContext, calls: list[ToolCall]) -> None:
+        self.context = context
+        self.reporter = context.reporter
         self.calls = list(calls)
-        self.gate = ApprovalGate(system)
+        self.gate = ApprovalGate(context)
         self.runs = [
             CallRun(call, index, OutputBuffer(call.id)) for index, call in enumerate(calls)
         ]
-        self.answered: dict[str, Status] = {}
+        self.answers = Answers(self.calls, self._deliver)
         self.cancelled = False
         self.approve_all = False
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._held: Tool | None = None  # the last copy of a use_handlers_once tool, on_exit owed
+        # The last call of a use_handlers_once tool whose on_exit waits for the next call.
+        self._exit_pending: Tool | None = None
 
     def cancel(self) -> None:
-        """Stop the batch: the running stage is cancelled and every unanswered call is cancelled."""
+        """Stop the batch: the running step is stopped and every unanswered call is cancelled."""
         self.cancelled = True
         for task in list(self._tasks):
             task.cancel()
@@ -78,46 +82,44 @@ class Orchestrator:
         """The batch's status: cancelled, success (every call succeeded) or error."""
         if self.cancelled:
             return "cancelled"
-        ok = all(status == "success" for status in self.answered.values())
+        ok = all(status == "success" for status in self.answers.statuses.values())
         return "success" if ok else "error"
 
     async def run(self) -> dict[str, Status]:
         """Run every call; returns each call id's final status."""
-        chat_id = self.system.chat_id
-        self.system.reporter.fire(
-            "ToolsStarted", {"id": chat_id, "calls": [c.id for c in self.calls]}
-        )
+        chat_id = self.context.chat_id
+        self.reporter.fire("ToolsStarted", {"id": chat_id, "calls": [c.id for c in self.calls]})
         for run in self.runs:
-            self.system.reporter.status(run.call, "pending")
+            self.reporter.status(run.call, "pending")
         try:
             await self._run_all()
         except asyncio.CancelledError:
             self.cancelled = True
-            self._answer_rest("cancelled")
             raise
         except Exception:
             log.exception("chat %s: the tool batch failed", chat_id)
-            self._answer_rest("error")
         finally:
-            self._answer_rest("cancelled" if self.cancelled else "error")
-            self.system.reporter.fire("ToolsFinished", {"id": chat_id, "status": self.status})
-        return dict(self.answered)
+            status: Status = "cancelled" if self.cancelled else "error"
+            runs = {run.call.id: run for run in self.runs}
+            self.answers.answer_rest(lambda call: self._finish(runs[call.id], status))
+            self.reporter.fire("ToolsFinished", {"id": chat_id, "status": self.status})
+        return dict(self.answers.statuses)
 
     async def _run_all(self) -> None:
         index = 0
         while index < len(self.runs):
             if self.cancelled:
                 for run in self.runs[index:]:
-                    self._record(run, await self._guarded(run, self._cancelled))
+                    self._answer(run, await self._step(run, self._cancelled))
                 break
             segment = self._segment(index)
             if len(segment) == 1:
-                self._record(segment[0], await self._guarded(segment[0], self._whole))
+                self._answer(segment[0], await self._step(segment[0], self._call))
                 await self._after_call(index)
             else:
                 await self._concurrent(segment)
             index += len(segment)
-        await self._release_held()
+        await self._exit_shared()
 
     def _segment(self, index: int) -> list[CallRun]:
         """The call at `index`, or the run of consecutive read_only calls starting there."""
@@ -130,7 +132,7 @@ class Orchestrator:
         return segment
 
     def _concurrent_ok(self, run: CallRun) -> bool:
-        entry = self.system.offered_entry(run.call.name)
+        entry = self.context.offered_entry(run.call.name)
         return (
             entry is not None
             and bool(entry.opts.get("read_only"))
@@ -139,30 +141,33 @@ class Orchestrator:
 
     async def _concurrent(self, segment: list[CallRun]) -> None:
         """Approvals one at a time, in order; then the approved calls run together."""
-        early: dict[int, CallResult] = {}
-        ready: list[CallRun] = []
+        results: dict[int, CallResult | None] = {}
         for run in segment:
-            stage = self._cancelled if self.cancelled else self._prepare
-            result = await self._guarded(run, stage)
-            if result is None:
-                ready.append(run)
-            else:
-                early[run.index] = result
-        stage = self._cancelled if self.cancelled else self._execute
-        finished = await asyncio.gather(*(self._guarded(run, stage) for run in ready))
-        late = {
-            run.index: result
-            for run, result in zip(ready, finished, strict=True)
-            if result is not None
-        }
+            results[run.index] = await self._step(run, self._prepare)
+        ready = [run for run in segment if results[run.index] is None]
+        finished = await asyncio.gather(*(self._step(run, self._execute) for run in ready))
+        results.update((run.index, result) for run, result in zip(ready, finished, strict=True))
         for run in segment:
-            result = early.get(run.index) or late.get(run.index)
-            if result is not None:
-                self._record(run, result)
+            self._answer(run, results[run.index])
 
-    async def _guarded(self, run: CallRun, stage: Stage) -> CallResult | None:
-        """Run one stage as a cancellable task; a task cancelled before it began still answers."""
-        task = asyncio.ensure_future(self._stage(run, stage))
+    # Cancellation, in one place
+
+    async def _step(self, run: CallRun, step: Step) -> CallResult | None:
+        """Run one step of a call where `cancel` can stop it; a stopped step answers `cancelled`.
+
+        After a batch is cancelled every step is `_cancelled`: the tool's `output.cancelled`.
+        """
+        if self.cancelled:
+            step = self._cancelled
+        stopped, result = await self._stoppable(self._attempt(run, step))
+        if stopped and step != self._cancelled:
+            self.cancelled = True
+            stopped, result = await self._stoppable(self._attempt(run, self._cancelled))
+        return self._finish(run, "cancelled") if stopped else result
+
+    async def _stoppable(self, work: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
+        """Run `work` as a task `cancel` stops: (True, None) if stopped, else (False, value)."""
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)
         try:
             await asyncio.wait({task})
@@ -171,18 +176,14 @@ class Orchestrator:
             raise
         finally:
             self._tasks.discard(task)
-        if not task.cancelled():
-            return task.result()
-        if stage != self._cancelled:
-            return await self._guarded(run, self._cancelled)
-        return self._finish(run, "cancelled")
+        return (True, None) if task.cancelled() else (False, task.result())
 
-    async def _stage(self, run: CallRun, stage: Stage) -> CallResult | None:
+    async def _attempt(self, run: CallRun, step: Step) -> CallResult | None:
+        """One step; an error in the tool system is the call's error; a result owes on_exit."""
         try:
-            result = await stage(run)
+            result = await step(run)
         except asyncio.CancelledError:
-            self.cancelled = True
-            result = await self._cancelled(run)
+            raise
         except Exception as exc:
             log.exception("call %s (%s) failed inside the tool system", run.call.id, run.call.name)
             result = self._fail(run, f"Internal error while running {run.call.name}: {exc}")
@@ -190,18 +191,29 @@ class Orchestrator:
             await self._exit(run)
         return result
 
-    async def _whole(self, run: CallRun) -> CallResult | None:
+    # One call: setup → approval → cmds → output (→ on_exit, in _attempt)
+
+    async def _call(self, run: CallRun) -> CallResult | None:
         result = await self._prepare(run)
         return result if result is not None else await self._execute(run)
 
     async def _prepare(self, run: CallRun) -> CallResult | None:
         """Look up, validate, bind, setup and approve; None when the call is ready to run."""
+        refused = self._bind(run)
+        if refused is not None:
+            return refused
+        if not await self._setup(run):
+            return self._finish(run, "error")
+        return await self._approve(run)
+
+    def _bind(self, run: CallRun) -> CallResult | None:
+        """Find the offered tool, repair and validate the arguments, and bind the call's copy."""
         call = run.call
-        data = {"id": self.system.chat_id, "name": call.name, "call_id": call.id}
-        self.system.reporter.fire("ToolStarted", {**data, "args": call.arguments})
-        entry = run.entry = self.system.offered_entry(call.name)
+        data = {"id": self.context.chat_id, "name": call.name, "call_id": call.id}
+        self.reporter.fire("ToolStarted", {**data, "args": call.arguments})
+        entry = run.entry = self.context.offered_entry(call.name)
         if entry is None:
-            return self._fail(run, self.system.not_offered_message(call.name), "not offered")
+            return self._fail(run, self.context.not_offered_message(call.name), "not offered")
         parsed = arguments.resolve(
             call.name, call.arguments, call.raw_arguments, entry.tool.parameters, entry.validator()
         )
@@ -209,18 +221,33 @@ class Orchestrator:
             run.notes.append(parsed.note)
         if parsed.args is None:
             return self._fail(run, parsed.error or "invalid arguments", "invalid arguments")
-        bound = run.bound = entry.tool.bind(call, parsed.args, entry.config(), self.system)
-        self.system.buffers[call.id] = run.buffer
+        run.tool = entry.tool.bind(call, parsed.args, entry.config(), self.context)
+        self.context.buffers[call.id] = run.buffer
         run.started = True
-        shared = handlers_once(bound) and self._held is not None and self._held.name == bound.name
-        if not shared and not await self._handler(run, "setup"):
-            return self._finish(run, "error")
+        return None
+
+    async def _setup(self, run: CallRun) -> bool:
+        """`handlers.setup`, unless the previous call of a use_handlers_once tool already ran it."""
+        tool, shared = run.tool, self._exit_pending
+        if handlers_once(tool) and shared is not None and tool is not None:
+            if shared.name == tool.name:
+                return True
+        return await self._handler(run, "setup")
+
+    async def _approve(self, run: CallRun) -> CallResult | None:
+        """Ask the approval gate; None when the call may run."""
+        tool = run.tool
+        assert tool is not None
         queued = sum(
-            1 for other in self.runs[run.index + 1 :] if other.call.id not in self.answered
+            1 for other in self.runs[run.index + 1 :] if not self.answers.has(other.call.id)
         )
-        verdict = await self.gate.check(bound, queued=queued, approve_all=self.approve_all)
-        bound.state["approved"] = verdict.approved
+        verdict = await self.gate.check(tool, queued=queued, approve_all=self.approve_all)
+        tool.state["approved"] = verdict.approved
         self.approve_all = self.approve_all or verdict.approve_all
+        return await self._follow(run, verdict)
+
+    async def _follow(self, run: CallRun, verdict: Verdict) -> CallResult | None:
+        """Act on the gate's verdict: refuse, reject, cancel, or run (with edited arguments)."""
         if verdict.action in ("deny", "error"):
             detail = "denied by rule" if verdict.action == "deny" else "invalid edit"
             return self._fail(run, verdict.reason or "not allowed", detail)
@@ -231,40 +258,41 @@ class Orchestrator:
             self.cancelled = True
             return await self._cancelled(run)
         if verdict.args is not None:
-            bound.args, bound.cmds = verdict.args, list(entry.tool.cmds)
+            assert run.tool is not None and run.entry is not None
+            run.tool.args, run.tool.cmds = verdict.args, list(run.entry.tool.cmds)
             run.notes.append(verdict.note or "")
-            if not shared and not await self._handler(run, "setup"):
+            if not await self._setup(run):
                 return self._finish(run, "error")
         return None
 
     async def _execute(self, run: CallRun) -> CallResult:
         """Run the approved call's cmds and its success/error output."""
-        bound = run.bound
-        assert bound is not None
-        self.system.reporter.status(run.call, "running")
+        tool = run.tool
+        assert tool is not None
+        self.reporter.status(run.call, "running")
 
         async def on_success(stdout: list[Any]) -> None:
-            await self._output(run, "success", bound.args, stdout)
+            await self._output(run, "success", tool.args, stdout)
 
         run.execution = await run_cmds(
-            bound,
-            cwd=self.system.cwd,
-            timeout=self._timeout(bound),
-            max_output=int(self.system.opts["max_process_bytes"]),
+            tool,
+            cwd=self.context.cwd,
+            timeout=self._timeout(tool),
+            max_output=int(self.context.opts["max_process_bytes"]),
             on_success=on_success,
         )
         execution = run.execution
         if execution.status != "success":
-            await self._output(run, "error", bound.args, execution.stderr, execution.stdout)
+            await self._output(run, "error", tool.args, execution.stderr, execution.stdout)
             if execution.status == "timeout":
-                run.detail = f"timed out after {self._timeout(bound):g}s"
+                run.detail = f"timed out after {self._timeout(tool):g}s"
             return self._finish(run, execution.status)
         return self._finish(run, "error" if run.output_failed else "success")
 
     async def _rejected(self, run: CallRun) -> CallResult:
-        bound = run.bound
-        assert bound is not None
-        await self._output(run, "rejected", bound.args, run.reason)
+        tool = run.tool
+        assert tool is not None
+        await self._output(run, "rejected", tool.args, run.reason)
         reason = run.reason
         if reason and run.buffer.pieces and not any(reason in t for t, _ in run.buffer.pieces):
             run.buffer.add(f'The user gave this reason: "{reason}"')
@@ -272,23 +300,21 @@ class Orchestrator:
 
     async def _cancelled(self, run: CallRun) -> CallResult:
         """The call's answer after a cancel, from the tool's `output.cancelled` if it has one."""
-        bound = run.bound
-        if bound is None and run.entry is None:
-            run.entry = self.system.offered_entry(run.call.name)
-        if bound is None and run.entry is not None:
+        if run.tool is None and run.entry is None:
+            run.entry = self.context.offered_entry(run.call.name)
+        if run.tool is None and run.entry is not None:
             call = run.call
-            bound = run.bound = run.entry.tool.bind(
-                call, call.arguments, run.entry.config(), self.system
-            )
-            self.system.buffers[call.id] = run.buffer
-        if bound is not None:
-            await self._output(run, "cancelled", bound.args)
+            run.tool = run.entry.tool.bind(call, call.arguments, run.entry.config(), self.context)
+            self.context.buffers[call.id] = run.buffer
+        if run.tool is not None:
+            await self._output(run, "cancelled", run.tool.args)
         return self._finish(run, "cancelled")
+
+    # Tool callbacks
 
     async def _output(self, run: CallRun, kind: str, *args: Any) -> None:
         """Call `output.<kind>(self, tools, cmd, ...)`; a failure is logged and marks the call."""
-        bound = run.bound
-        fn = bound.output.get(kind) if bound is not None else None
+        fn = run.tool.output.get(kind) if run.tool is not None else None
         if fn is None:
             return
         ok, _ = await self._callback(run, fn, kind, *args)
@@ -298,8 +324,7 @@ class Orchestrator:
 
     async def _handler(self, run: CallRun, kind: str) -> bool:
         """Call `handlers.<kind>(self, tools)`; False (with an error piece) when it fails."""
-        bound = run.bound
-        fn = bound.handlers.get(kind) if bound is not None else None
+        fn = run.tool.handlers.get(kind) if run.tool is not None else None
         if fn is None:
             return True
         ok, _ = await self._callback(run, fn, kind)
@@ -310,11 +335,11 @@ class Orchestrator:
     async def _callback(
         self, run: CallRun, fn: Callable[..., Any], kind: str, *args: Any
     ) -> tuple[bool, Any]:
-        bound = run.bound
-        assert bound is not None
+        tool = run.tool
+        assert tool is not None
         try:
             finished, value = await bounded(
-                invoke(fn, bound, self.system, *args), self._timeout(bound)
+                invoke(fn, tool, self.context, *args), self._timeout(tool)
             )
         except asyncio.CancelledError:
             raise
@@ -325,44 +350,42 @@ class Orchestrator:
             log.error("%s: %s timed out", run.call.name, kind)
         return finished, value
 
+    # on_exit, shared by consecutive calls of a use_handlers_once tool
+
     async def _exit(self, run: CallRun) -> None:
         """Call on_exit, unless a following call of the same use_handlers_once tool shares it."""
-        bound = run.bound
-        if bound is None or not run.started:
+        tool = run.tool
+        if tool is None or not run.started:
             return
-        if handlers_once(bound):
+        if handlers_once(tool):
             following = self._following(run.index)
-            self._held = bound if following == bound.name and not self.cancelled else None
-            if self._held is not None:
+            shared = following == tool.name and not self.cancelled
+            self._exit_pending = tool if shared else None
+            if shared:
                 return
         await self._handler(run, "on_exit")
 
     async def _after_call(self, index: int) -> None:
-        held = self._held
-        if held is not None and (self._following(index) != held.name or self.cancelled):
-            await self._release_held()
+        pending = self._exit_pending
+        if pending is not None and (self._following(index) != pending.name or self.cancelled):
+            await self._exit_shared()
 
     def _following(self, index: int) -> str | None:
         """The tool name of the call after `index`, if any."""
         return self.runs[index + 1].call.name if index + 1 < len(self.runs) else None
 
-    async def _release_held(self) -> None:
-        held, self._held = self._held, None
-        if held is None or held.call is None:
+    async def _exit_shared(self) -> None:
+        """The on_exit a run of use_handlers_once calls shares, after its last call."""
+        tool, self._exit_pending = self._exit_pending, None
+        if tool is None or tool.call is None:
             return
-        run = CallRun(held.call, -1, OutputBuffer(held.call.id, closed=True), bound=held)
-        await self._guarded_exit(run)
+        run = CallRun(tool.call, -1, OutputBuffer(tool.call.id, closed=True), tool=tool)
+        await self._stoppable(self._handler(run, "on_exit"))
 
-    async def _guarded_exit(self, run: CallRun) -> None:
-        task = asyncio.ensure_future(self._handler(run, "on_exit"))
-        self._tasks.add(task)
-        try:
-            await asyncio.wait({task})
-        finally:
-            self._tasks.discard(task)
+    # Results
 
-    def _timeout(self, bound: Tool) -> float | None:
-        value = bound.opts.get("timeout", self.system.opts["timeout"])
+    def _timeout(self, tool: Tool) -> float | None:
+        value = tool.opts.get("timeout", self.context.opts["timeout"])
         return None if value is None else float(value)
 
     def _fail(self, run: CallRun, message: str, detail: str = "") -> CallResult:
@@ -374,23 +397,17 @@ class Orchestrator:
         execution = run.execution
         errors = execution.stderr or ([run.detail] if run.detail else [])
         default = default_output(status, run.call.name, execution.stdout, errors, run.reason)
-        limit = int(self.system.opts["max_output"])
+        limit = int(self.context.opts["max_output"])
         result = run.buffer.result(status, default, [n for n in run.notes if n], limit)
         return CallResult(
             result.status, result.for_llm, result.for_user, result.full_output, run.detail
         )
 
-    def _record(self, run: CallRun, result: CallResult | None) -> None:
-        """Hand the call's one answer to the chat; a second answer for the same id is dropped."""
-        call = run.call
-        if result is None or call.id in self.answered:
-            return
-        self.answered[call.id] = result.status
-        self.system.buffers.pop(call.id, None)
-        self.system.reporter.deliver(call, result)
+    def _answer(self, run: CallRun, result: CallResult | None) -> None:
+        if result is not None:
+            self.answers.record(run.call, result)
 
-    def _answer_rest(self, status: Status) -> None:
-        """Answer every call still unanswered (synchronously: this may run while cancelled)."""
-        for run in self.runs:
-            if run.call.id not in self.answered:
-                self._record(run, self._finish(run, status))
+    def _deliver(self, call: ToolCall, result: CallResult) -> None:
+        """Close the call's `add_tool_output` and hand its result to the chat."""
+        self.context.buffers.pop(call.id, None)
+        self.reporter.deliver(call, result)
