@@ -97,51 +97,63 @@ class App:
         return self.workspace
 
     def do_chat_new(self, args: dict[str, Any]) -> None:
-        workspace = self._workspace()
+        """Open a chat: a new one, one restored from disk, or one reattached after a restart."""
         chat_id = str(args["id"])
-        bufnr = int(args["bufnr"])
-        saved = workspace.store.load(chat_id) if args.get("restore") else None
-        adapter_name = args.get("adapter") or (saved or {}).get("adapter")
-        model = args.get("model") or (saved or {}).get("model")
+        saved = self._workspace().store.load(chat_id) if args.get("restore") else None
+        chat, notice = self._new_chat(args, saved or {})
+        if saved:
+            self._restore(chat, saved)
+        elif chat.adapter.name == "demo":
+            for name in DEMO_TOOLS:
+                chat.tools.add_tool(name)
+        old = self.chats.pop(chat_id, None)
+        if old is not None:  # the buffer was reopened with the same id: the new chat replaces it
+            old.stop()
+        self.chats[chat_id] = chat
+        if notice:
+            chat.view.notify(notice, "warn")
+        self._announce(chat, bool(saved), bool(args.get("reattach")))
+
+    def _new_chat(self, args: dict[str, Any], saved: dict[str, Any]) -> tuple[Chat, str | None]:
+        """The chat for a buffer, with the adapter and model asked for (or saved); and a notice."""
+        workspace = self._workspace()
+        adapter_name = args.get("adapter") or saved.get("adapter")
+        model = args.get("model") or saved.get("model")
         adapter, notice = workspace.make_adapter(
             adapter_name if isinstance(adapter_name, str) else None,
             model if isinstance(model, str) else None,
         )
-        view = NvimChatView(self.bridge, bufnr)
+        view = NvimChatView(self.bridge, int(args["bufnr"]))
         # A restored chat keeps its project root (confinement and approvals belong to it).
-        cwd = Path(str((saved or {}).get("cwd") or args.get("cwd") or ".")).resolve()
-        messages = MessageStore.from_list(saved["messages"]) if saved else None
+        cwd = Path(str(saved.get("cwd") or args.get("cwd") or ".")).resolve()
         chat = Chat(
-            chat_id=chat_id,
+            chat_id=str(args["id"]),
             adapter=adapter,
             view=view,
             events=LuaEvents(view),
             tool_factory=lambda c: self._tool_system(c, view, cwd, bool(args.get("yolo"))),
             store=workspace.store,
-            messages=messages,
+            messages=MessageStore.from_list(saved["messages"]) if saved else None,
         )
-        if saved:
-            chat.title = saved.get("title")
-            chat.tools.restore_state(saved.get("tools") or {})
-            if chat.tools.yolo:
-                view.render([_var("codecompanion_yolo", True)])
-                view.notify("this chat was in YOLO mode and still is (gty turns it off)", "warn")
-        elif adapter.name == "demo":
-            for name in DEMO_TOOLS:
-                chat.tools.add_tool(name)
-        old = self.chats.pop(chat_id, None)
-        if old is not None:
-            old.stop()
-        self.chats[chat_id] = chat
-        if notice:
-            view.notify(notice, "warn")
-        if saved and not args.get("reattach"):
+        return chat, notice
+
+    def _restore(self, chat: Chat, saved: dict[str, Any]) -> None:
+        """Give a chat its saved title, offered tools, YOLO and remembered approvals."""
+        chat.title = saved.get("title")
+        chat.tools.restore_state(saved.get("tools") or {})
+        if chat.tools.yolo:
+            chat.view.render([_var("codecompanion_yolo", True)])
+            chat.view.notify("this chat was in YOLO mode and still is (gty turns it off)", "warn")
+
+    def _announce(self, chat: Chat, restored: bool, reattached: bool) -> None:
+        """Draw a restored chat (a reattached buffer still shows it) and fire the events."""
+        if reattached:
+            chat.view.notify("host restarted: chat restored from disk", "warn")
+        elif restored:
             from ..transcript import replay
 
-            view.render(replay(chat.messages, adapter.name, chat.model))
+            chat.view.render(replay(chat.messages, chat.adapter.name, chat.model))
             chat.fire("ChatRestored")
-        elif args.get("reattach"):
-            view.notify("host restarted: chat restored from disk", "warn")
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
 

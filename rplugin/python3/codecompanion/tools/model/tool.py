@@ -140,27 +140,37 @@ def _check_tool(made: Tool) -> None:
     """Reject shapes that would only fail later, at run time, with a clear message."""
     if not isinstance(made.name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", made.name):
         raise ValueError(f"tool name {made.name!r}: use 1-64 letters, digits, '_', '-' or '.'")
+    _check_cmds(made)
+    if not isinstance(made.schema, dict):
+        raise ValueError(f"{made.name}: schema must be a dict")
+    if not isinstance(made.opts, dict):
+        raise ValueError(f"{made.name}: opts must be a dict")
+    _check_callbacks(made, "handlers", _HANDLERS)
+    _check_callbacks(made, "output", _OUTPUTS)
+    if made.env is not None and not callable(made.env):
+        raise ValueError(f"{made.name}: env must be a function")
+
+
+def _check_cmds(made: Tool) -> None:
+    """Every cmd is a function or a command as a list of strings."""
     if not isinstance(made.cmds, list):
         raise ValueError(f"{made.name}: cmds must be a list")
     for index, cmd in enumerate(made.cmds):
         is_command = isinstance(cmd, (list, tuple)) and all(isinstance(p, str) for p in cmd)
         if not (callable(cmd) or is_command):
             raise ValueError(f"{made.name}: cmds[{index}] must be a function or a list of strings")
-    if not isinstance(made.schema, dict):
-        raise ValueError(f"{made.name}: schema must be a dict")
-    if not isinstance(made.opts, dict):
-        raise ValueError(f"{made.name}: opts must be a dict")
-    for group, known in (("handlers", _HANDLERS), ("output", _OUTPUTS)):
-        table = getattr(made, group)
-        if not isinstance(table, dict):
-            raise ValueError(f"{made.name}: {group} must be a dict")
-        for key, value in table.items():
-            if key not in known:
-                raise ValueError(f"{made.name}: unknown {group} key {key!r}")
-            if not callable(value):
-                raise ValueError(f"{made.name}: {group}.{key} must be a function")
-    if made.env is not None and not callable(made.env):
-        raise ValueError(f"{made.name}: env must be a function")
+
+
+def _check_callbacks(made: Tool, group: str, known: tuple[str, ...]) -> None:
+    """`handlers` or `output`: a dict of known keys to functions."""
+    table = getattr(made, group)
+    if not isinstance(table, dict):
+        raise ValueError(f"{made.name}: {group} must be a dict")
+    for key, value in table.items():
+        if key not in known:
+            raise ValueError(f"{made.name}: unknown {group} key {key!r}")
+        if not callable(value):
+            raise ValueError(f"{made.name}: {group}.{key} must be a function")
 
 
 _JSON_TYPES: dict[Any, str] = {

@@ -81,18 +81,25 @@ def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow"
     every command as `shell_line.commands` reads it: any match of deny denies. Allow needs every
     piece to match and no substitution or redirection.
     """
-    deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
     pieces = [p.strip() for p in _SHELL_SPLIT.split(key)] if shell else [key]
     pieces = [p for p in pieces if p]
-    # Deny also sees each command as it runs: unquoted, unwrapped, program without its path.
-    forms = (key, *pieces, *(shell_line.commands(key) if shell else ()))
-    if any(fnmatchcase(text, p) for text in forms for p in deny):
+    if _denied_by(_patterns(opts.get("deny")), key, pieces, shell):
         return "deny"
-    if not allow or (shell and any(token in key for token in _UNSAFE_FOR_ALLOW)):
-        return None
-    if pieces and all(any(fnmatchcase(t, p) for p in allow) for t in pieces):
+    if _allowed_by(_patterns(opts.get("allow")), key, pieces, shell):
         return "allow"
     return None
+
+
+def _denied_by(deny: list[str], key: str, pieces: list[str], shell: bool) -> bool:
+    # Deny also sees each command as it runs: unquoted, unwrapped, program without its path.
+    forms = (key, *pieces, *(shell_line.commands(key) if shell else ()))
+    return any(fnmatchcase(text, p) for text in forms for p in deny)
+
+
+def _allowed_by(allow: list[str], key: str, pieces: list[str], shell: bool) -> bool:
+    if not allow or (shell and any(token in key for token in _UNSAFE_FOR_ALLOW)):
+        return False
+    return bool(pieces) and all(any(fnmatchcase(t, p) for p in allow) for t in pieces)
 
 
 def _denied(bound: Tool, key: str) -> str:
