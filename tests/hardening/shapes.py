@@ -73,7 +73,7 @@ def check_gemini(contents: list[dict[str, Any]]) -> None:
 
 
 def check_saved_messages(messages: list[dict[str, Any]]) -> None:
-    """A saved chat (seed shape): every call has exactly one result and no result is a stray."""
+    """A saved chat (CodeCompanion's shape): every call has one result and no result is a stray."""
     calls = [c["id"] for m in messages for c in (m.get("tools") or {}).get("calls", [])]
     results = [m["tools"]["call_id"] for m in messages if m["role"] == "tool" and m.get("tools")]
     assert Counter(results) == Counter(calls), (calls, results)

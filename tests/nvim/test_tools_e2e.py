@@ -1,4 +1,4 @@
-"""Tools end to end on real Neovim: the seed's calculator, approvals, edits of loaded buffers."""
+"""Tools end to end on real Neovim: the calculator example, approvals, edits of loaded buffers."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def run_command_turn(
     return ed, bufnr
 
 
-def test_seed_calculator_end_to_end(
+def test_codecompanion_calculator_end_to_end(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
     provider_server.enqueue(

@@ -1,4 +1,4 @@
-"""A tool system wired to the fakes, and the seed's calculator transcribed to Python."""
+"""A tool system wired to the fakes, and CodeCompanion's calculator transcribed to Python."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ CALCULATOR_SCHEMA: dict[str, Any] = {
 
 
 def calculate(self: Any, args: dict[str, Any], input: Any) -> dict[str, Any]:
-    """The seed's calculator cmd, key for key (a 3-argument function)."""
+    """CodeCompanion's calculator cmd, key for key (a 3-argument function)."""
     num1, num2, operation = args.get("num1"), args.get("num2"), args.get("operation")
     if num1 is None:
         return {"status": "error", "data": "First number is missing or invalid"}
@@ -59,7 +59,7 @@ def calculate(self: Any, args: dict[str, Any], input: Any) -> dict[str, Any]:
 
 
 def calculator(**opts: Any) -> dict[str, Any]:
-    """The seed's calculator as a plain dict, with `opts` added."""
+    """CodeCompanion's calculator as a plain dict, with `opts` added."""
     return {
         "name": "calculator",
         "cmds": [calculate],

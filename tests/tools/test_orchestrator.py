@@ -12,7 +12,7 @@ from tests.fakes import ScriptedApprover
 from tests.tools.harness import calculator, call, make, raw_call, simple
 
 
-async def test_seed_calculator_as_a_dict_asks_and_answers_5000() -> None:
+async def test_codecompanion_calculator_as_a_dict_asks_and_answers_5000() -> None:
     h = make({"calculator": calculator(requires_approval=True)})
     c = call("calculator", {"num1": 100, "num2": 50, "operation": "multiply"})
     outcome = await h.run(c)
@@ -122,7 +122,7 @@ async def test_input_chaining_passes_the_previous_result() -> None:
         inputs.append(input)
         return {"status": "success", "data": "Hello, World"}
 
-    def second(self: Any, input: Any) -> None:  # the old seed's 2-argument form
+    def second(self: Any, input: Any) -> None:  # CodeCompanion's older 2-argument form
         inputs.append(input)
 
     spec = simple(first)
@@ -265,7 +265,8 @@ async def test_callbacks_see_self_and_tools_with_attribute_access() -> None:
     def look(self: Any, args: dict[str, Any], input: Any) -> str:
         tools = self.tools
         seen.update(name=self.name, num=self.args["n"], cwd=tools.cwd, chat=tools.chat_id)
-        seen.update(entry=self.tool["name"], yolo=tools.yolo, chat_id=tools.chat.id)
+        seen.update(entry=self.entry["name"], yolo=tools.yolo, chat_id=tools.chat.id)
+        seen.update(tool=self.tool)  # CodeCompanion's name for the entry
         return "ok"
 
     spec = simple(look, properties={"n": {"type": "integer"}})
@@ -273,6 +274,7 @@ async def test_callbacks_see_self_and_tools_with_attribute_access() -> None:
     await h.run(call("t", {"n": 4}))
     assert seen["name"] == "t" and seen["num"] == 4 and seen["cwd"] == h.system.cwd
     assert seen["chat"] == seen["chat_id"] == "chat-1" and seen["entry"] == "t"
+    assert seen["tool"]["name"] == "t"
     assert seen["yolo"] is False
 
 

@@ -1,4 +1,4 @@
-"""The message store: a chat's history in the seed's shape, and the values that travel in it."""
+"""The message store: a chat's history in CodeCompanion's shape, and the values in it."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class ToolCall:
         return json.dumps(self.arguments, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's stored shape of a call (OpenAI function form)."""
+        """CodeCompanion's stored shape of a call (OpenAI function form)."""
         return {
             "id": self.id,
             "type": "function",
@@ -65,7 +65,7 @@ class ToolCall:
 
 @dataclass
 class Meta:
-    """Bookkeeping the seed keeps under `_meta`."""
+    """Bookkeeping CodeCompanion keeps under `_meta`."""
 
     id: int
     cycle: int = 1
@@ -94,7 +94,7 @@ class Message:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's stored shape, as saved chats hold it."""
+        """CodeCompanion's stored shape, as saved chats hold it."""
         data: dict[str, Any] = {
             "role": self.role,
             "content": self.content,

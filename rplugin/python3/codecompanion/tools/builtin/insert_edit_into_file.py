@@ -14,7 +14,7 @@ from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import Review, rejection_note, review
 from ._support.text_files import (
-    Source,
+    FileText,
     fence,
     read_source,
     split_lines,
@@ -127,7 +127,7 @@ async def _off_loop(text: str, fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
-async def _load(self: Tool, args: dict[str, Any]) -> tuple[Source, str]:
+async def _load(self: Tool, args: dict[str, Any]) -> tuple[FileText, str]:
     raw = arg_text(args, "filepath")
     path = await resolve_path(self.tools, raw, must_exist=True, purpose="editing a file")
     shown = display_path(project_root(self.tools), path)

@@ -49,7 +49,7 @@ class ToolEntry:
             return False
 
     def config(self) -> dict[str, Any]:
-        """The config entry as callbacks see it at run time (`self.tool`)."""
+        """The config entry as callbacks see it at run time (`self.entry`, or `self.tool`)."""
         return {"name": self.name, "description": self.description, "opts": dict(self.opts)}
 
 

@@ -1,4 +1,4 @@
-"""The Tool: the seed's fields as a dataclass, made from a dict, a Tool or a decorated function."""
+"""The Tool: CodeCompanion's fields as a dataclass; made from a dict, a Tool or a function."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ class Tool:
     """A tool the model can call.
 
     At run time the orchestrator works on a copy (`Tool.bind`) carrying `args` (the model's
-    arguments), `call` (the ToolCall), `tool` (the config entry) and `tools` (the tool system),
-    so callbacks read `self.args["num1"]`, `self.name`, `self.tools.chat`.
+    arguments), `call` (the ToolCall), `entry` (the config entry, also `tool` as CodeCompanion
+    names it) and `tools` (the tool system), so callbacks read `self.args["num1"]`,
+    `self.name`, `self.tools.chat`.
     """
 
     name: str
@@ -44,12 +45,17 @@ class Tool:
     # Set at run time by `bind`.
     args: dict[str, Any] = field(default_factory=dict)
     call: ToolCall | None = None
-    tool: dict[str, Any] = field(default_factory=dict)
+    entry: dict[str, Any] = field(default_factory=dict)
     tools: Any = None
     state: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_tool(self)
+
+    @property
+    def tool(self) -> dict[str, Any]:
+        """The config entry: CodeCompanion's name for `entry`, kept for tools written for it."""
+        return self.entry
 
     @property
     def description(self) -> str:
@@ -89,14 +95,14 @@ class Tool:
             opts=dict(self.opts),
             args=copy.deepcopy(args),
             call=call,
-            tool=entry,
+            entry=entry,
             tools=tools,
             state={},
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], name: str | None = None) -> Tool:
-        """Build a tool from the seed's table shape; unknown keys are an error."""
+        """Build a tool from CodeCompanion's table shape; unknown keys are an error."""
         unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ValueError(f"unknown tool field(s): {', '.join(sorted(unknown))}")
@@ -121,7 +127,7 @@ class Tool:
 
     @classmethod
     def coerce(cls, value: Any, name: str | None = None) -> Tool:
-        """Accept a Tool, a seed-shaped dict or a decorated function."""
+        """Accept a Tool, a dict in CodeCompanion's shape or a decorated function."""
         if isinstance(value, Tool):
             return replace(value, name=name) if name and name != value.name else value
         if isinstance(value, dict):

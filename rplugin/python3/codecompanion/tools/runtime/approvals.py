@@ -16,7 +16,7 @@ from ..model import arguments
 from ..model.tool import Tool
 from . import shell_line
 from .context import CallContext
-from .results import render
+from .results import as_text
 from .runner import invoke
 
 log = logging.getLogger("codecompanion.tools")
@@ -47,23 +47,23 @@ class Verdict:
     approve_all: bool = False
 
 
-def command_argument(bound: Tool) -> str | None:
+def command_argument(tool: Tool) -> str | None:
     """The argument holding a shell command line (run_command: `cmd`), if the tool has one."""
-    configured = bound.opts.get("command_arg")
+    configured = tool.opts.get("command_arg")
     if isinstance(configured, str):
         return configured
-    return dict(_COMMAND_ARGUMENT).get(bound.name)
+    return dict(_COMMAND_ARGUMENT).get(tool.name)
 
 
-def approval_key(bound: Tool) -> str:
+def approval_key(tool: Tool) -> str:
     """The text rules match and "always" remembers: the command line, or the arguments as JSON."""
-    custom = bound.opts.get("approval_key")
+    custom = tool.opts.get("approval_key")
     if callable(custom):
-        return render(custom(bound.args))
-    argument = command_argument(bound)
-    if argument is not None and isinstance(bound.args.get(argument), str):
-        return str(bound.args[argument])
-    return json.dumps(bound.args, sort_keys=True, ensure_ascii=False)
+        return as_text(custom(tool.args))
+    argument = command_argument(tool)
+    if argument is not None and isinstance(tool.args.get(argument), str):
+        return str(tool.args[argument])
+    return json.dumps(tool.args, sort_keys=True, ensure_ascii=False)
 
 
 def _patterns(value: Any) -> list[str]:
@@ -102,58 +102,58 @@ def _allowed_by(allow: list[str], key: str, pieces: list[str], shell: bool) -> b
     return bool(pieces) and all(any(fnmatchcase(t, p) for p in allow) for t in pieces)
 
 
-def _denied(bound: Tool, key: str) -> str:
+def _denied(tool: Tool, key: str) -> str:
     return (
-        f"The {bound.name} call was denied by rule: `{key}` matches a deny pattern in the "
+        f"The {tool.name} call was denied by rule: `{key}` matches a deny pattern in the "
         "user's configuration, so it did not run."
     )
 
 
-def allowed_in_yolo(bound: Tool) -> bool:
+def allowed_in_yolo(tool: Tool) -> bool:
     """False for tools too dangerous for blanket approvals (YOLO, approve_all, tool-wide always)."""
-    return bound.opts.get("allowed_in_yolo_mode", True) is not False
+    return tool.opts.get("allowed_in_yolo_mode", True) is not False
 
 
-def default_prompt(bound: Tool) -> str:
+def default_prompt(tool: Tool) -> str:
     """`Run the <name> tool?` with a short summary of the arguments."""
-    argument = command_argument(bound)
-    if argument is not None and isinstance(bound.args.get(argument), str):
-        return f"Run the command `{bound.args[argument]}`?"
+    argument = command_argument(tool)
+    if argument is not None and isinstance(tool.args.get(argument), str):
+        return f"Run the command `{tool.args[argument]}`?"
     summary = ", ".join(
-        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in bound.args.items()
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in tool.args.items()
     )
     if len(summary) > 160:
         summary = summary[:157] + "..."
-    return f"Run the {bound.name} tool?" + (f" ({summary})" if summary else "")
+    return f"Run the {tool.name} tool?" + (f" ({summary})" if summary else "")
 
 
-async def needs_asking(bound: Tool, system: CallContext) -> bool:
+async def needs_asking(tool: Tool, system: CallContext) -> bool:
     """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
-    opts = bound.opts
+    opts = tool.opts
     value = opts.get("requires_approval", opts.get("require_approval_before", False))
     try:
         if callable(value):
-            value = await invoke(value, bound, system)
+            value = await invoke(value, tool, system)
         if not value:
             return False
-        condition = bound.handlers.get("prompt_condition")
-        return True if condition is None else bool(await invoke(condition, bound, system))
+        condition = tool.handlers.get("prompt_condition")
+        return True if condition is None else bool(await invoke(condition, tool, system))
     except Exception:
-        log.exception("%s: approval condition failed; asking the user", bound.name)
+        log.exception("%s: approval condition failed; asking the user", tool.name)
         return True
 
 
-async def prompt_text(bound: Tool, system: CallContext) -> str:
+async def prompt_text(tool: Tool, system: CallContext) -> str:
     """The question for the user: the tool's `output.prompt`, else the default."""
-    build = bound.output.get("prompt")
+    build = tool.output.get("prompt")
     if build is not None:
         try:
-            text = render(await invoke(build, bound, system))
+            text = as_text(await invoke(build, tool, system))
             if text.strip():
                 return text
         except Exception:
-            log.exception("%s: output.prompt failed; using the default question", bound.name)
-    return default_prompt(bound)
+            log.exception("%s: output.prompt failed; using the default question", tool.name)
+    return default_prompt(tool)
 
 
 class ApprovalGate:
@@ -162,78 +162,78 @@ class ApprovalGate:
     def __init__(self, system: CallContext) -> None:
         self.system = system
 
-    def _log(self, bound: Tool, decision: str, reason: str = "") -> None:
-        call_id = bound.call.id if bound.call else "?"
+    def _log(self, tool: Tool, decision: str, reason: str = "") -> None:
+        call_id = tool.call.id if tool.call else "?"
         log.info(
             "chat %s: %s call %s: %s%s",
             self.system.chat_id,
-            bound.name,
+            tool.name,
             call_id,
             decision,
             f" ({reason})" if reason else "",
         )
 
-    async def check(self, bound: Tool, *, queued: int, approve_all: bool) -> Verdict:
-        """The verdict for `bound`; `queued` calls wait behind it, `approve_all` is the batch's."""
-        key = approval_key(bound)
-        rule = rule_verdict(bound.opts, key, command_argument(bound) is not None)
+    async def check(self, tool: Tool, *, queued: int, approve_all: bool) -> Verdict:
+        """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's."""
+        key = approval_key(tool)
+        rule = rule_verdict(tool.opts, key, command_argument(tool) is not None)
         if rule == "deny":
-            self._log(bound, "denied by rule", key)
-            return Verdict("deny", reason=_denied(bound, key))
+            self._log(tool, "denied by rule", key)
+            return Verdict("deny", reason=_denied(tool, key))
         if rule == "allow":
-            self._log(bound, "allowed by rule", key)
+            self._log(tool, "allowed by rule", key)
             return Verdict("run", approved=True, reason="allowed by rule")
-        blanket = allowed_in_yolo(bound)
-        if self.system.approvals.covers(bound.name, key):
-            self._log(bound, "approved (always)")
+        blanket = allowed_in_yolo(tool)
+        if self.system.approvals.covers(tool.name, key):
+            self._log(tool, "approved (always)")
             return Verdict("run", approved=True, reason="always")
         if blanket and self.system.yolo:
-            self._log(bound, "approved (YOLO)")
+            self._log(tool, "approved (YOLO)")
             return Verdict("run", approved=True, reason="yolo")
         if blanket and approve_all:
-            self._log(bound, "approved (approve all)")
+            self._log(tool, "approved (approve all)")
             return Verdict("run", approved=True, reason="approve_all")
-        if not await needs_asking(bound, self.system):
-            self._log(bound, "runs without approval")
+        if not await needs_asking(tool, self.system):
+            self._log(tool, "runs without approval")
             return Verdict("run")
-        return await self._ask(bound, key, queued)
+        return await self._ask(tool, key, queued)
 
-    async def _ask(self, bound: Tool, key: str, queued: int) -> Verdict:
-        assert bound.call is not None
-        argument = command_argument(bound)
+    async def _ask(self, tool: Tool, key: str, queued: int) -> Verdict:
+        assert tool.call is not None
+        argument = command_argument(tool)
         editable = (
-            str(bound.args.get(argument, ""))
+            str(tool.args.get(argument, ""))
             if argument is not None
-            else json.dumps(bound.args, indent=2, ensure_ascii=False)
+            else json.dumps(tool.args, indent=2, ensure_ascii=False)
         )
         choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
         if queued:
             choices = ("approve", "approve_all", "always", "reject", "cancel", "edit")
         request = ApprovalRequest(
             chat_id=self.system.chat_id,
-            tool_name=bound.name,
-            call_id=bound.call.id,
-            prompt=await prompt_text(bound, self.system),
-            arguments=dict(bound.args),
+            tool_name=tool.name,
+            call_id=tool.call.id,
+            prompt=await prompt_text(tool, self.system),
+            arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
         )
-        data = {"id": self.system.chat_id, "name": bound.name, "call_id": bound.call.id}
+        data = {"id": self.system.chat_id, "name": tool.name, "call_id": tool.call.id}
         self.system.reporter.fire("ToolApprovalRequested", data)
-        self.system.reporter.status(bound.call, "awaiting_approval", request.prompt)
+        self.system.reporter.status(tool.call, "awaiting_approval", request.prompt)
         try:
             decision = await self.system.approver.ask(request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.exception("%s: the approval prompt failed", bound.name)
+            log.exception("%s: the approval prompt failed", tool.name)
             return Verdict("reject", reason=f"the approval prompt failed: {exc}")
         self.system.reporter.fire("ToolApprovalFinished", {**data, "choice": decision.choice})
-        self._log(bound, f"user chose {decision.choice}", decision.reason or "")
-        return self._verdict(bound, key, decision, "approve_all" in choices)
+        self._log(tool, f"user chose {decision.choice}", decision.reason or "")
+        return self._verdict(tool, key, decision, "approve_all" in choices)
 
     def _verdict(
-        self, bound: Tool, key: str, decision: ApprovalDecision, offered_all: bool
+        self, tool: Tool, key: str, decision: ApprovalDecision, offered_all: bool
     ) -> Verdict:
         choice = decision.choice
         if choice == "approve":
@@ -241,29 +241,29 @@ class ApprovalGate:
         if choice == "approve_all":
             return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
         if choice == "always":
-            per_command = bool(bound.opts.get("require_cmd_approval")) or not allowed_in_yolo(bound)
-            self.system.approvals.remember(bound.name, key, per_command)
+            per_command = bool(tool.opts.get("require_cmd_approval")) or not allowed_in_yolo(tool)
+            self.system.approvals.remember(tool.name, key, per_command)
             return Verdict("run", approved=True, reason="always")
         if choice == "cancel":
             return Verdict("cancel", reason="cancelled by the user")
         if choice == "edit":
-            return self._edited(bound, decision.edited)
+            return self._edited(tool, decision.edited)
         if choice == "reject":
             return Verdict("reject", reason=decision.reason or None)
-        log.warning("%s: unknown approval choice %r; rejecting", bound.name, choice)
+        log.warning("%s: unknown approval choice %r; rejecting", tool.name, choice)
         return Verdict("reject", reason=f"unknown choice {choice!r}")
 
-    def _edited(self, bound: Tool, text: str | None) -> Verdict:
+    def _edited(self, tool: Tool, text: str | None) -> Verdict:
         if text is None:
             return Verdict("run", approved=True, reason="edit without changes")
         result = arguments.edited(
-            bound.name, text, bound.args, command_argument(bound), bound.parameters
+            tool.name, text, tool.args, command_argument(tool), tool.parameters
         )
         if result.args is None:
-            self._log(bound, "edit rejected", result.error or "")
+            self._log(tool, "edit rejected", result.error or "")
             return Verdict("error", reason=result.error)
-        edited_key = approval_key(replace(bound, args=result.args))
-        if rule_verdict(bound.opts, edited_key, command_argument(bound) is not None) == "deny":
-            self._log(bound, "edited call denied by rule", edited_key)
-            return Verdict("deny", reason=_denied(bound, edited_key))
+        edited_key = approval_key(replace(tool, args=result.args))
+        if rule_verdict(tool.opts, edited_key, command_argument(tool) is not None) == "deny":
+            self._log(tool, "edited call denied by rule", edited_key)
+            return Verdict("deny", reason=_denied(tool, edited_key))
         return Verdict("run", approved=True, reason="edited", args=result.args, note=result.note)

@@ -42,7 +42,7 @@ class OutputBuffer:
         if self.closed:
             log.warning("call %s: output added after the call was answered; ignored", self.call_id)
             return False
-        self.pieces.append((render(for_llm), None if for_user is None else render(for_user)))
+        self.pieces.append((as_text(for_llm), None if for_user is None else as_text(for_user)))
         return True
 
     def result(
@@ -72,7 +72,7 @@ def capped(result: CallResult, limit: int) -> CallResult:
     return CallResult(result.status, for_llm, for_user, full, result.detail)
 
 
-def render(value: Any) -> str:
+def as_text(value: Any) -> str:
     """Data as text for the model: strings as they are, lists line by line, the rest as JSON."""
     if value is None:
         return ""
@@ -87,7 +87,7 @@ def render(value: Any) -> str:
 
 def joined(values: list[Any]) -> str:
     """Several cmds' data as one text."""
-    texts = (render(value).rstrip("\n") for value in values)
+    texts = (as_text(value).rstrip("\n") for value in values)
     return "\n".join(text for text in texts if text)
 
 

@@ -34,7 +34,7 @@ class CmdResult:
     data: Any = None
 
     def as_input(self) -> dict[str, Any]:
-        """The seed's `{status, data}` shape, passed to the next cmd."""
+        """CodeCompanion's `{status, data}` shape, passed to the next cmd."""
         return {"status": self.status, "data": self.data}
 
 
@@ -48,7 +48,7 @@ class Execution:
 
 
 async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call `fn` with as many of `args` as it accepts (so 3-arg seed functions work); await it."""
+    """Call `fn` with as many of `args` as it accepts (CodeCompanion's 3-argument cmds too)."""
     value = fn(*args[: arity(fn, len(args))])
     if inspect.isawaitable(value):
         value = await value
@@ -75,7 +75,7 @@ async def bounded(awaitable: Awaitable[Any], timeout: float | None) -> tuple[boo
 
 
 def normalize(value: Any) -> CmdResult:
-    """A cmd's return value as a result: `{status, data}` dicts as the seed has them, else data."""
+    """A cmd's return value as a result: CodeCompanion's `{status, data}` dicts, else data."""
     if isinstance(value, CmdResult):
         return value
     if isinstance(value, dict) and "status" in value:
@@ -93,7 +93,7 @@ def failure(exc: BaseException, name: str) -> CmdResult:
 
 
 async def run_function(
-    fn: Callable[..., Any], bound: Tool, input: Any, timeout: float | None
+    fn: Callable[..., Any], tool: Tool, input: Any, timeout: float | None
 ) -> CmdResult:
     """One function cmd; its result is what it returns or passes to `output_handler` first."""
     loop = asyncio.get_running_loop()
@@ -102,7 +102,7 @@ async def run_function(
 
     def settle(result: Any) -> None:
         if reported.done():
-            log.warning("%s: output_handler called again; the later result is ignored", bound.name)
+            log.warning("%s: output_handler called again; the later result is ignored", tool.name)
             return
         reported.set_result(result)
 
@@ -116,7 +116,7 @@ async def run_function(
     takes = arity(fn, 4)
 
     async def body() -> Any:
-        value = fn(*(bound, bound.args, input, output_handler)[:takes])
+        value = fn(*(tool, tool.args, input, output_handler)[:takes])
         if inspect.isawaitable(value):
             value = await value
         # A function that cannot receive output_handler has finished when it returns.
@@ -129,11 +129,11 @@ async def run_function(
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        return failure(exc, bound.name)
+        return failure(exc, tool.name)
     if not finished:
         # Cancelling the body cancels the future it waited on: cancelled means never reported.
         hint = " and never reported a result" if reported.cancelled() else ""
-        return CmdResult("timeout", f"The {bound.name} tool timed out after {timeout:g}s{hint}.")
+        return CmdResult("timeout", f"The {tool.name} tool timed out after {timeout:g}s{hint}.")
     return normalize(value)
 
 
@@ -183,32 +183,32 @@ async def run_command(
 
 
 async def run_cmds(
-    bound: Tool,
+    tool: Tool,
     *,
     cwd: Path,
     timeout: float | None,
     max_output: int,
     on_success: Callable[[list[Any]], Awaitable[None]],
 ) -> Execution:
-    """Run `bound.cmds` in order (read live, so setup may set them); an error stops the rest."""
+    """Run `tool.cmds` in order (read live, so setup may set them); an error stops the rest."""
     execution = Execution()
     previous: dict[str, Any] | None = None
     env: dict[str, Any] | None = None
     index = 0
-    while index < len(bound.cmds):
-        cmd = bound.cmds[index]
+    while index < len(tool.cmds):
+        cmd = tool.cmds[index]
         index += 1
         if callable(cmd):
-            result = await run_function(cmd, bound, previous, timeout)
+            result = await run_function(cmd, tool, previous, timeout)
         else:
             if env is None:
                 try:
-                    env = dict(await invoke(bound.env, bound) or {}) if bound.env else {}
+                    env = dict(await invoke(tool.env, tool) or {}) if tool.env else {}
                 except Exception as exc:
-                    result = failure(exc, bound.name)
+                    result = failure(exc, tool.name)
                     execution.status, execution.stderr = result.status, [result.data]
                     return execution
-            result = await run_command(expand(cmd, env), bound.name, cwd, timeout, max_output)
+            result = await run_command(expand(cmd, env), tool.name, cwd, timeout, max_output)
         if result.status != "success":
             execution.status, execution.stderr = result.status, [result.data]
             return execution

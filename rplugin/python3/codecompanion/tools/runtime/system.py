@@ -88,7 +88,6 @@ class ToolSystem:
         opts: Mapping[str, Any] | None = None,
         yolo: bool = False,
     ) -> None:
-        self._chat = chat
         self.chat = ChatHandle(self, chat)
         self.registry = registry
         self.approver = approver
@@ -103,7 +102,6 @@ class ToolSystem:
         self.approvals = ApprovalMemory()
         self.auto_rounds = 0
         self.buffers: dict[str, OutputBuffer] = {}
-        self._last_auto_submit = False
         self._running: set[Orchestrator] = set()
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
@@ -112,7 +110,7 @@ class ToolSystem:
     @property
     def chat_id(self) -> str:
         """The chat's id (events carry it instead of a buffer number)."""
-        return self._chat.id
+        return self.chat.id
 
     @property
     def running(self) -> bool:
@@ -215,7 +213,6 @@ class ToolSystem:
             return BatchOutcome("success", False, 0)
         orchestrator = Orchestrator(self, calls)
         self._running.add(orchestrator)
-        self._last_auto_submit = False
         try:
             statuses = await orchestrator.run()
         finally:
@@ -226,7 +223,6 @@ class ToolSystem:
         elif all(s == "success" for s in statuses.values()):
             status = "success"
         auto = status != "cancelled" and bool(self.opts["auto_submit"]) and await self._next_round()
-        self._last_auto_submit = auto
         return BatchOutcome(status, auto, len(statuses), statuses)
 
     async def _next_round(self) -> bool:
@@ -240,10 +236,6 @@ class ToolSystem:
             self.auto_rounds = 1
             return True
         return False
-
-    def should_auto_submit(self) -> bool:
-        """Whether the last batch's results should go back to the model now (see BatchOutcome)."""
-        return self._last_auto_submit
 
     def reset_rounds(self) -> None:
         """The user submitted: automatic rounds count from zero again."""

@@ -20,7 +20,7 @@ _SNIFF = 8192
 
 
 @dataclass(frozen=True)
-class Stamp:
+class DiskVersion:
     """What a file was on disk when read; a write is refused if it no longer matches."""
 
     mtime_ns: int
@@ -29,14 +29,14 @@ class Stamp:
 
 
 @dataclass(frozen=True)
-class Source:
+class FileText:
     """A text file's content with `\\n` line ends, and where it came from."""
 
     path: Path
     text: str
     crlf: bool = False
     from_buffer: bool = False
-    stamp: Stamp | None = None
+    on_disk: DiskVersion | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -64,12 +64,12 @@ def looks_binary(data: bytes) -> bool:
     return False
 
 
-def _stamp_of(path: Path, data: bytes) -> Stamp:
+def _version_of(path: Path, data: bytes) -> DiskVersion:
     info = path.stat()
-    return Stamp(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest())
+    return DiskVersion(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest())
 
 
-def _read_disk(path: Path, max_bytes: int, shown: str) -> Source:
+def _read_disk(path: Path, max_bytes: int, shown: str) -> FileText:
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
         raise ToolError(f"{shown} is not a regular file.")
@@ -85,17 +85,17 @@ def _read_disk(path: Path, max_bytes: int, shown: str) -> Source:
     crlf = text.count("\r\n") * 2 > text.count("\n") > 0
     if crlf:
         text = text.replace("\r\n", "\n")
-    return Source(path, text, crlf=crlf, stamp=_stamp_of(path, data))
+    return FileText(path, text, crlf=crlf, on_disk=_version_of(path, data))
 
 
 async def read_source(
     editor: Any, path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES
-) -> Source:
+) -> FileText:
     """The text of the loaded buffer (what the user sees) if there is one, else of the file."""
     if editor is not None:
         lines = await editor.buffer_lines(str(path))
         if lines is not None:
-            return Source(path, "\n".join(lines) + "\n" if lines else "", from_buffer=True)
+            return FileText(path, "\n".join(lines) + "\n" if lines else "", from_buffer=True)
     try:
         return await asyncio.to_thread(_read_disk, path, max_bytes, shown)
     except FileNotFoundError:
@@ -106,14 +106,14 @@ async def read_source(
         raise ToolError(f"Permission denied reading {shown}.") from None
 
 
-def _check_unchanged(source: Source, shown: str) -> None:
-    if source.stamp is None:
+def _check_unchanged(source: FileText, shown: str) -> None:
+    if source.on_disk is None:
         return
     try:
-        now = _stamp_of(source.path, source.path.read_bytes())
+        now = _version_of(source.path, source.path.read_bytes())
     except FileNotFoundError:
         raise ToolError(f"{shown} was deleted since it was read; nothing was written.") from None
-    if now.digest != source.stamp.digest:
+    if now.digest != source.on_disk.digest:
         raise ToolError(
             f"{shown} changed on disk since it was read; nothing was written. Read it again."
         )
@@ -139,7 +139,7 @@ def _temp_copy(path: Path, text: str, mode: int | None) -> str:
     return temp
 
 
-def _write_disk(source: Source, text: str, shown: str) -> None:
+def _write_disk(source: FileText, text: str, shown: str) -> None:
     _check_unchanged(source, shown)
     path = source.path
     if source.crlf:
@@ -178,7 +178,7 @@ async def create_file(path: Path, text: str, shown: str) -> None:
         raise ToolError(f"A parent of {shown} is a file, not a folder.") from None
 
 
-async def write_source(editor: Any, source: Source, text: str, shown: str) -> str:
+async def write_source(editor: Any, source: FileText, text: str, shown: str) -> str:
     """Store new text: into the loaded buffer (unsaved, one undo step) or atomically on disk.
 
     Returns "buffer" or "disk". A disk write is refused if the file changed since it was read.
