@@ -231,10 +231,8 @@ function handlers.tool_output(bufnr, op)
   end
 end
 
--- lock/unlock take effect when the batch ends (see M.apply): the batch itself must write.
+-- lock takes effect when the batch ends (see M.apply): the batch itself must write.
 function handlers.lock() end
-
-function handlers.unlock() end
 
 function handlers.replace(bufnr, op)
   stream_highlight.ended(bufnr)
@@ -327,7 +325,7 @@ function M.apply(bufnr, ops)
     end
     if op.kind == "lock" then
       modifiable = false
-    elseif op.kind == "unlock" or op.kind == "ready" then
+    elseif op.kind == "ready" then
       modifiable = true
     end
   end

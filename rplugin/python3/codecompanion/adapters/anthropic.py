@@ -230,10 +230,6 @@ class AnthropicAdapter(HTTPAdapter):
             out[-1]["content"][:0] = copy.deepcopy(thinking)  # thinking must lead the message
 
 
-def _is_system(message: Message) -> bool:
-    return message.role == "system" and bool(message.content)
-
-
 def _push(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     if out and out[-1]["role"] == role:
         out[-1]["content"].extend(blocks)

@@ -68,23 +68,6 @@ class AdapterSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Parser(Protocol):
-    """Bytes of one response body in, events out: `feed` any split, then `close` once."""
-
-    @property
-    def error(self) -> Exception | None:
-        """An error object the provider sent inside the body, if any."""
-        ...
-
-    def feed(self, data: bytes) -> list[Event]:
-        """The events completed by this piece of the body."""
-        ...
-
-    def close(self) -> list[Event]:
-        """The remaining events, ending with Finish."""
-        ...
-
-
 class ChatAdapter(Protocol):
     """What the chat needs from a provider adapter."""
 

@@ -110,7 +110,3 @@ class OllamaAdapter(HTTPAdapter):
             else:
                 out.append({"role": message.role, "content": content})
         return out
-
-
-def _is_plain_assistant(entry: dict[str, Any]) -> bool:
-    return entry["role"] == "assistant" and "tool_calls" not in entry

@@ -57,10 +57,6 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     )
 
 
-def _prompt(self: Tool) -> str:
-    return f"Create the file `{describe_path(self.tools, self.args.get('filepath'))}`?"
-
-
 TOOL = function_tool(
     "create_file",
     DESCRIPTION,

@@ -38,7 +38,6 @@ DESCRIPTION = (
 
 PROPERTIES = {"url": {"type": "string", "description": "The full URL, starting with http(s)://."}}
 
-_ACCEPT = "text/html,text/*;q=0.9,*/*;q=0.5"
 _TEXTUAL = ("text/", "json", "xml", "javascript", "yaml", "csv")
 
 

@@ -24,9 +24,8 @@ class ProcessResult:
     """What a finished (or killed) process produced.
 
     `exit_code` is None when the process was killed on timeout or could not be started
-    (then `stderr` says why); a negative code means it died from that signal. `run_process`
-    never returns `cancelled=True` (a cancelled run re-raises CancelledError); the field is
-    there for callers that build a result for a cancelled call themselves.
+    (then `stderr` says why); a negative code means it died from that signal. A cancelled run
+    has no result: `run_process` re-raises CancelledError after killing the group.
     """
 
     argv: tuple[str, ...]
@@ -34,7 +33,6 @@ class ProcessResult:
     stdout: str
     stderr: str
     timed_out: bool
-    cancelled: bool
     truncated: bool
     duration: float
 
@@ -252,12 +250,12 @@ async def run_process(
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
     if not args:
-        return ProcessResult(args, None, "", "no command given", False, False, False, 0.0)
+        return ProcessResult(args, None, "", "no command given", False, False, 0.0)
     try:
         proc = await _start(args, cwd, env, stdin_devnull)
     except OSError as exc:
         message = f"cannot start {args[0]!r}: {exc.strerror or exc}"
-        return ProcessResult(args, None, "", message, False, False, False, 0.0)
+        return ProcessResult(args, None, "", message, False, False, 0.0)
     out, err = _Sink(max_output, bytearray()), _Sink(max_output, bytearray())
     try:
         timed_out, code = await _supervise(proc, out, err, timeout)
@@ -269,7 +267,6 @@ async def run_process(
         stdout=out.text(),
         stderr=err.text(),
         timed_out=timed_out,
-        cancelled=False,
         truncated=bool(out.dropped or err.dropped),
         duration=time.monotonic() - started,
     )

@@ -17,7 +17,6 @@ class Review:
     total: int
     rejected: tuple[Hunk, ...] = ()
     reason: str | None = None
-    reviewed: bool = False
 
     @property
     def nothing_accepted(self) -> bool:
@@ -44,7 +43,7 @@ async def review(self: Tool, path: str, old: list[str], new: list[str]) -> Revie
     accepted = {i for i in decision.accepted if 0 <= i < len(changes)}
     rejected = tuple(h for i, h in enumerate(changes) if i not in accepted)
     lines = apply_hunks(old, new, accepted)
-    return Review(lines, len(changes), rejected, decision.reason, True)
+    return Review(lines, len(changes), rejected, decision.reason)
 
 
 def describe_hunk(hunk: Hunk) -> str:
