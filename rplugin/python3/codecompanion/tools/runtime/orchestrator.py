@@ -11,46 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ...messages import ToolCall
 from ..model import arguments
-from ..model.registry import ToolEntry
 from ..model.tool import Tool
 from .answers import Answers
 from .approvals import ApprovalGate, Verdict
+from .call_run import CallRun, Step, handlers_once
 from .context import CallContext
-from .results import CallResult, OutputBuffer, Status, default_output
-from .runner import Execution, bounded, invoke, run_cmds
+from .results import CallResult, OutputBuffer, Status
+from .runner import bounded, invoke, run_cmds
 
 log = logging.getLogger("codecompanion.tools")
-
-
-@dataclass
-class CallRun:
-    """The working state of one call while the batch runs."""
-
-    call: ToolCall
-    index: int
-    buffer: OutputBuffer
-    entry: ToolEntry | None = None
-    tool: Tool | None = None  # the call's own copy of the tool (`Tool.bind`), args filled in
-    started: bool = False  # got as far as setup: on_exit is owed
-    notes: list[str] = field(default_factory=list)
-    execution: Execution = field(default_factory=Execution)
-    reason: str | None = None
-    detail: str = ""
-    output_failed: bool = False
-
-
-Step = Callable[[CallRun], Awaitable[CallResult | None]]
-
-
-def handlers_once(tool: Tool | None) -> bool:
-    """True if consecutive calls of this tool share one setup/on_exit."""
-    return tool is not None and bool(tool.opts.get("use_handlers_once"))
 
 
 class Orchestrator:
@@ -389,19 +363,10 @@ class Orchestrator:
         return None if value is None else float(value)
 
     def _fail(self, run: CallRun, message: str, detail: str = "") -> CallResult:
-        run.buffer.add(message)
-        run.detail = detail or run.detail
-        return self._finish(run, "error")
+        return run.fail(message, detail, int(self.context.opts["max_output"]))
 
     def _finish(self, run: CallRun, status: Status) -> CallResult:
-        execution = run.execution
-        errors = execution.stderr or ([run.detail] if run.detail else [])
-        default = default_output(status, run.call.name, execution.stdout, errors, run.reason)
-        limit = int(self.context.opts["max_output"])
-        result = run.buffer.result(status, default, [n for n in run.notes if n], limit)
-        return CallResult(
-            result.status, result.for_llm, result.for_user, result.full_output, run.detail
-        )
+        return run.finish(status, int(self.context.opts["max_output"]))
 
     def _answer(self, run: CallRun, result: CallResult | None) -> None:
         if result is not None:
