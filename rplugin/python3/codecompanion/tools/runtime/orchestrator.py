@@ -46,7 +46,11 @@ class Orchestrator:
         self._exit_pending: Tool | None = None
 
     def cancel(self) -> None:
-        """Stop the batch: the running step is stopped and every unanswered call is cancelled."""
+        """Stop the batch: the running step is stopped and every unanswered call is cancelled.
+
+        The only place `cancelled` is set: a stop by the user, the chat, a tool's own
+        CancelledError and the "cancel" answer to an approval question all come here.
+        """
         self.cancelled = True
         for task in list(self._tasks):
             task.cancel()
@@ -67,8 +71,8 @@ class Orchestrator:
             self.reporter.status(run.call, "pending")
         try:
             await self._run_all()
-        except asyncio.CancelledError:
-            self.cancelled = True
+        except asyncio.CancelledError:  # the chat's turn was cancelled from outside
+            self.cancel()
             raise
         except Exception:
             log.exception("chat %s: the tool batch failed", chat_id)
@@ -135,7 +139,7 @@ class Orchestrator:
             step = self._cancelled
         stopped, result = await self._stoppable(self._attempt(run, step))
         if stopped and step != self._cancelled:
-            self.cancelled = True
+            self.cancel()  # however the step was stopped, the rest of the batch is cancelled
             stopped, result = await self._stoppable(self._attempt(run, self._cancelled))
         return self._finish(run, "cancelled") if stopped else result
 
@@ -228,9 +232,8 @@ class Orchestrator:
         if verdict.action == "reject":
             run.reason = verdict.reason
             return await self._rejected(run)
-        if verdict.action == "cancel":
-            self.cancelled = True
-            return await self._cancelled(run)
+        if verdict.action == "cancel":  # the user cancelled the batch: _step answers the call
+            raise asyncio.CancelledError
         if verdict.args is not None:
             assert run.tool is not None and run.entry is not None
             run.tool.args, run.tool.cmds = verdict.args, list(run.entry.tool.cmds)
