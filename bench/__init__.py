@@ -1,4 +1,4 @@
-"""Performance bench: real headless Neovim, the loopback provider, and the figures of the issue.
+"""Performance bench: real headless Neovim, the loopback provider, and the measured figures.
 
 `make bench` (`python -m bench`) runs every scenario, prints median/min/max per figure with its
 target, and writes bench/results.json.

@@ -14,7 +14,7 @@ SETTLE = 0.3  # seconds after the host answered that still count (its first rend
 def first_chat(workdir: Path, start: str = "lazy") -> tuple[float, float, float]:
     """Buffer shown (ms), Neovim blocked (ms) and host ready (ms) for one fresh Neovim.
 
-    `lazy`: the command itself starts the host (the figure of the issue). `deferred` (the
+    `lazy`: the command itself starts the host (the cold-start figure). `deferred` (the
     default of setup()): the host and the Markdown queries start right after start-up, and the
     user opens the first chat a second later.
     """

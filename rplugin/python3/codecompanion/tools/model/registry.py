@@ -157,9 +157,9 @@ class ToolRegistry:
         self.errors.append(message)
 
     def _load_builtins(self, entries: dict[str, ToolEntry], groups: dict[str, Any]) -> None:
-        package_name = f"{__package__.rpartition('.')[0]}.builtin"
+        # Found by name, not imported: the model knows what a tool is, not which tools exist.
         try:
-            package = importlib.import_module(package_name)
+            package = importlib.import_module("..builtin", __package__)
         except Exception as exc:
             self._error(f"builtin tools unavailable: {exc}")
             return
@@ -168,7 +168,7 @@ class ToolRegistry:
             if module_info.name.startswith("_"):
                 continue
             try:
-                module = importlib.import_module(f"{package_name}.{module_info.name}")
+                module = importlib.import_module(f"{package.__name__}.{module_info.name}")
                 value = getattr(module, "TOOL", None)
                 if value is None:
                     continue
