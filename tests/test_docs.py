@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -64,3 +65,36 @@ def test_help_calculator_runs(tmp_path: Path) -> None:
     assert calc["status"] == "success" and calc["for_llm"] == "42"
     zero = run_tool(config, tmp_path, "calculator", {"num1": 1, "num2": 0, "operation": "divide"})
     assert zero["status"] == "error" and "zero" in str(zero["for_llm"])
+
+
+def readme_adapter_rows() -> dict[str, str]:
+    """Adapter name → the config example of its row in README's adapters table."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Adapters") : text.index("## The chat")]
+    rows = re.findall(r"^\| `(\w+)` \|.*?\| `(\"\w+\": \{.*?\})`", section, re.M)
+    return dict(rows)
+
+
+def help_adapters_block() -> dict[str, dict[str, object]]:
+    text = (ROOT / "doc" / "codecompanion.txt").read_text()
+    section = text[text.index("*codecompanion-adapters*") : text.index("*codecompanion-tools*")]
+    namespace: dict[str, dict[str, dict[str, object]]] = {}
+    exec(textwrap.dedent(re.findall(r">python\n(.*?)\n<", section, re.S)[0]), namespace)
+    return namespace["adapters"]
+
+
+def test_adapter_tables_list_every_adapter_with_a_working_example() -> None:
+    from codecompanion.adapters import ADAPTERS, create_adapter
+    from codecompanion.adapters.base import AdapterSettings
+
+    readme: dict[str, dict[str, object]] = {}
+    for name, example in readme_adapter_rows().items():
+        parsed = ast.literal_eval("{" + example + "}")
+        assert list(parsed) == [name]
+        readme[name] = parsed[name]
+    helped = help_adapters_block()
+    assert sorted(readme) == sorted(helped) == sorted(ADAPTERS)
+    known = set(AdapterSettings.__dataclass_fields__) - {"name", "extra"}
+    for name, config in [*readme.items(), *helped.items()]:
+        settings = AdapterSettings(name=name, **{k: v for k, v in config.items() if k in known})
+        assert create_adapter(settings).name == name

@@ -15,6 +15,7 @@ NAMES = [
     "openai_responses",
     "anthropic",
     "gemini",
+    "gemini_interactions",
     "ollama",
     "openai_compatible",
     "deepseek",

@@ -19,6 +19,7 @@ from .base import AdapterSettings
 from .copilot import CopilotAdapter
 from .deepseek import DeepSeekAdapter
 from .gemini import GeminiAdapter
+from .gemini_interactions import GeminiInteractionsAdapter
 from .githubmodels import GitHubModelsAdapter
 from .http_adapter import HTTPAdapter
 from .keys import KeyResolver
@@ -44,6 +45,7 @@ ADAPTERS: Mapping[str, type[HTTPAdapter]] = MappingProxyType(
         "openai_responses": OpenAIResponsesAdapter,
         "anthropic": AnthropicAdapter,
         "gemini": GeminiAdapter,
+        "gemini_interactions": GeminiInteractionsAdapter,
         "ollama": OllamaAdapter,
         "openai_compatible": OpenAICompatibleAdapter,
         "deepseek": DeepSeekAdapter,
