@@ -38,6 +38,8 @@ def clean_schema(schema: Any, drop: frozenset[str]) -> Any:
 class AnthropicParser(ResponseParser):
     """Messages API bodies: the event stream, or one `message` object."""
 
+    label = "Anthropic"
+
     def __init__(self, new_id: Callable[[], str] | None = None) -> None:
         super().__init__(new_id)
         self._blocks: dict[int, dict[str, Any]] = {}

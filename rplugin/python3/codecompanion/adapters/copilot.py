@@ -17,12 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import AuthenticationError, ModelNotFoundError
-from .openai import OpenAIAdapter
+from ..errors import AdapterError, AuthenticationError, ModelNotFoundError, ProviderError
+from .openai import OpenAIAdapter, OpenAIParser
 
 TOKEN_URL = "https://api.github.com/copilot_internal/v2/token"
 DEFAULT_API = "https://api.githubcopilot.com"
 REFRESH_MARGIN = 60.0
+QUOTA_EXCEEDED = (
+    "GitHub Copilot: quota exceeded (your plan's requests for this model are used up): "
+    "pick a model your plan includes with `ga`, wait for the monthly reset, or raise your "
+    "premium-request budget in GitHub's Copilot settings"
+)
 CLIENT_HEADERS = {
     "Copilot-Integration-Id": "vscode-chat",
     "Editor-Version": "Neovim/0.11.0",
@@ -69,6 +74,16 @@ def read_oauth_token(config_dir: Path) -> str | None:
     return None
 
 
+class CopilotParser(OpenAIParser):
+    """Chat Completions bodies; Copilot's plain-text `quota exceeded` answer is named."""
+
+    def text_error(self, text: str) -> AdapterError:
+        """Copilot answers 200 with the text `quota exceeded` once the plan's quota is used."""
+        if "quota" in text.lower():
+            return ProviderError(QUOTA_EXCEEDED)
+        return super().text_error(text)
+
+
 class CopilotAdapter(OpenAIAdapter):
     """Chat Completions at the Copilot API, with token exchange and refresh."""
 
@@ -81,6 +96,10 @@ class CopilotAdapter(OpenAIAdapter):
         super().__init__(*args, **kwargs)
         self._token: CopilotToken | None = None
         self._lock: asyncio.Lock | None = None
+
+    def new_parser(self) -> CopilotParser:
+        """A Copilot parser sharing this adapter's id generator."""
+        return CopilotParser(self.label, self.ids)
 
     def key_hint(self) -> str:
         """Copilot has no API key: the sign-in is what to check."""
@@ -147,6 +166,14 @@ class CopilotAdapter(OpenAIAdapter):
         headers.update(CLIENT_HEADERS)
         headers.update(self.settings.headers)
         return base, headers
+
+    def _status_error(
+        self, status: int, detail: str, model: str | None, url: str, retries: int
+    ) -> AdapterError:
+        """A refusal whose text is Copilot's quota message says so and what to do."""
+        if "quota" in detail.lower() and status in (402, 403, 429):
+            return ProviderError(QUOTA_EXCEEDED)
+        return super()._status_error(status, detail, model, url, retries)
 
     def parse_models(self, data: Any) -> list[str]:
         """Chat models offered in Copilot's model picker."""

@@ -20,6 +20,8 @@ TOP_LEVEL = frozenset({"safetySettings", "toolConfig", "cachedContent", "labels"
 class GeminiParser(ResponseParser):
     """Candidates with text, thought and whole `functionCall` parts."""
 
+    label = "Gemini"
+
     def __init__(self, new_id: Callable[[], str] | None = None) -> None:
         super().__init__(new_id)
         self.signatures: dict[str, str] = {}

@@ -72,6 +72,8 @@ def _texts(blocks: Any) -> str:
 class InteractionsParser(ResponseParser):
     """Interaction events (`step.*`, `content.*`), or one whole interaction object."""
 
+    label = "Gemini"
+
     def __init__(self, new_id: Callable[[], str] | None = None) -> None:
         super().__init__(new_id)
         self.interaction_id: str | None = None

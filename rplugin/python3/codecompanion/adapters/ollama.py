@@ -17,6 +17,8 @@ TOP_LEVEL = frozenset({"think", "keep_alive", "format"})
 class OllamaParser(ResponseParser):
     """Chat chunks: text, `thinking`, and whole tool calls without ids."""
 
+    label = "Ollama"
+
     def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
         """One chunk (or the whole non-streamed answer)."""
         if obj.get("error"):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AdapterError
+from ..errors import AdapterError, ProviderError
 from ..messages import ToolCall
 from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
 
@@ -26,6 +26,7 @@ _GENERATED_ID = re.compile(r"call_(\d+)$")
 # The decoder's C scanner: one event's data decoded without json.loads' per-call overhead.
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _MISSING = object()
+_STRAY_LINES = 3  # non-JSON lines kept to quote a body that is only text
 _OPENERS = ("{", "[")
 _CLOSERS = ("}", "]")
 FINISH_REASONS = {
@@ -143,6 +144,7 @@ class SSEDecoder:
         self._event: str | None = None
         self._data: list[str] = []
         self._parsed: Any = _MISSING
+        self.stray: list[str] = []  # lines that are no SSE field (the first few)
 
     def line(self, line: str) -> SSEMessage | None:
         """Feed one line; returns the event it completed, if any."""
@@ -170,6 +172,8 @@ class SSEDecoder:
             return done
         if name not in ("id", "retry"):
             log.warning("skipping unknown stream line %.80r", line)
+            if len(self.stray) < _STRAY_LINES:
+                self.stray.append(line)
         return None
 
     def flush(self) -> SSEMessage | None:
@@ -248,8 +252,12 @@ class ResponseParser:
     """Bytes of one response in, normalized events out; a pure object, no I/O.
 
     `feed` and `close` never raise: an error object the provider sent inside the stream
-    stops parsing and is kept in `error` (use `raise_for_error`).
+    stops parsing and is kept in `error` (use `raise_for_error`). A body of plain text and no
+    JSON at all (a proxy's or a quota message with status 200) ends as an error, never as an
+    empty answer.
     """
+
+    label: str = "The provider"
 
     def __init__(self, new_id: Callable[[], str] | None = None) -> None:
         self.new_id: Callable[[], str] = new_id or IdFactory()
@@ -262,6 +270,7 @@ class ResponseParser:
         self._mode: str | None = None
         self._sse = SSEDecoder()
         self._seq = JSONSeqDecoder()
+        self._objects = 0
 
     def feed(self, data: bytes) -> list[Event]:
         """The events completed by this piece of the body."""
@@ -304,11 +313,20 @@ class ResponseParser:
         self.calls.append(call)
         return ToolCallEvent(call)
 
+    def text_error(self, text: str) -> AdapterError:
+        """The error for a body that held only `text`, no JSON (adapters name known messages)."""
+        flat = " ".join(text.split())
+        quote = flat if len(flat) <= 80 else flat[:79] + "…"
+        return ProviderError(f"{self.label} sent a response that could not be read: {quote}")
+
     def finish(self) -> list[Event]:
         """Pending calls, usage and the single Finish event."""
         if self.finished:
             return []
         self.finished = True
+        if not self._objects and self._sse.stray:
+            self.error = self.text_error("\n".join(self._sse.stray))
+            return []
         out = self.flush_calls()
         if self.usage is not None:
             out.append(self.usage)
@@ -348,6 +366,8 @@ class ResponseParser:
                 doc = _decode(data)
             except JSON_ERRORS:
                 log.warning("skipping malformed stream data %.80r", data)
+                if len(self._sse.stray) < _STRAY_LINES:
+                    self._sse.stray.append(data)
                 return
         self._dispatch(message.event, doc, out)
 
@@ -359,6 +379,7 @@ class ResponseParser:
         if not isinstance(doc, dict):
             log.warning("skipping unexpected stream value %.80r", doc)
             return
+        self._objects += 1
         try:
             out += self.on_object(event, doc)
         except AdapterError as exc:
