@@ -1,13 +1,15 @@
 """Finding where an edit's `oldText` is in a file: a chain of ever looser matchers.
 
-exact → line-trimmed → whitespace-normalised → indentation-insensitive → fuzzy. The first
-stage that finds anything decides; more than one place is an error (never a silent first
-match), and nothing found is an error quoting the closest text.
+exact → line-trimmed → whitespace-normalised → indentation-insensitive →
+punctuation-normalised → fuzzy. The first stage that finds anything decides; more than one
+place is an error (never a silent first match), and nothing found is an error quoting the
+closest text.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -19,6 +21,7 @@ from rapidfuzz import process as rf_process
 
 from ....errors import ToolError
 
+PUNCT_MIN = 0.9  # a match differing only in punctuation must be at least this similar
 FUZZY_MIN = 0.92  # lowest similarity a fuzzy match may have
 FUZZY_MARGIN = 0.05  # the winner must beat any other place by this much
 FUZZY_MIN_CHARS = 20  # shorter oldText is never matched fuzzily
@@ -30,6 +33,7 @@ _QUOTE_LINES = 12
 _QUOTE_WIDTH = 160
 _PUNCT_SPACE = re.compile(r"\s*([()\[\]{},;:])\s*")
 _SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"[,;]+$")
 
 
 class EditError(ToolError):
@@ -51,6 +55,11 @@ class Match:
 def squash(line: str) -> str:
     """A line with whitespace runs collapsed and spaces around brackets and commas removed."""
     return _PUNCT_SPACE.sub(r"\1", _SPACES.sub(" ", line.strip()))
+
+
+def unpunctuate(line: str) -> str:
+    """`squash`ed, without trailing commas and semicolons (a line's punctuation-free form)."""
+    return _TRAILING.sub("", squash(line))
 
 
 def _indent(line: str) -> str:
@@ -88,6 +97,11 @@ class Text:
     def stripped(self) -> list[str]:
         """Lines without surrounding whitespace."""
         return [line.strip() for line in self.lines]
+
+    @cached_property
+    def unpunctuated(self) -> list[str]:
+        """Lines in their `unpunctuate` form."""
+        return [unpunctuate(line) for line in self.lines]
 
     @cached_property
     def squeezed(self) -> list[str]:
@@ -155,10 +169,27 @@ def _same_ignoring_indent(line: str, old: str) -> bool:
     return squash(line) == squash(old)
 
 
+_unpunctuated_lines = _line_stage("punctuation-normalised", lambda t: t.unpunctuated, unpunctuate)
+
+
+def _punctuation_normalised(text: Text, old_lines: list[str], replace_all: bool) -> list[Match]:
+    """Lines equal but for punctuation and spacing, scored; too dissimilar places are dropped."""
+    wanted = "\n".join(line.strip() for line in old_lines)
+    count = len(old_lines)
+    matches = []
+    for match in _unpunctuated_lines(text, old_lines, replace_all):
+        found = "\n".join(text.stripped[match.line - 1 : match.line - 1 + count])
+        score = fuzz.ratio(wanted, found) / 100
+        if score >= PUNCT_MIN:
+            matches.append(dataclasses.replace(match, score=score))
+    return matches
+
+
 _LINE_STAGES = (
     _line_stage("line-trimmed", lambda t: t.rstripped, str.rstrip),
     _line_stage("whitespace-normalised", lambda t: t.squeezed, _squeeze, _same_normalised),
     _line_stage("indentation-insensitive", lambda t: t.squeezed, _squeeze, _same_ignoring_indent),
+    _punctuation_normalised,
 )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import json_repair
 
 from .edit_match import EditError, Match, Text, block_lines, locate
+from .edit_shape import Shaped, shape
 
 _KEYS = "oldText, newText and replaceAll"
 
@@ -31,18 +32,18 @@ class Applied:
     strategy: str
     lines: tuple[int, ...]
     score: float
+    notes: tuple[str, ...] = ()  # what differed and how newText was fitted, for the model
 
     def describe(self) -> str:
-        """E.g. `edit 1: exact match at line 12` or `... 3 places (lines 4, 9, 20)`."""
+        """E.g. `edit 1: exact match at line 12` or `... 3 places (lines 4, 9, 20)`, and notes."""
         where = (
             f"line {self.lines[0]}"
             if len(self.lines) == 1
             else f"{len(self.lines)} places (lines {', '.join(map(str, self.lines[:10]))})"
         )
-        how = f"{self.strategy} match" + (
-            f" ({self.score:.0%} similar)" if self.strategy == "fuzzy" else ""
-        )
-        return f"edit {self.index + 1}: {how} at {where}"
+        similar = self.strategy in ("fuzzy", "punctuation-normalised")
+        how = f"{self.strategy} match" + (f" ({self.score:.0%} similar)" if similar else "")
+        return f"edit {self.index + 1}: {how} at {where}" + "".join(f"; {n}" for n in self.notes)
 
 
 @dataclass(frozen=True)
@@ -100,34 +101,10 @@ def parse_edits(raw: Any, need_old: bool = True) -> list[Edit]:
     return [_edit(i, item, need_old) for i, item in enumerate(value)]
 
 
-def _indent_map(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
-    """The model's indentation → the file's, from line pairs of a whole-line match."""
-    mapping: dict[str, str] = {}
-    for old, found in zip(old_lines, file_lines, strict=False):
-        if old.strip() and found.strip():
-            mapping.setdefault(
-                old[: len(old) - len(old.lstrip())], found[: len(found) - len(found.lstrip())]
-            )
-    return mapping
-
-
-def _reindent(lines: list[str], mapping: dict[str, str]) -> list[str]:
-    """Shift lines written at the model's indentation to the file's indentation."""
-    if all(k == v for k, v in mapping.items()):
-        return lines
-    keys = sorted(mapping, key=len, reverse=True)
-    shifted = []
-    for line in lines:
-        indent = line[: len(line) - len(line.lstrip())]
-        key = next((k for k in keys if indent.startswith(k)), None) if line.strip() else None
-        shifted.append(line if key is None else mapping[key] + line[len(key) :])
-    return shifted
-
-
-def _replacement(edit: Edit, match: Match, content: str) -> str:
+def _replacement(edit: Edit, match: Match, content: str) -> Shaped:
     """The text that replaces a match, shaped like the matched lines when they were whole lines."""
     if not match.whole_lines:
-        return edit.new_text
+        return Shaped([edit.new_text])
     old_lines, lead, trail = block_lines(edit.old_text)
     new_lines = edit.new_text.split("\n")
     for _ in range(lead):
@@ -136,10 +113,8 @@ def _replacement(edit: Edit, match: Match, content: str) -> str:
     for _ in range(trail):
         if new_lines and not new_lines[-1].strip():
             new_lines.pop()
-    if match.strategy in ("indentation-insensitive", "fuzzy"):
-        found = content[match.start : match.end].split("\n")
-        new_lines = _reindent(new_lines, _indent_map(old_lines, found))
-    return "\n".join(new_lines)
+    found = content[match.start : match.end].split("\n")
+    return shape(new_lines, old_lines, found, match.strategy, match.line, content)
 
 
 def _splice(content: str, match: Match, replacement: str) -> str:
@@ -176,10 +151,14 @@ def apply_edit(content: str, edit: Edit, index: int = 0) -> tuple[str, Applied]:
             'at the start / end of the file, or mode "overwrite" to replace all of it.'
         )
     matches = locate(Text(content), edit.old_text, edit.replace_all)
+    notes: dict[str, None] = {}
     for match in sorted(matches, key=lambda m: m.start, reverse=True):
-        content = _splice(content, match, _replacement(edit, match, content))
+        shaped = _replacement(edit, match, content)
+        notes.update(dict.fromkeys(shaped.notes))
+        content = _splice(content, match, "\n".join(shaped.lines))
     lines = tuple(m.line for m in matches)
-    return content, Applied(index, matches[0].strategy, lines, min(m.score for m in matches))
+    score = min(m.score for m in matches)
+    return content, Applied(index, matches[0].strategy, lines, score, tuple(notes))
 
 
 def apply_edits(content: str, edits: Sequence[Edit]) -> EditResult:
