@@ -100,8 +100,8 @@ class Text:
 
     @cached_property
     def unpunctuated(self) -> list[str]:
-        """Lines in their `unpunctuate` form."""
-        return [unpunctuate(line) for line in self.lines]
+        """`squeezed` lines without trailing commas and semicolons (a cheap prefilter)."""
+        return [line.rstrip(",;") for line in self.squeezed]
 
     @cached_property
     def squeezed(self) -> list[str]:
@@ -169,7 +169,16 @@ def _same_ignoring_indent(line: str, old: str) -> bool:
     return squash(line) == squash(old)
 
 
-_unpunctuated_lines = _line_stage("punctuation-normalised", lambda t: t.unpunctuated, unpunctuate)
+def _same_unpunctuated(line: str, old: str) -> bool:
+    return unpunctuate(line) == unpunctuate(old)
+
+
+_unpunctuated_lines = _line_stage(
+    "punctuation-normalised",
+    lambda t: t.unpunctuated,
+    lambda line: _squeeze(line).rstrip(",;"),
+    _same_unpunctuated,
+)
 
 
 def _punctuation_normalised(text: Text, old_lines: list[str], replace_all: bool) -> list[Match]:
