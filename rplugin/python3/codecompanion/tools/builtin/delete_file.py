@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool
 from ..model.tool import Tool
+from ._support.confined import is_read_only, open_folder
 from ._support.paths import describe_path, display_path, lexical_path, project_root, resolve_path
 
 
@@ -46,16 +48,29 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         raise ToolError(f"{raw} is a symbolic link; delete_file only deletes regular files.")
     path = await resolve_path(self.tools, raw, must_exist=True, purpose="deleting a file")
     shown = display_path(root, path)
-    info = await asyncio.to_thread(os.lstat, path)
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"{shown} is a folder; delete_file only deletes regular files.")
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{shown} is not a regular file; it was not deleted.")
+    await asyncio.to_thread(_delete, path, shown)
+    return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
+
+
+def _delete(path: Path, shown: str) -> None:
+    """Unlink the regular file at `path`, reached without following a link on the way."""
+    folder = open_folder(path.parent, shown)
     try:
-        await asyncio.to_thread(os.unlink, path)
+        try:
+            info = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            raise ToolError(f"No such file or directory: {shown}") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{shown} is a folder; delete_file only deletes regular files.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{shown} is not a regular file; it was not deleted.")
+        if is_read_only(info):
+            raise ToolError(f"{shown} is read-only; it was not deleted.")
+        os.unlink(path.name, dir_fd=folder)
     except PermissionError:
         raise ToolError(f"Permission denied deleting {shown}.") from None
-    return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
+    finally:
+        os.close(folder)
 
 
 def _shown(self: Tool) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ...errors import ToolError
 from ...ports import Diagnostic
 from ..model.function_tool import Reply, arg_opt_text, arg_text, function_tool, nullable
 from ..model.tool import Tool
+from ._support.confined import file_identity
 from ._support.paths import display_path, project_root, resolve_path
 from ._support.text_files import read_source
 
@@ -68,7 +70,11 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         self.tools, raw, must_exist=True, purpose="reading diagnostics for a file"
     )
     shown = display_path(project_root(self.tools), path)
+    # Neovim opens the file by name, so check the same file is there before and after.
+    identity = await asyncio.to_thread(file_identity, path, shown)
     found = await editor.diagnostics(str(path), severity)
+    if await asyncio.to_thread(file_identity, path, shown) != identity:
+        raise ToolError(f"{shown} was replaced while its diagnostics were read; try again.")
     try:
         lines = (await read_source(editor, path, shown)).lines
     except ToolError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from ..model.function_tool import (
 )
 from ..model.tool import Tool
 from ..runtime.process import run_process
-from ._support.paths import is_inside, project_root
+from ._support.confined import read_file
+from ._support.paths import project_root
 from ._support.project_files import compile_glob, glob_filter, project_files
 from ._support.text_files import looks_binary
 
@@ -117,15 +117,11 @@ def _scan(root: Path, files: list[str], pattern: re.Pattern[str], limit: int) ->
     """Hits from reading the files in Python (runs in a worker thread)."""
     hits: list[Hit] = []
     for name in files:
-        path = root / name
         try:
-            # Like rg: links are not followed, so a link cannot show a file outside the project.
-            if path.is_symlink() or not is_inside(root, Path(os.path.realpath(path))):
-                continue
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
+            # Like rg: links are not followed (not even a folder swapped for one meanwhile), so
+            # a link cannot show a file outside the project; FIFOs and devices are not opened.
+            data, _info = read_file(root / name, name, MAX_FILE_BYTES)
+        except (OSError, ToolError):
             continue
         if looks_binary(data):
             continue

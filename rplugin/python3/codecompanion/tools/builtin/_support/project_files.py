@@ -32,7 +32,8 @@ def _git_listing(output: str, root: Path) -> list[str]:
 def _walk(root: Path, hidden: bool) -> list[str]:
     """Every file below `root`, skipping `.git` (and, unless `hidden`, hidden files and folders)."""
     files: list[str] = []
-    for folder, dirs, names in os.walk(root):
+    # fwalk enters each folder by descriptor, so a folder swapped for a link is not followed.
+    for folder, dirs, names, _fd in os.fwalk(root):
         dirs[:] = sorted(d for d in dirs if d != ".git" and (hidden or not d.startswith(".")))
         relative = os.path.relpath(folder, root)
         for name in sorted(names):

@@ -1,19 +1,18 @@
-"""Text files for the file tools: read from the loaded buffer or disk, written atomically."""
+"""Text files for the file tools: read from the loaded buffer or disk, line ends kept on write."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import difflib
 import hashlib
-import os
 import re
-import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ....errors import ToolError
+from . import confined
+from .file_writes import check_writable, create_new, rewrite_file
 
 MAX_FILE_BYTES = 20_000_000
 _SNIFF = 8192
@@ -34,7 +33,8 @@ class FileText:
 
     path: Path
     text: str
-    crlf: bool = False
+    newline: str = "\n"
+    endings: tuple[str, ...] = ()  # each line's own end, kept only when the file mixes them
     from_buffer: bool = False
     on_disk: DiskVersion | None = None
 
@@ -64,28 +64,51 @@ def looks_binary(data: bytes) -> bool:
     return False
 
 
-def _version_of(path: Path, data: bytes) -> DiskVersion:
-    info = path.stat()
-    return DiskVersion(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest())
+def split_endings(raw: str) -> tuple[str, str, tuple[str, ...]]:
+    """`raw` with `\\n` line ends, its usual line end, and each line's own end when they differ."""
+    pieces = raw.split("\n")
+    endings = ["\r\n" if piece.endswith("\r") else "\n" for piece in pieces[:-1]]
+    crlf = endings.count("\r\n")
+    if not crlf:
+        return raw, "\n", ()
+    text = raw.replace("\r\n", "\n")
+    newline = "\r\n" if crlf * 2 > len(endings) else "\n"
+    if crlf == len(endings):
+        return text, newline, ()
+    if pieces[-1]:
+        endings.append("")  # the last line has no line end
+    return text, newline, tuple(endings)
+
+
+def join_endings(source: FileText, text: str) -> str:
+    """`text` (with `\\n` line ends) with the line ends of `source`: its own per unchanged line."""
+    if not source.endings:
+        return text if source.newline == "\n" else text.replace("\n", source.newline)
+    old, new = source.lines, split_lines(text)
+    ends = [source.newline] * len(new)
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            # A changed or added line takes the end of the line it replaces or follows.
+            i = min(i1 + offset, i2 - 1) if i2 > i1 else max(i1 - 1, 0)
+            ends[j] = source.endings[i] if i < len(source.endings) else source.newline
+            ends[j] = ends[j] or source.newline
+    if new and not text.endswith("\n"):
+        ends[-1] = ""
+    return "".join(line + end for line, end in zip(new, ends, strict=True))
 
 
 def _read_disk(path: Path, max_bytes: int, shown: str) -> FileText:
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{shown} is not a regular file.")
-    if info.st_size > max_bytes:
-        raise ToolError(f"{shown} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit.")
-    data = path.read_bytes()
+    data, info = confined.read_file(path, shown, max_bytes)
     if looks_binary(data):
         raise ToolError(f"{shown} is a binary file (not UTF-8 text); it cannot be read as text.")
     try:
-        text = data.decode("utf-8")
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown} is not valid UTF-8 (byte {exc.start}).") from None
-    crlf = text.count("\r\n") * 2 > text.count("\n") > 0
-    if crlf:
-        text = text.replace("\r\n", "\n")
-    return FileText(path, text, crlf=crlf, on_disk=_version_of(path, data))
+    text, newline, endings = split_endings(raw)
+    on_disk = DiskVersion(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest())
+    return FileText(path, text, newline, endings, on_disk=on_disk)
 
 
 async def read_source(
@@ -106,72 +129,15 @@ async def read_source(
         raise ToolError(f"Permission denied reading {shown}.") from None
 
 
-def _check_unchanged(source: FileText, shown: str) -> None:
-    if source.on_disk is None:
-        return
-    try:
-        now = _version_of(source.path, source.path.read_bytes())
-    except FileNotFoundError:
-        raise ToolError(f"{shown} was deleted since it was read; nothing was written.") from None
-    if now.digest != source.on_disk.digest:
-        raise ToolError(
-            f"{shown} changed on disk since it was read; nothing was written. Read it again."
-        )
-
-
-def _temp_copy(path: Path, text: str, mode: int | None) -> str:
-    """Write `text` to a new temp file beside `path` and return its name."""
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temp, mode)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return temp
-
-
 def _write_disk(source: FileText, text: str, shown: str) -> None:
-    _check_unchanged(source, shown)
-    path = source.path
-    if source.crlf:
-        text = text.replace("\n", "\r\n")
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_copy(path, text, mode)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _create_disk(path: Path, text: str, shown: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_copy(path, text, None)
-    try:
-        # A hard link never replaces an existing file, so a file created meanwhile is kept.
-        os.link(temp, path)
-    except FileExistsError:
-        raise ToolError(f"{shown} already exists; nothing was written.") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+    digest = source.on_disk.digest if source.on_disk else None
+    rewrite_file(source.path, join_endings(source, text).encode("utf-8"), digest, shown)
 
 
 async def create_file(path: Path, text: str, shown: str) -> None:
     """Create a new file (and its folders) with `text`; refuses if it exists."""
     try:
-        await asyncio.to_thread(_create_disk, path, text, shown)
+        await asyncio.to_thread(create_new, path, text.encode("utf-8"), shown)
     except PermissionError:
         raise ToolError(f"Permission denied creating {shown}.") from None
     except NotADirectoryError:
@@ -179,11 +145,13 @@ async def create_file(path: Path, text: str, shown: str) -> None:
 
 
 async def write_source(editor: Any, source: FileText, text: str, shown: str) -> str:
-    """Store new text: into the loaded buffer (unsaved, one undo step) or atomically on disk.
+    """Store new text: into the loaded buffer (unsaved, one undo step) or on disk.
 
-    Returns "buffer" or "disk". A disk write is refused if the file changed since it was read.
+    Returns "buffer" or "disk". Refused if the file on disk is read-only or not writable by this
+    user, or (for a disk write) changed since it was read.
     """
     if source.from_buffer and editor is not None:
+        await asyncio.to_thread(check_writable, source.path, shown)
         current = await editor.buffer_lines(str(source.path))
         if current is not None and current != source.lines:
             raise ToolError(
