@@ -56,6 +56,19 @@ def _discard(folder: int, temp: str) -> None:
         os.unlink(temp, dir_fd=folder)
 
 
+def _copy_attributes(source: int, folder: int, temp: str) -> bool:
+    """Copy the extended attributes (ACLs, labels) of `source` to `temp`; False if one fails."""
+    if not hasattr(os, "listxattr"):
+        return True
+    target = f"/proc/self/fd/{folder}/{temp}"
+    try:
+        for name in os.listxattr(source):
+            os.setxattr(target, name, os.getxattr(source, name), follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
 def _same_owner_and_mode(folder: int, temp: str, info: os.stat_result) -> bool:
     """Give `temp` the owner and mode of `info`; False if the owner cannot be given."""
     mine = os.stat(temp, dir_fd=folder, follow_symlinks=False)
@@ -69,15 +82,16 @@ def _same_owner_and_mode(folder: int, temp: str, info: os.stat_result) -> bool:
     return True
 
 
-def _replace(folder: int, name: str, info: os.stat_result, data: bytes) -> bool:
-    """Atomically replace `name` with `data` when that keeps everything; False if it would not."""
+def _replace(folder: int, name: str, fd: int, data: bytes) -> bool:
+    """Atomically replace `name` (open as `fd`) with `data` if that keeps everything, else False."""
+    info = os.fstat(fd)
     if info.st_nlink > 1 or is_read_only(os.fstat(folder)):
         return False  # other names must see the edit; a read-only folder is not changed
     temp = _temp(folder, name, data, 0o600)
     if temp is None:
         return False
     try:
-        if not _same_owner_and_mode(folder, temp, info):
+        if not (_same_owner_and_mode(folder, temp, info) and _copy_attributes(fd, folder, temp)):
             _discard(folder, temp)
             return False
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
@@ -123,7 +137,7 @@ def rewrite_file(path: Path, data: bytes, digest: str | None, shown: str) -> Non
     """
     folder = open_folder(path.parent, shown)
     try:
-        fd, info = _open_for_writing(folder, path.name, shown)
+        fd, _info = _open_for_writing(folder, path.name, shown)
         try:
             if digest is not None:
                 current = hashlib.sha256(read_all(fd, MAX_CHECK_BYTES, shown)).hexdigest()
@@ -132,7 +146,7 @@ def rewrite_file(path: Path, data: bytes, digest: str | None, shown: str) -> Non
                         f"{shown} changed on disk since it was read; nothing was written. "
                         "Read it again."
                     )
-            if not _replace(folder, path.name, info, data):
+            if not _replace(folder, path.name, fd, data):
                 _in_place(fd, data)
         finally:
             os.close(fd)
