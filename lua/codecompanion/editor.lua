@@ -1,8 +1,10 @@
 -- What the host asks of the editor: loaded buffers, diagnostics, and diff review.
 local M = {}
 
+-- `path` comes resolved from the host and is not resolved again: a folder on it swapped for a
+-- symlink since the host checked it must not lead to a buffer of a file outside the project.
 local function find_buffer(path)
-  local target = vim.fn.resolve(vim.fn.fnamemodify(path, ":p"))
+  local target = vim.fn.fnamemodify(path, ":p")
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == "" then
       local name = vim.api.nvim_buf_get_name(bufnr)
