@@ -157,11 +157,13 @@ def open_file(path: Path, shown: str, flags: int = os.O_RDONLY) -> tuple[int, os
     """Open the regular file at the resolved absolute `path` with no link followed on the way.
 
     Returns the descriptor (the caller closes it) and its status. Raises ToolError for a link
-    on the path, a missing file or a non-regular one; OSError (e.g. PermissionError) otherwise.
+    on the path, a missing, unreadable or non-regular file; OSError for other failures.
     """
     folder = open_folder(path.parent, shown)
     try:
         return open_entry(folder, path.name, shown, flags)
+    except PermissionError:
+        raise ToolError(f"Permission denied opening {shown}.") from None
     finally:
         os.close(folder)
 
