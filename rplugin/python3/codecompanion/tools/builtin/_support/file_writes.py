@@ -117,6 +117,10 @@ def _refuse_read_only(info: os.stat_result, shown: str) -> None:
 
 
 def _open_for_writing(folder: int, name: str, shown: str) -> tuple[int, os.stat_result]:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        raise ToolError(f"{shown} was deleted since it was read; nothing was written.") from None
     _refuse_read_only(stat_entry(folder, name, shown), shown)
     try:
         return open_entry(folder, name, shown, os.O_RDWR)
