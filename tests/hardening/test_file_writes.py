@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,8 +104,12 @@ def _as_nobody(module: ModuleType, args: dict[str, Any], project: Path) -> dict[
             os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as pipe:
+        ready, _, _ = select.select([pipe], [], [], 60)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
         data = pipe.read()
     os.waitpid(pid, 0)
+    assert data, "the child running as nobody reported nothing"
     status, text = json.loads(data)
     return {"status": status, "text": text}
 
