@@ -41,11 +41,15 @@ hold = float(sys.argv[4]) / 1e6  # seconds in each state
 os.symlink(outside, link)
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
-print("ready", flush=True)
+started = False
 while time.monotonic() < end:
     # One atomic step: `sub` is always there, alternately the folder and the link.
     if libc.renameat2(AT_FDCWD, sub.encode(), AT_FDCWD, link.encode(), RENAME_EXCHANGE):
-        sys.exit(os.strerror(ctypes.get_errno()))
+        print("unsupported:", os.strerror(ctypes.get_errno()), flush=True)
+        sys.exit(1)
+    if not started:
+        print("ready", flush=True)
+        started = True
     until = time.perf_counter() + hold
     while time.perf_counter() < until:
         pass
@@ -88,10 +92,13 @@ async def _hammer(race: Race, call: Any) -> int:
     sub, limit = str(race.root / "sub"), "60"  # the swapper also stops by itself
     argv = [sys.executable, "-c", SWAPPER, sub, str(race.outside), limit, str(HOLD_US)]
     swapper = subprocess.Popen(argv, stdout=subprocess.PIPE)
+    made = 0
     try:
-        assert swapper.stdout is not None and swapper.stdout.readline() == b"ready\n"
+        assert swapper.stdout is not None
+        first = swapper.stdout.readline()
+        if first != b"ready\n":  # no renameat2 (not Linux) or a file system without exchange
+            pytest.skip(f"cannot swap a folder and a link atomically here: {first!r}")
         end = time.monotonic() + SECONDS
-        made = 0
         while made < CALLS and time.monotonic() < end:
             outcome: Outcome = await call(made)
             race.tally[outcome.status] += 1
@@ -102,7 +109,7 @@ async def _hammer(race: Race, call: Any) -> int:
         swapper.kill()
         swapper.wait()
         swapper.stdout.close()
-        assert swapper.returncode == -9, swapper.returncode  # it ran until killed
+        assert swapper.returncode == -9 or not made, swapper.returncode  # it ran until killed
         if (race.root / "sub").is_symlink():
             (race.root / "sub").unlink()
             (race.root / "sub.link").rename(race.root / "sub")
