@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from codecompanion.errors import ToolError
+from codecompanion.ports import Diagnostic
+from codecompanion.tools.builtin import get_diagnostics
 from codecompanion.tools.builtin._support import confined
+from tests.tools.builtin.conftest import FakeEditor, FakeTools, run_tool
 
 
 @pytest.fixture
@@ -81,3 +84,25 @@ def test_creates_folders_but_not_in_a_read_only_one(root: Path) -> None:
     with pytest.raises(ToolError, match="read-only"):
         confined.open_folder(root / "ro" / "new", "ro/new", create=True)
     assert not (root / "ro" / "new").exists()
+
+
+async def test_get_diagnostics_refuses_a_fifo_before_asking_the_editor(root: Path) -> None:
+    editor = FakeEditor()
+    args = {"filepath": "fifo", "severity": None}
+    out = await run_tool(get_diagnostics, args, FakeTools(cwd=root, editor=editor))
+    assert out.status == "error" and "FIFO" in out.for_llm
+    assert editor.diagnostic_calls == []  # Neovim's bufload would have blocked on it
+
+
+async def test_get_diagnostics_refuses_a_file_replaced_while_neovim_read_it(root: Path) -> None:
+    target = root / "dir" / "f.txt"
+    (root / "other.txt").write_text("other\n")
+
+    class SwappingEditor(FakeEditor):
+        async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+            os.replace(root / "other.txt", target)  # another file now has the checked name
+            return [Diagnostic(0, 0, "ERROR", "about some file")]
+
+    args = {"filepath": "dir/f.txt", "severity": None}
+    out = await run_tool(get_diagnostics, args, FakeTools(cwd=root, editor=SwappingEditor()))
+    assert out.status == "error" and "was replaced" in out.for_llm, out.for_llm
