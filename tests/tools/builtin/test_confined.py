@@ -99,7 +99,7 @@ async def test_get_diagnostics_refuses_a_file_replaced_while_neovim_read_it(root
     (root / "other.txt").write_text("other\n")
 
     class SwappingEditor(FakeEditor):
-        async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+        async def diagnostics(self, path: str, *_args: object, **_kw: object) -> list[Diagnostic]:
             os.replace(root / "other.txt", target)  # another file now has the checked name
             return [Diagnostic(0, 0, "ERROR", "about some file")]
 
