@@ -7,15 +7,18 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .adapters.base import AdapterSettings, ChatAdapter
 from .config import Config, load_config
 from .errors import ConfigError
 from .history import ChatStore
+
+if TYPE_CHECKING:
+    from .mcp import McpManager
 
 log = logging.getLogger("codecompanion.workspace")
 
@@ -63,10 +66,13 @@ class Workspace:
         self.store = ChatStore(Path(options.data_dir) / "chats")
         self._ollama: bool | None = None
         self.config: Config = load_config(options.config_file)
-        self.registry = self._make_registry()
         from .adapters import KeyResolver
 
         self.keys = KeyResolver()
+        self.mcp: McpManager | None = None
+        # One line for the user (the host points it at Neovim): an MCP server restarted, say.
+        self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
+        self.registry = self._make_registry()
         self._demo: Any = None
         self._ssl: ssl.SSLContext | None = None
 
@@ -86,11 +92,31 @@ class Workspace:
         from .tools.model.registry import ToolRegistry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
-        return ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)
+        registry = ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)
+        servers = self.config.mcp.get("servers") or {}
+        if servers:
+            from .mcp import McpManager
+            from .mcp.tools import register_servers
+
+            self.mcp = McpManager(
+                servers,
+                keys=self.keys,
+                log_dir=self._log_dir(),
+                ssl_context=self.ssl_context,
+            )
+            self.mcp.notify = lambda line: self.notify(line)
+            register_servers(self.mcp, registry)
+        return registry
+
+    def _log_dir(self) -> Path:
+        """Beside the host's log file (`$CODECOMPANION_LOG`), else `data_dir/logs`."""
+        log_file = self.env.get("CODECOMPANION_LOG")
+        return Path(log_file).parent if log_file else Path(self.options.data_dir) / "logs"
 
     def reload(self) -> str | None:
         """Re-read the config file; returns its one-line error, if any."""
         self.config = load_config(self.options.config_file)
+        self.stop_mcp()
         self.registry = self._make_registry()
         return self.config.error
 
@@ -172,8 +198,19 @@ class Workspace:
         adapter.name = "demo"
         return adapter
 
-    def close(self) -> None:
-        """Stop the demo server, if it runs."""
+    def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Stop the MCP servers (the host exits, or the config is reloaded)."""
+        if self.mcp is not None:
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            self.mcp.close(loop or running)
+            self.mcp = None
+
+    def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Stop the MCP servers and the demo server."""
+        self.stop_mcp(loop)
         if self._demo is not None:
             self._demo.stop()
             self._demo = None

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..tools.tool import Tool
+from ..tools.model.tool import Tool
 from .schema import clean_schema
 
 if TYPE_CHECKING:
+    from ..tools.model.registry import ToolEntry, ToolRegistry
     from .config import ServerConfig
     from .manager import McpManager
     from .session import ToolInfo
@@ -66,3 +67,42 @@ def make_tool(manager: McpManager, config: ServerConfig, info: ToolInfo) -> Tool
 def enabled_infos(config: ServerConfig, infos: list[ToolInfo]) -> list[ToolInfo]:
     """The listed tools minus those the config disables (`tools = {name: {enabled = False}}`)."""
     return [info for info in infos if config.tool_opts(info.name).get("enabled", True) is not False]
+
+
+def register_servers(manager: McpManager, registry: ToolRegistry) -> None:
+    """Add `mcp:<server>` to the registry for each server: its tools are made when first needed."""
+    from ..tools.model.registry import Group
+
+    for server in manager.names():
+        config = manager.config(server)
+        transport = config.transport if config else "on demand"
+        description = (config.description if config else "") or f"MCP server {server} ({transport})"
+        group = Group(
+            name=group_name(server),
+            tools=[],
+            description=description,
+            prompt=f"the tools of the {server} MCP server",
+        )
+        registry.add_lazy_group(group, _loader(manager, server))
+
+
+def _loader(manager: McpManager, server: str) -> Any:
+    from ..tools.model.registry import ToolEntry, summary
+
+    async def load() -> list[ToolEntry]:
+        config, infos = await manager.tool_infos(server)
+        entries = []
+        for info in enabled_infos(config, infos):
+            tool = make_tool(manager, config, info)
+            entries.append(
+                ToolEntry(
+                    name=tool.name,
+                    tool=tool,
+                    description=summary(tool.description),
+                    opts=dict(tool.opts),
+                    visible=False,  # offered through @{mcp:<server>}, not one by one
+                )
+            )
+        return entries
+
+    return load
