@@ -68,6 +68,20 @@ function M.check()
       "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, or set `adapter` in codecompanion.py",
     })
   end
+  local servers = report.mcp or {}
+  if #servers > 0 then
+    health.start("codecompanion: MCP servers")
+    for _, server in ipairs(servers) do
+      local line = ("%s (%s): %s"):format(server.name, server.transport, server.state)
+      if server.state == "running" then
+        health.ok(("%s, %d tools"):format(line, server.tools))
+      elseif server.state == "failed" or server.state == "crashed" then
+        health.warn(line .. (val(server.error) and (": " .. server.error) or ""))
+      else
+        health.info(line)
+      end
+    end
+  end
   health.info("log: " .. host.log_path())
 end
 

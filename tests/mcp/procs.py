@@ -9,7 +9,10 @@ import subprocess
 def children(marker: str) -> list[int]:
     """Pids of live (not zombie) direct children of this process whose command has `marker`."""
     out = subprocess.run(
-        ["ps", "-A", "-o", "pid=,ppid=,stat=,args="], capture_output=True, text=True, check=True
+        ["ps", "-A", "-ww", "-o", "pid=,ppid=,stat=,args="],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     pids = []
     for line in out.splitlines():

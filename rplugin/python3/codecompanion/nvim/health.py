@@ -4,26 +4,45 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import sys
 from typing import Any
 
 from ..workspace import Workspace
 
-DEPENDENCIES = (
-    "pynvim",
-    "httpx",
-    "httpx-sse",
-    "jsonschema",
-    "json-repair",
-    "rapidfuzz",
-    "html2text",
-)
+
+def dependencies() -> list[str]:
+    """The runtime dependencies as the installed package declares them (no extras, no markers
+    that exclude this platform)."""
+    try:
+        requires = importlib.metadata.requires("codecompanion") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    names: list[str] = []
+    for line in requires:
+        spec, _, marker = line.partition(";")
+        if "extra" in marker:
+            continue
+        if marker.strip() and not _marker_applies(marker.strip()):
+            continue
+        name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0]
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def _marker_applies(marker: str) -> bool:
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # without packaging, list it: a missing one shows as missing
+        return True
+    return bool(Marker(marker).evaluate())
 
 
 def report(workspace: Workspace) -> dict[str, Any]:
-    """Versions, config state, the default adapter and whether its key resolves."""
+    """Versions, config state, the default adapter, whether its key resolves, MCP servers."""
     deps: list[dict[str, str | None]] = []
-    for name in DEPENDENCIES:
+    for name in dependencies():
         try:
             deps.append({"name": name, "version": importlib.metadata.version(name)})
         except importlib.metadata.PackageNotFoundError:
@@ -34,6 +53,7 @@ def report(workspace: Workspace) -> dict[str, Any]:
         "dependencies": deps,
         "config_file": workspace.config.path,
         "config_error": workspace.config.error,
+        "mcp": workspace.mcp.status() if workspace.mcp is not None else [],
     }
     adapter = workspace.default_adapter()
     if adapter:
