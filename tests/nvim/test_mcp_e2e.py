@@ -9,14 +9,27 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
 from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
-from tests.mcp.conftest import TOKEN, HttpServer, http_server  # noqa: F401 - a fixture
+from tests.mcp.conftest import TOKEN, HttpServer, free_port, start_http_server
 from tests.nvim.harness import Editor
 
 StartNvim = Callable[..., Editor]
+
+
+@pytest.fixture
+def web_server() -> Iterator[HttpServer]:
+    port = free_port()
+    server = HttpServer(f"http://127.0.0.1:{port}/mcp", start_http_server(port), port)
+    try:
+        yield server
+    finally:
+        server.process.kill()
+        server.process.wait()
 
 
 def processes_with(marker: str) -> list[str]:
@@ -31,14 +44,14 @@ def test_mcp_tools_run_with_approval_and_servers_stop_on_quit(
     start_nvim: StartNvim,
     config_file: Callable[[str], Path],
     provider_server: LoopbackServer,
-    http_server: HttpServer,
+    web_server: HttpServer,
 ) -> None:
     marker = f"mcp-e2e-{uuid.uuid4().hex}"
     # The marker rides on the time server's command line so this test finds its process.
     launch = "import sys, mcp_server_time; sys.argv = ['mcp-server-time']; mcp_server_time.main()"
     servers = {
         "time": {"cmd": [sys.executable, "-c", launch, marker], "env": {"TZ": "UTC"}},
-        "web": {"url": http_server.url, "headers": {"Authorization": "env:WEB_TOKEN"}},
+        "web": {"url": web_server.url, "headers": {"Authorization": "env:WEB_TOKEN"}},
     }
     provider_server.enqueue(
         openai_tool_calls(
