@@ -49,23 +49,25 @@ def _clean(node: Any, defs: Mapping[str, Any], depth: int) -> Any:
         return _clean(merged, defs, depth + 1)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DROP:
-            continue
-        if key == "properties" and isinstance(value, Mapping):
-            out[key] = {name: _clean(sub, defs, depth + 1) for name, sub in value.items()}
-        elif key == "const":
-            out["enum"] = [value]
-        elif key == "format" and value not in _FORMATS:
-            continue
-        elif key == "default":
-            continue  # said in the description instead (some providers reject defaults)
-        elif key == "type" and isinstance(value, list):
-            kinds = [kind for kind in value if kind != "null"]
-            out[key] = kinds[0] if kinds else "string"
-        else:
-            out[key] = _clean(value, defs, depth + 1)
+        out.update(_keyword(key, value, defs, depth))
     if "default" in node:
         note = f"(default: {json.dumps(node['default'], ensure_ascii=False)})"
         text = str(out.get("description") or "").strip()
         out["description"] = f"{text} {note}".strip()
     return out
+
+
+def _keyword(key: str, value: Any, defs: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    """One keyword of a schema node, rewritten: {} drops it."""
+    if key in _DROP or key == "default":  # a default is said in the description instead
+        return {}
+    if key == "format":
+        return {key: value} if value in _FORMATS else {}
+    if key == "const":
+        return {"enum": [value]}
+    if key == "type" and isinstance(value, list):
+        kinds = [kind for kind in value if kind != "null"]
+        return {key: kinds[0] if kinds else "string"}
+    if key == "properties" and isinstance(value, Mapping):
+        return {key: {name: _clean(sub, defs, depth + 1) for name, sub in value.items()}}
+    return {key: _clean(value, defs, depth + 1)}
