@@ -51,6 +51,15 @@ function M.check()
       health.error(dep.name .. " missing", { "run `make install` in " .. host.root() })
     end
   end
+  for _, plugin in ipairs(report.plugins or {}) do
+    health.ok("plugin " .. plugin)
+  end
+  for _, problem in ipairs(report.plugin_errors or {}) do
+    health.warn(problem)
+  end
+  if val(report.tls) then
+    health.ok("TLS certificates: " .. report.tls)
+  end
   if val(report.config_error) then
     health.error("config: " .. report.config_error)
   else

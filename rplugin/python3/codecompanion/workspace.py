@@ -19,6 +19,7 @@ from .history import ChatStore
 
 if TYPE_CHECKING:
     from .mcp import McpManager
+    from .tls import TlsTrust
 
 log = logging.getLogger("codecompanion.workspace")
 
@@ -70,19 +71,28 @@ class Workspace:
 
         self.keys = KeyResolver()
         self.mcp: McpManager | None = None
+        from .adapters import ADAPTERS
+        from .plugins import load_plugins
+
+        self.plugins = load_plugins(ADAPTERS)
         # One line for the user (the host points it at Neovim): an MCP server restarted, say.
         self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
         self.registry = self._make_registry()
         self._demo: Any = None
-        self._ssl: ssl.SSLContext | None = None
+        self._trust: TlsTrust | None = None
 
     def ssl_context(self) -> ssl.SSLContext:
-        """One TLS context (CA bundle loaded once) for every adapter of this host."""
-        if self._ssl is None:
-            import certifi
+        """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""
+        return self.trust().context
 
-            self._ssl = ssl.create_default_context(cafile=certifi.where())
-        return self._ssl
+    def trust(self) -> TlsTrust:
+        """The host's TLS context and where its CAs come from (see tls.py)."""
+        if self._trust is None:
+            from .tls import build_trust
+
+            self._trust = build_trust(self.env)
+            log.info("TLS: CAs from %s", self._trust.source)
+        return self._trust
 
     async def warm_up(self) -> None:
         """Load the CA bundle off the loop before the first chat needs it."""
@@ -92,7 +102,8 @@ class Workspace:
         from .tools.model.registry import ToolRegistry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
-        registry = ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)
+        tools = {**self.plugins.tools, **self.config.tools}  # the config file wins
+        registry = ToolRegistry(tools, self.config.groups, tool_opts=tool_opts)
         servers = self.config.mcp.get("servers") or {}
         if servers:
             from .mcp import McpManager
@@ -150,7 +161,7 @@ class Workspace:
         """Every adapter the user can pick."""
         from .adapters import ADAPTERS
 
-        return sorted(set(ADAPTERS) | {"demo"})
+        return sorted(set(ADAPTERS) | set(self.plugins.adapters) | {"demo"})
 
     def settings(self, name: str, model: str | None = None) -> AdapterSettings:
         """The adapter's settings with the user's overrides from the config file."""
@@ -178,7 +189,10 @@ class Workspace:
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
         try:
             adapter = create_adapter(
-                self.settings(chosen, model), key_resolver=self.keys, ssl_context=self.ssl_context()
+                self.settings(chosen, model),
+                key_resolver=self.keys,
+                ssl_context=self.ssl_context(),
+                extra=self.plugins.adapters,
             )
             return adapter, None
         except ConfigError as exc:

@@ -12,8 +12,7 @@ from ..workspace import Workspace
 
 
 def dependencies() -> list[str]:
-    """The runtime dependencies as the installed package declares them (no extras, no markers
-    that exclude this platform)."""
+    """The runtime dependencies as the installed package declares them (extras left out)."""
     try:
         requires = importlib.metadata.requires("codecompanion") or []
     except importlib.metadata.PackageNotFoundError:
@@ -23,20 +22,10 @@ def dependencies() -> list[str]:
         spec, _, marker = line.partition(";")
         if "extra" in marker:
             continue
-        if marker.strip() and not _marker_applies(marker.strip()):
-            continue
         name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0]
         if name and name not in names:
             names.append(name)
     return names
-
-
-def _marker_applies(marker: str) -> bool:
-    try:
-        from packaging.markers import Marker
-    except ImportError:  # without packaging, list it: a missing one shows as missing
-        return True
-    return bool(Marker(marker).evaluate())
 
 
 def report(workspace: Workspace) -> dict[str, Any]:
@@ -54,6 +43,9 @@ def report(workspace: Workspace) -> dict[str, Any]:
         "config_file": workspace.config.path,
         "config_error": workspace.config.error,
         "mcp": workspace.mcp.status() if workspace.mcp is not None else [],
+        "tls": workspace.trust().source,
+        "plugins": [f"{key} ({source})" for key, source in workspace.plugins.sources.items()],
+        "plugin_errors": list(workspace.plugins.errors),
     }
     adapter = workspace.default_adapter()
     if adapter:
