@@ -146,3 +146,57 @@ def test_the_config_file_mcp_setting_reaches_the_registry(tmp_path: Path) -> Non
     workspace.close()
     empty = Workspace(HostOptions(data_dir=str(tmp_path)))
     assert empty.mcp is None and "mcp:time" not in empty.registry.group_names()
+
+
+LAZY_PROBE = """
+import sys
+from codecompanion.workspace import HostOptions, Workspace
+ws = Workspace(HostOptions(config_file=sys.argv[1], data_dir=sys.argv[2]), env={})
+ws.registry.completion_items()
+print(sorted(m for m in ("mcp", "mcp_types", "httpx2") if m in sys.modules))
+"""
+
+
+def test_the_sdk_is_imported_only_when_a_server_starts(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with_servers = tmp_path / "with.py"
+    with_servers.write_text("mcp = {'servers': {'time': {'cmd': ['python', '-m', 'x']}}}\n")
+    for config in (tmp_path / "none.py", with_servers):
+        done = subprocess.run(
+            [sys.executable, "-c", LAZY_PROBE, str(config), str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.stdout.strip() == "[]", done.stderr
+
+
+async def test_reload_stops_the_servers_and_cmd_values_are_resolved(
+    tmp_path: Path, http_server: HttpServer, caplog: object
+) -> None:
+    from .procs import children
+
+    config = tmp_path / "codecompanion.py"
+    config.write_text(
+        f"mcp = {{'servers': {{'time': {{'cmd': {TIME_CMD!r}}},\n"
+        f"    'web': {{'url': {http_server.url!r},\n"
+        f"             'headers': {{'Authorization': 'cmd:printf \"Bearer {TOKEN}\"'}}}}}}}}\n"
+    )
+    workspace = Workspace(HostOptions(config_file=str(config), data_dir=str(tmp_path)), env={})
+    assert await workspace.registry.load_group("mcp:time") == [
+        "time_get_current_time",
+        "time_convert_time",
+    ]
+    assert "web_add" in await workspace.registry.load_group("mcp:web")
+    assert len(children("mcp_server_time")) == 1
+    old = workspace.mcp
+    assert workspace.reload() is None
+    assert old is not None and old.closing is not None
+    await asyncio.wait_for(old.closing, 30)
+    assert children("mcp_server_time") == []
+    assert {row["state"] for row in old.status()} == {"stopped"}
+    assert workspace.mcp is not None and workspace.mcp.status()[0]["state"] == "not started"
+    assert TOKEN not in str(getattr(caplog, "text", ""))
+    workspace.close()

@@ -69,6 +69,8 @@ class McpManager:
         self._log_dir = log_dir
         self._ssl = ssl_context
         self._logs: dict[str, TextIO] = {}
+        # The stop started by `close` from inside the loop (held so the loop cannot drop it).
+        self.closing: asyncio.Task[None] | None = None
         self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
 
     def names(self) -> list[str]:
@@ -213,7 +215,7 @@ class McpManager:
         if not running or loop is None or loop.is_closed():
             return
         if loop.is_running():
-            loop.create_task(self.aclose())
+            self.closing = loop.create_task(self.aclose())
             return
         try:
             loop.run_until_complete(asyncio.wait_for(self.aclose(), 15))
