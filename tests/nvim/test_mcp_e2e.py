@@ -67,6 +67,15 @@ def test_mcp_tools_run_with_approval_and_servers_stop_on_quit(
         env={"WEB_TOKEN": f"Bearer {TOKEN}"},
     )
     bufnr = ed.open_chat()
+    start = ed.lua(
+        "vim.api.nvim_set_current_line('see @{mcp:ti'); vim.cmd('normal! $');"
+        "vim.api.nvim_win_set_cursor(0, {vim.fn.line('.'), #vim.fn.getline('.')});"
+        "local cc = require('codecompanion.complete');"
+        "return {cc.omnifunc(1, ''), cc.omnifunc(0, '@{mcp:ti')}"
+    )
+    assert start[0] == 4
+    assert start[1] == [{"word": "@{mcp:time}", "kind": "group", "menu": "MCP server time (stdio)"}]
+    ed.nvim.current.line = ""
     ed.answer("approve", "approve")
     ed.send("@{mcp:time} @{mcp:web} what time is it, and 2+3?")
     ed.wait_event("CodeCompanionChatDone", timeout=60)
