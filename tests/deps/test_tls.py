@@ -7,6 +7,7 @@ import http.server
 import shutil
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +99,19 @@ async def test_the_workspace_builds_it_once_from_its_environment(
     await workspace.warm_up()
     assert workspace.ssl_context() is workspace.ssl_context()
     assert await fetch(https_url, workspace.ssl_context()) == "hello"
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the platform's store is asked")
+async def test_openssls_default_store_is_what_linux_trusts(
+    ca: trustme.CA, https_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no variables given to the host, OpenSSL's default store is loaded (once): here made
+    to hold the private CA, as `update-ca-certificates` adds a corporate CA to the bundle."""
+    import certifi
+
+    bundle = tmp_path / "system.pem"
+    bundle.write_bytes(Path(certifi.where()).read_bytes() + ca.cert_pem.bytes())
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))  # OpenSSL's own default lookup reads it
+    trust = build_trust({})
+    assert trust.source == "system store"
+    assert await fetch(https_url, trust.context) == "hello"

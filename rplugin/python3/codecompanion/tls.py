@@ -1,8 +1,11 @@
 """The host's one TLS context: the CAs the user's machine trusts, built once, off the loop.
 
-`SSL_CERT_FILE`/`SSL_CERT_DIR` win when set (as for OpenSSL and httpx); otherwise the system's
-store through truststore (macOS keychain, the distribution's bundle, corporate CAs installed
-there); certifi only where the system has no store at all (a bare container).
+`SSL_CERT_FILE`/`SSL_CERT_DIR` win when set (as for OpenSSL and httpx). Otherwise the system's
+store: on macOS and Windows through truststore (the keychain or certificate store, asked by the
+platform at each handshake); on Linux the distribution's bundle (where `update-ca-certificates`
+puts corporate CAs), loaded once here. truststore is not used on Linux because it reloads that
+bundle at every new connection, on the event loop. certifi only where the system has no store at
+all (a bare container).
 """
 
 from __future__ import annotations
@@ -31,22 +34,22 @@ def build_trust(env: Mapping[str, str]) -> TlsTrust:
             name for name, value in (("SSL_CERT_FILE", cafile), ("SSL_CERT_DIR", capath)) if value
         )
         return TlsTrust(ssl.create_default_context(cafile=cafile, capath=capath), names)
-    if _system_store():
+    if sys.platform in ("darwin", "win32"):
         try:
             import truststore
         except ImportError:
             pass
         else:
             return TlsTrust(truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT), "system store")
+    elif _system_store():
+        return TlsTrust(ssl.create_default_context(), "system store")
     import certifi
 
     return TlsTrust(ssl.create_default_context(cafile=certifi.where()), "certifi")
 
 
 def _system_store() -> bool:
-    """Whether the platform has a CA store to trust (always on macOS and Windows)."""
-    if sys.platform in ("darwin", "win32"):
-        return True
+    """Whether OpenSSL's default locations hold CAs (a bare container may have none)."""
     paths = ssl.get_default_verify_paths()
     if paths.cafile and os.path.isfile(paths.cafile):
         return True
