@@ -43,3 +43,22 @@ def test_recursive_refs_stop_and_non_objects_become_empty_objects() -> None:
     assert clean_schema({"type": "string"}) == {"type": "object", "properties": {}}
     assert clean_schema(None) == {"type": "object", "properties": {}}
     assert clean_schema({"type": "object"}) == {"type": "object", "properties": {}}
+
+
+def test_keywords_gemini_lacks_become_the_nearest_it_has() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+            "old": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+            "v": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            "x": {"type": "string", "not": {"enum": ["a"]}, "if": {}, "then": {}, "else": {}},
+        },
+        "patternProperties": {"^a": {"type": "string"}},
+    }
+    out = clean_schema(schema)
+    assert out["properties"]["n"] == {"type": "integer", "minimum": 0, "maximum": 10}
+    assert out["properties"]["old"] == {"type": "number", "minimum": 0}
+    assert out["properties"]["v"] == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert out["properties"]["x"] == {"type": "string"}
+    assert "patternProperties" not in out

@@ -11,7 +11,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-_DROP = frozenset({"$schema", "$id", "$defs", "definitions", "$comment", "title", "examples"})
+_DROP = frozenset(
+    {"$schema", "$id", "$defs", "definitions", "$comment", "title", "examples"}
+    | {"not", "if", "then", "else", "patternProperties", "unevaluatedProperties"}
+    | {"dependentRequired", "dependentSchemas"}
+)
+# Keywords Gemini lacks, said with the nearest one it has.
+_RENAME = {"oneOf": "anyOf", "exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"}
 _FORMATS = frozenset({"date-time", "enum"})
 _MAX_DEPTH = 12
 
@@ -65,6 +71,10 @@ def _keyword(key: str, value: Any, defs: Mapping[str, Any], depth: int) -> dict[
         return {key: value} if value in _FORMATS else {}
     if key == "const":
         return {"enum": [value]}
+    if key in _RENAME and not isinstance(value, bool):  # draft 4's boolean form is dropped
+        return {_RENAME[key]: _clean(value, defs, depth + 1)}
+    if key in _RENAME:
+        return {}
     if key == "type" and isinstance(value, list):
         kinds = [kind for kind in value if kind != "null"]
         return {key: kinds[0] if kinds else "string"}
