@@ -4,19 +4,22 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_RUNTIME := $(VENV)/.runtime-stamp
 STAMP_DEV := $(VENV)/.dev-stamp
+# Exact versions of every dependency (see constraints.txt); `make install CONSTRAINTS=` skips them.
+CONSTRAINTS ?= constraints.txt
+PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
 
-.PHONY: install dev run test lint typecheck pytest bench fmt clean
+.PHONY: install dev run test lint typecheck pytest bench fmt clean constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP_RUNTIME): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e .
+$(STAMP_RUNTIME): pyproject.toml $(CONSTRAINTS) | $(PY)
+	$(PY) -m pip install -q $(PIN) -e .
 	touch $@
 
-$(STAMP_DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+$(STAMP_DEV): pyproject.toml $(CONSTRAINTS) | $(PY)
+	$(PY) -m pip install -q $(PIN) -e '.[dev]'
 	touch $@ $(STAMP_RUNTIME)
 
 ## install: the plugin manager's build step: .venv with the runtime dependencies only.
@@ -47,6 +50,17 @@ fmt: $(STAMP_DEV)
 
 bench: $(STAMP_DEV)
 	$(PY) -m bench
+
+## constraints: re-resolve pyproject.toml's dependencies in a fresh venv and pin them all.
+constraints:
+	rm -rf $(VENV)-pin
+	$(PYTHON) -m venv $(VENV)-pin
+	$(VENV)-pin/bin/python -m pip install -q --upgrade pip
+	$(VENV)-pin/bin/python -m pip install -q -e '.[dev]'
+	{ sed -n '1,3p' constraints.txt; $(VENV)-pin/bin/python -m pip freeze --all --exclude-editable \
+	  | grep -v -e '^codecompanion' -e '^pip=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf $(VENV)-pin
 
 clean:
 	rm -rf $(VENV)

@@ -100,6 +100,9 @@ class EchoTools:
     def schemas(self) -> list[dict[str, Any]]:
         return [{"type": "function", "function": {"name": "echo"}}]
 
+    async def prepare(self) -> list[str]:
+        return []
+
     async def run(self, calls: list[ToolCall]) -> Outcome:
         for call in calls:
             self.chat.tool_status(call, "pending")

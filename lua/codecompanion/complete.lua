@@ -32,7 +32,7 @@ end
 function M.omnifunc(findstart, base)
   if findstart == 1 then
     local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)
-    local start = line:find("@[%w_{]*$")
+    local start = line:find("@[%w_{:%-]*$") -- `:` for @{mcp:<server>}
     return start and (start - 1) or -3
   end
   local result = {}

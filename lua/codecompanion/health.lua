@@ -51,6 +51,15 @@ function M.check()
       health.error(dep.name .. " missing", { "run `make install` in " .. host.root() })
     end
   end
+  for _, plugin in ipairs(report.plugins or {}) do
+    health.ok("plugin " .. plugin)
+  end
+  for _, problem in ipairs(report.plugin_errors or {}) do
+    health.warn(problem)
+  end
+  if val(report.tls) then
+    health.ok("TLS certificates: " .. report.tls)
+  end
   if val(report.config_error) then
     health.error("config: " .. report.config_error)
   else
@@ -67,6 +76,20 @@ function M.check()
     health.warn("no adapter configured: the chat uses the offline demo", {
       "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, or set `adapter` in codecompanion.py",
     })
+  end
+  local servers = report.mcp or {}
+  if #servers > 0 then
+    health.start("codecompanion: MCP servers")
+    for _, server in ipairs(servers) do
+      local line = ("%s (%s): %s"):format(server.name, server.transport, server.state)
+      if server.state == "running" then
+        health.ok(("%s, %d tools"):format(line, server.tools))
+      elseif server.state == "failed" or server.state == "crashed" then
+        health.warn(line .. (val(server.error) and (": " .. server.error) or ""))
+      else
+        health.info(line)
+      end
+    end
   end
   health.info("log: " .. host.log_path())
 end

@@ -10,7 +10,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one subcommand."""
     from . import replay, toolrun
 
-    parser = argparse.ArgumentParser(prog="python -m codecompanion")
+    parser = argparse.ArgumentParser(prog="codecompanion")
     sub = parser.add_subparsers(dest="command", required=True)
     replay.add_parser(sub)
     toolrun.add_parser(sub)

@@ -252,6 +252,8 @@ class Chat:
         separate = continuation
         streaming = False
         in_reasoning = False
+        for problem in await self.tools.prepare():
+            self.view.notify(problem, "warn")
         schemas = self.tools.schemas()
         async for event in self.adapter.stream(list(self.messages), schemas):
             if not streaming:

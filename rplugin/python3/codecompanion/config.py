@@ -1,8 +1,9 @@
 """The user's Python config file: read with runpy, checked, every problem one `file:line:` line.
 
 The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` (name → entry or
-tool), `groups` (name → group) and `opts` (`opts["tool_system"]`: the tool system's options such
-as `timeout`; `opts["tools"]`: extra opts per tool, e.g. allow/deny rules). A broken file never
+tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/) and `opts`
+(`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
+opts per tool, e.g. allow/deny rules). A broken file never
 stops the plugin: the valid parts are kept, the rest falls back to defaults, and `Config.error`
 says what was wrong and where.
 """
@@ -23,7 +24,7 @@ from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 
-_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts")
+_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp")
 
 
 def _is_bool(value: Any) -> bool:
@@ -66,6 +67,7 @@ class Config:
     tools: dict[str, Any] = field(default_factory=dict)
     groups: dict[str, Any] = field(default_factory=dict)
     opts: dict[str, Any] = field(default_factory=dict)
+    mcp: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
     error: str | None = None
 
@@ -245,7 +247,14 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _check_mcp(value: Any) -> tuple[Any, list[str]]:
+    from .mcp.config import check_mcp
+
+    return check_mcp(value)
+
+
 _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
+    "mcp": _check_mcp,
     "adapter": _check_adapter,
     "adapters": _check_adapters,
     "tools": _check_tools,

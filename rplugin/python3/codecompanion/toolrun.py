@@ -114,7 +114,13 @@ async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> 
     if config.error:
         stderr.write(f"config: {config.error}\n")
     tool_opts = config.opts.get("tools") or {}
-    registry = ToolRegistry(config.tools, config.groups, tool_opts=tool_opts)
+    from .plugins import load_plugins
+
+    plugins = load_plugins()
+    for problem in plugins.errors:
+        stderr.write(f"{problem}\n")
+    tools = {**plugins.tools, **config.tools}  # the config file wins, as in Neovim
+    registry = ToolRegistry(tools, config.groups, tool_opts=tool_opts)
     for problem in registry.errors:
         stderr.write(f"config: {problem}\n")
     chat = CliChat()

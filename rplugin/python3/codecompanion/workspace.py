@@ -7,15 +7,19 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .adapters.base import AdapterSettings, ChatAdapter
 from .config import Config, load_config
 from .errors import ConfigError
 from .history import ChatStore
+
+if TYPE_CHECKING:
+    from .mcp import McpManager
+    from .tls import TlsTrust
 
 log = logging.getLogger("codecompanion.workspace")
 
@@ -63,20 +67,32 @@ class Workspace:
         self.store = ChatStore(Path(options.data_dir) / "chats")
         self._ollama: bool | None = None
         self.config: Config = load_config(options.config_file)
-        self.registry = self._make_registry()
         from .adapters import KeyResolver
 
         self.keys = KeyResolver()
+        self.mcp: McpManager | None = None
+        from .adapters import ADAPTERS
+        from .plugins import load_plugins
+
+        self.plugins = load_plugins(ADAPTERS)
+        # One line for the user (the host points it at Neovim): an MCP server restarted, say.
+        self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
+        self.registry = self._make_registry()
         self._demo: Any = None
-        self._ssl: ssl.SSLContext | None = None
+        self._trust: TlsTrust | None = None
 
     def ssl_context(self) -> ssl.SSLContext:
-        """One TLS context (CA bundle loaded once) for every adapter of this host."""
-        if self._ssl is None:
-            import certifi
+        """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""
+        return self.trust().context
 
-            self._ssl = ssl.create_default_context(cafile=certifi.where())
-        return self._ssl
+    def trust(self) -> TlsTrust:
+        """The host's TLS context and where its CAs come from (see tls.py)."""
+        if self._trust is None:
+            from .tls import build_trust
+
+            self._trust = build_trust(self.env)
+            log.info("TLS: CAs from %s", self._trust.source)
+        return self._trust
 
     async def warm_up(self) -> None:
         """Load the CA bundle off the loop before the first chat needs it."""
@@ -86,11 +102,32 @@ class Workspace:
         from .tools.model.registry import ToolRegistry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
-        return ToolRegistry(self.config.tools, self.config.groups, tool_opts=tool_opts)
+        tools = {**self.plugins.tools, **self.config.tools}  # the config file wins
+        registry = ToolRegistry(tools, self.config.groups, tool_opts=tool_opts)
+        servers = self.config.mcp.get("servers") or {}
+        if servers:
+            from .mcp import McpManager
+            from .mcp.tools import register_servers
+
+            self.mcp = McpManager(
+                servers,
+                keys=self.keys,
+                log_dir=self._log_dir(),
+                ssl_context=self.ssl_context,
+            )
+            self.mcp.notify = lambda line: self.notify(line)
+            register_servers(self.mcp, registry)
+        return registry
+
+    def _log_dir(self) -> Path:
+        """Beside the host's log file (`$CODECOMPANION_LOG`), else `data_dir/logs`."""
+        log_file = self.env.get("CODECOMPANION_LOG")
+        return Path(log_file).parent if log_file else Path(self.options.data_dir) / "logs"
 
     def reload(self) -> str | None:
         """Re-read the config file; returns its one-line error, if any."""
         self.config = load_config(self.options.config_file)
+        self.stop_mcp()
         self.registry = self._make_registry()
         return self.config.error
 
@@ -124,7 +161,7 @@ class Workspace:
         """Every adapter the user can pick."""
         from .adapters import ADAPTERS
 
-        return sorted(set(ADAPTERS) | {"demo"})
+        return sorted(set(ADAPTERS) | set(self.plugins.adapters) | {"demo"})
 
     def settings(self, name: str, model: str | None = None) -> AdapterSettings:
         """The adapter's settings with the user's overrides from the config file."""
@@ -152,7 +189,10 @@ class Workspace:
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
         try:
             adapter = create_adapter(
-                self.settings(chosen, model), key_resolver=self.keys, ssl_context=self.ssl_context()
+                self.settings(chosen, model),
+                key_resolver=self.keys,
+                ssl_context=self.ssl_context(),
+                extra=self.plugins.adapters,
             )
             return adapter, None
         except ConfigError as exc:
@@ -172,8 +212,19 @@ class Workspace:
         adapter.name = "demo"
         return adapter
 
-    def close(self) -> None:
-        """Stop the demo server, if it runs."""
+    def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Stop the MCP servers (the host exits, or the config is reloaded)."""
+        if self.mcp is not None:
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            self.mcp.close(loop or running)
+            self.mcp = None
+
+    def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Stop the MCP servers and the demo server."""
+        self.stop_mcp(loop)
         if self._demo is not None:
             self._demo.stop()
             self._demo = None

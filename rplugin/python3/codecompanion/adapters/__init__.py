@@ -71,11 +71,13 @@ def create_adapter(
     key_resolver: KeyResolver | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    extra: Mapping[str, type[HTTPAdapter]] | None = None,
 ) -> HTTPAdapter:
-    """The adapter named by `settings.name`; ConfigError for an unknown name or missing url."""
-    adapter_class = ADAPTERS.get(settings.name)
+    """The adapter named by `settings.name` (a builtin, else one of `extra`, from plugins);
+    ConfigError for an unknown name or missing url."""
+    adapter_class = ADAPTERS.get(settings.name) or (extra or {}).get(settings.name)
     if adapter_class is None:
-        known = ", ".join(sorted(ADAPTERS))
+        known = ", ".join(sorted({*ADAPTERS, *(extra or {})}))
         raise ConfigError(f"unknown adapter {settings.name!r}: use one of {known}")
     return adapter_class(
         settings, key_resolver=key_resolver, transport=transport, ssl_context=ssl_context

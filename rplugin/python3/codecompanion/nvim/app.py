@@ -86,6 +86,7 @@ class App:
     def do_hello(self, args: dict[str, Any]) -> None:
         options = HostOptions.from_lua(args.get("options") or {})
         self.workspace = Workspace(options)
+        self._hook(self.workspace)
         if self.workspace.config.error:
             self.bridge.echo_error(f"config: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
@@ -94,7 +95,14 @@ class App:
     def _workspace(self) -> Workspace:
         if self.workspace is None:
             self.workspace = Workspace(HostOptions())
+            self._hook(self.workspace)
         return self.workspace
+
+    def _hook(self, workspace: Workspace) -> None:
+        """The workspace's one-line notices (an MCP server restarted) go to Neovim."""
+        workspace.notify = lambda line: self.bridge.notify_lua(
+            "codecompanion.render", "notify", line, "warn"
+        )
 
     def do_chat_new(self, args: dict[str, Any]) -> None:
         """Open a chat: a new one, one restored from disk, or one reattached after a restart."""
@@ -343,7 +351,7 @@ class App:
             chat.stop()
             chat.save_now()
         if self.workspace is not None:
-            self.workspace.close()
+            self.workspace.close(self.bridge.loop)
 
 
 def _var(name: str, value: Any) -> Any:

@@ -4,26 +4,34 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import sys
 from typing import Any
 
 from ..workspace import Workspace
 
-DEPENDENCIES = (
-    "pynvim",
-    "httpx",
-    "httpx-sse",
-    "jsonschema",
-    "json-repair",
-    "rapidfuzz",
-    "html2text",
-)
+
+def dependencies() -> list[str]:
+    """The runtime dependencies as the installed package declares them (extras left out)."""
+    try:
+        requires = importlib.metadata.requires("codecompanion") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    names: list[str] = []
+    for line in requires:
+        spec, _, marker = line.partition(";")
+        if "extra" in marker:
+            continue
+        name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0]
+        if name and name not in names:
+            names.append(name)
+    return names
 
 
 def report(workspace: Workspace) -> dict[str, Any]:
-    """Versions, config state, the default adapter and whether its key resolves."""
+    """Versions, config state, the default adapter, whether its key resolves, MCP servers."""
     deps: list[dict[str, str | None]] = []
-    for name in DEPENDENCIES:
+    for name in dependencies():
         try:
             deps.append({"name": name, "version": importlib.metadata.version(name)})
         except importlib.metadata.PackageNotFoundError:
@@ -34,6 +42,10 @@ def report(workspace: Workspace) -> dict[str, Any]:
         "dependencies": deps,
         "config_file": workspace.config.path,
         "config_error": workspace.config.error,
+        "mcp": workspace.mcp.status() if workspace.mcp is not None else [],
+        "tls": workspace.trust().source,
+        "plugins": [f"{key} ({source})" for key, source in workspace.plugins.sources.items()],
+        "plugin_errors": list(workspace.plugins.errors),
     }
     adapter = workspace.default_adapter()
     if adapter:

@@ -1,4 +1,4 @@
-"""fetch_webpage: one http(s) page as readable text (HTML converted by html2text), capped."""
+"""fetch_webpage: one http(s) page as readable text (HTML as Markdown), capped."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import html2text
 import httpx
 
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.process import cap_output
+from ._support.html_text import html_to_markdown
 from ._support.text_files import fence, looks_binary
 
 
@@ -97,10 +97,7 @@ def _as_text(page: Page) -> str:
     except LookupError:
         text = page.body.decode("utf-8", errors="replace")
     if "html" in kind or (not kind and "<html" in text[:1000].lower()):
-        converter = html2text.HTML2Text()
-        converter.body_width = 0
-        converter.ignore_images = True
-        text = str(converter.handle(text))
+        text = html_to_markdown(text)
     return text.strip()
 
 

@@ -162,7 +162,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     if include is not None:
         try:
             compile_glob(include)
-        except re.error as exc:
+        except ValueError as exc:
             raise ToolError(f"include_pattern {include!r} is not a valid glob: {exc}") from None
     limit = _limit(self, args)
     root = project_root(self.tools)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -124,6 +124,8 @@ class ToolRegistry:
         self._tool_opts = {name: dict(opts) for name, opts in (tool_opts or {}).items()}
         self._entries: dict[str, ToolEntry] | None = None
         self._groups: dict[str, Group] = {}
+        # Groups whose tools are known only once something starts (an MCP server's tools).
+        self._lazy: dict[str, Callable[[], Awaitable[list[ToolEntry]]]] = {}
         self.errors: list[str] = []
 
     def _load(self) -> dict[str, ToolEntry]:
@@ -232,6 +234,33 @@ class ToolRegistry:
         """The group called `name`, or None."""
         self._load()
         return self._groups.get(name)
+
+    def add_lazy_group(self, group: Group, load: Callable[[], Awaitable[list[ToolEntry]]]) -> None:
+        """A group whose tools `load` makes (awaited when a chat first needs them)."""
+        self._load()
+        self._groups[group.name] = group
+        self._lazy[group.name] = load
+
+    async def load_group(self, name: str) -> list[str]:
+        """The tools of group `name`, made first for a lazy group (its error propagates)."""
+        entries = self._load()
+        load = self._lazy.get(name)
+        group = self._groups.get(name)
+        if group is None:
+            return []
+        if load is not None:
+            for entry in await load():
+                opts = {**entry.opts, **self._tool_opts.get(entry.name, {})}
+                entry.opts, entry.tool = opts, replace(entry.tool, opts=dict(opts))
+                entries[entry.name] = entry
+                if entry.name not in group.tools:
+                    group.tools.append(entry.name)
+            self._lazy.pop(name, None)
+        return list(group.tools)
+
+    def is_lazy(self, name: str) -> bool:
+        """True for a group whose tools are not made yet."""
+        return name in self._lazy
 
     def completion_items(self) -> list[dict[str, str]]:
         """`@{name}` completion items: groups first, then visible enabled tools."""

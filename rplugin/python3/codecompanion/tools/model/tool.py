@@ -217,38 +217,22 @@ def _json_type(annotation: Any) -> dict[str, Any]:
     return {"type": kind} if kind else {}
 
 
-_ARGS_HEADINGS = ("args", "arguments", "parameters", "params")
-_OTHER_HEADINGS = ("returns", "return", "raises", "yields", "examples", "example", "notes", "note")
-
-
 def _param_docs(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a docstring into its first paragraph and the `name: text` entries under Args."""
-    summary: list[str] = []
-    params: dict[str, str] = {}
-    section = "summary"
-    indent: int | None = None
-    last: str | None = None
-    for raw in doc.splitlines():
-        line = raw.strip()
-        heading = line.rstrip(":").lower()
-        if line.endswith(":") and heading in _ARGS_HEADINGS + _OTHER_HEADINGS:
-            section = "args" if heading in _ARGS_HEADINGS else "other"
-            indent, last = None, None
-        elif section == "summary":
-            if line:
-                summary.append(line)
-            elif summary:
-                section = "body"
-        elif section == "args" and line:
-            depth = len(raw) - len(raw.lstrip())
-            indent = depth if indent is None else indent
-            if depth <= indent and ":" in line:
-                key, _, text = line.partition(":")
-                last = key.strip().split(" ")[0]
-                params[last] = text.strip()
-            elif last:
-                params[last] = f"{params[last]} {line}".strip()
-    return " ".join(summary), params
+    """A docstring's first paragraph and its parameter texts (Google, NumPy, reST or Epydoc,
+    read by docstring_parser); a docstring it cannot parse gives its first paragraph only."""
+    import docstring_parser
+
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:
+        return " ".join(doc.strip().split("\n\n")[0].split()), {}
+    text = parsed.short_description or ""
+    if not parsed.blank_after_short_description and parsed.long_description:
+        text = f"{text}\n{parsed.long_description}"  # the first paragraph goes on
+    params = {
+        param.arg_name: " ".join((param.description or "").split()) for param in parsed.params
+    }
+    return " ".join(text.split("\n\n")[0].split()), params
 
 
 def tool(

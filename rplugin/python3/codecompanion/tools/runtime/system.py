@@ -147,6 +147,22 @@ class ToolSystem:
             self.groups.append(name)
         return True
 
+    async def prepare(self) -> list[str]:
+        """Make the tools of offered groups that start on demand (MCP servers); one line each
+        for those that cannot start (the chat goes on without their tools)."""
+        problems: list[str] = []
+        for name in list(self.groups):
+            if not self.registry.is_lazy(name):
+                continue
+            try:
+                tools = await self.registry.load_group(name)
+            except Exception as exc:
+                problems.append(" ".join(str(exc).split()) or f"{name}: failed")
+                continue
+            for tool_name in tools:
+                self.add_tool(tool_name)
+        return problems
+
     def offered_entry(self, name: str) -> ToolEntry | None:
         """The entry of `name` if this chat offers it and it is still enabled."""
         return self.registry.get(name) if name in self.offered else None

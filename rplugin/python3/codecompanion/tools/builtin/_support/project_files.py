@@ -7,6 +7,8 @@ import os
 import re
 from pathlib import Path
 
+from wcmatch import glob as wcglob
+
 from ...runtime.process import run_process
 
 MAX_FILES = 200_000
@@ -67,50 +69,15 @@ async def project_files(root: Path, *, hidden: bool = True) -> list[str]:
     return await asyncio.to_thread(_walk, root, hidden)
 
 
-def _translate(pattern: str) -> str:
-    """A glob as a regular expression: `**` crosses folders, `*` and `?` do not, `{a,b}` picks."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
-                i = end
-        elif char == "{":
-            end = pattern.find("}", i)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                choices = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(_translate(c) for c in choices) + ")")
-                i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
+# `**` crosses folders, `*` and `?` do not, `{a,{b,c}}` picks (nested too), `[!a]` negates;
+# dot files match like others; case-insensitive, as file names often are for the model.
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.IGNORECASE | wcglob.FORCEUNIX
 
 
-def compile_glob(pattern: str) -> re.Pattern[str] | None:
+def compile_glob(pattern: str) -> wcglob.WcMatcher[str] | None:
     """A matcher for a glob, as in .gitignore: without a `/` it matches the file name anywhere.
 
-    Case-insensitive. None for an empty pattern; re.error for a broken one.
+    None for an empty pattern; ValueError for one wcmatch cannot compile.
     """
     text = pattern.strip().replace("\\", "/")
     while text.startswith("./"):
@@ -122,7 +89,10 @@ def compile_glob(pattern: str) -> re.Pattern[str] | None:
     if "/" not in text.rstrip("/"):
         text = "**/" + text
     text = text.lstrip("/")
-    return re.compile(_translate(text) + r"\Z", re.IGNORECASE | re.DOTALL)
+    try:
+        return wcglob.compile(text, flags=_GLOB_FLAGS)
+    except re.error as exc:
+        raise ValueError(str(exc)) from None
 
 
 def glob_filter(pattern: str | None, files: list[str]) -> list[str]:
