@@ -118,6 +118,7 @@ class RecordingChat:
     id: str = "chat-1"
     results: list[RecordedResult] = field(default_factory=list)
     statuses: list[tuple[str, str, str]] = field(default_factory=list)
+    messages: list[tuple[str, str, bool]] = field(default_factory=list)
 
     def record_tool_result(
         self,
@@ -133,6 +134,10 @@ class RecordingChat:
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Keep the status change as (call id, status, detail)."""
         self.statuses.append((call.id, status, detail))
+
+    def add_tool_message(self, role: str, content: str, visible: bool) -> None:
+        """Keep a message tool code added, as (role, content, visible)."""
+        self.messages.append((role, content, visible))
 
     def result(self, call_id: str) -> RecordedResult:
         """The one result of `call_id` (fails if there is not exactly one)."""

@@ -292,7 +292,7 @@ DENIED = [
 async def test_a_deny_rule_holds_in_yolo_mode(layout: Layout, cmd: str) -> None:
     victim = layout.root / "victim"
     victim.write_text("keep me\n")
-    opts = {"run_command": {"deny": ["rm *"], "allowed_in_yolo_mode": True, "timeout": 5}}
+    opts = {"run_command": {"deny": ["rm *"], "allowed_in_yolo_mode": True, "timeout": 5000}}
     approver = ScriptedApprover(default="always")
     system, chat = make_system(layout, approver, yolo=True, offer=("run_command",), tool_opts=opts)
     system.approvals.remember("run_command", "anything", per_command=False)  # "always" for the tool
@@ -304,7 +304,7 @@ async def test_a_deny_rule_holds_in_yolo_mode(layout: Layout, cmd: str) -> None:
 
 
 async def test_denied_commands_are_not_confused_with_harmless_ones(layout: Layout) -> None:
-    opts = {"run_command": {"deny": ["rm *"], "allowed_in_yolo_mode": True, "timeout": 5}}
+    opts = {"run_command": {"deny": ["rm *"], "allowed_in_yolo_mode": True, "timeout": 5000}}
     system, chat = make_system(
         layout, ScriptedApprover(), yolo=True, offer=("run_command",), tool_opts=opts
     )

@@ -43,7 +43,7 @@ def started(marker: str) -> set[int]:
     return groups
 
 
-def system(tmp_path: Path, timeout: float = 30) -> tuple[ToolSystem, RecordingChat]:
+def system(tmp_path: Path, timeout: float = 30_000) -> tuple[ToolSystem, RecordingChat]:
     opts = {"run_command": {"allowed_in_yolo_mode": True, "timeout": timeout}}
     chat = RecordingChat()
     tools = ToolSystem(
@@ -75,7 +75,7 @@ async def test_cancel_kills_the_command_and_its_grandchildren(
 
 
 async def test_timeout_kills_the_command_and_its_grandchildren(tmp_path: Path, marker: str) -> None:
-    tools, chat = system(tmp_path, timeout=0.8)
+    tools, chat = system(tmp_path, timeout=800)
     batch = asyncio.ensure_future(
         tools.run([ToolCall("t", "run_command", {"cmd": family(marker)})])
     )

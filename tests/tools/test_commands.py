@@ -63,12 +63,12 @@ async def test_success_output_gets_stdout_of_each_command() -> None:
     h = make({"runner": spec})
     c = call("runner")
     await h.run(c)
-    assert seen == [["one\n"], ["one\n", "two\n"]]
+    assert seen == [[["one"]], [["one"], ["two"]]]  # a list of lines per command
     assert h.chat.result(c.id).for_llm == "one\ntwo"  # no output added: the default has the data
 
 
 async def test_command_timeout_kills_it_and_keeps_the_output_so_far() -> None:
-    spec = command_tool([["sh", "-c", "echo started; sleep 30"]], timeout=0.3)
+    spec = command_tool([["sh", "-c", "echo started; sleep 30"]], timeout=300)
     h = make({"runner": spec})
     c = call("runner")
     await h.run(c)

@@ -61,7 +61,7 @@ def spec(name: str, **opts: Any) -> dict[str, Any]:
                 },
             },
         },
-        "opts": {"timeout": 0.02, **opts},
+        "opts": {"timeout": 20, **opts},
     }
 
 

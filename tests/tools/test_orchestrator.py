@@ -129,15 +129,15 @@ async def test_input_chaining_passes_the_previous_result() -> None:
     spec["cmds"].append(lambda self, args, input: inputs.append(input) or "done")
     h = make({"t": spec, "old": {"name": "old", "cmds": [first, second]}})
     await h.run(call("t"), call("old"))
-    # Arguments are positional (self, args, input, output_handler): a 2-argument cmd gets args.
-    assert inputs == [None, {"status": "success", "data": "Hello, World"}, None, {}]
+    # A 2-argument cmd whose second parameter is `input` gets the previous output itself.
+    assert inputs == [None, {"status": "success", "data": "Hello, World"}, None, "Hello, World"]
 
 
 async def test_function_tool_timeout_gives_a_timeout_result() -> None:
     async def hangs(self: Any, args: dict[str, Any], input: Any, output_handler: Any) -> None:
         return None  # accepts output_handler but never calls it
 
-    h = make({"t": simple(hangs, timeout=0.05)})
+    h = make({"t": simple(hangs, timeout=50)})
     c = call("t")
     outcome = await h.run(c)
     result = h.chat.result(c.id)
@@ -227,11 +227,11 @@ async def test_unrepairable_arguments_are_an_error() -> None:
 
 async def test_schema_violation_reports_message_and_path_and_does_not_run() -> None:
     h = make({"calculator": calculator(requires_approval=True)})
-    c = call("calculator", {"num1": "100", "num2": 5, "operation": "power", "x": 1})
+    c = call("calculator", {"num1": "a hundred", "num2": 5, "operation": "power", "x": 1})
     await h.run(c)
     result = h.chat.result(c.id)
     assert result.is_error and h.approver.requests == []
-    assert "'100' is not of type 'integer' (at num1)" in result.for_llm
+    assert "'a hundred' is not of type 'integer' (at num1)" in result.for_llm
     assert "(at operation)" in result.for_llm
     assert "Additional properties are not allowed" in result.for_llm
 

@@ -166,7 +166,7 @@ async def test_consecutive_read_only_calls_run_concurrently() -> None:
         return f"{args['me']} met {args['other']}"
 
     props = {"me": {"type": "string"}, "other": {"type": "string"}}
-    h = make({"look": simple(meet, "look", props, read_only=True, timeout=5)})
+    h = make({"look": simple(meet, "look", props, read_only=True, timeout=5000)})
     a, b = call("look", {"me": "a", "other": "b"}), call("look", {"me": "b", "other": "a"})
     outcome = await h.run(a, b)
     assert outcome.status == "success"

@@ -20,7 +20,7 @@ from .adapters.base import (
 )
 from .errors import AdapterError
 from .history import ChatStore
-from .messages import Message, MessageStore, ToolCall
+from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
 
 log = logging.getLogger("codecompanion.chat")
@@ -343,6 +343,13 @@ class Chat:
         shown = transcript.tool_output(call.id, for_llm, for_user)
         if shown is not None:
             self.view.render([shown])
+
+    def add_tool_message(self, role: str, content: str, visible: bool) -> None:
+        """A message tool code added (`tools.chat.add_message`): stored, and shown if visible."""
+        kind: Role = "llm" if role == "llm" else "system" if role == "system" else "user"
+        self.add(Message(role=kind, content=content, visible=visible))
+        if visible:
+            self.view.render([transcript.block(content)])
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Show a call's status on its line (the line appears with the first status)."""

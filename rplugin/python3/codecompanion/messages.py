@@ -111,7 +111,9 @@ class Message:
         if self.reasoning is not None:
             data["reasoning"] = {"content": self.reasoning}
         if self.tool_calls:
-            data["tools"] = {"calls": [call.to_dict() for call in self.tool_calls]}
+            # `_index`: the call's place among the answer's calls, as CodeCompanion stores it.
+            calls = [{**call.to_dict(), "_index": i} for i, call in enumerate(self.tool_calls)]
+            data["tools"] = {"calls": calls}
         if self.tool_call_id is not None:
             data["tools"] = {
                 "call_id": self.tool_call_id,

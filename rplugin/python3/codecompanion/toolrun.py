@@ -40,6 +40,7 @@ class CliChat:
 
     id: str = "cli"
     results: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
     def record_tool_result(
         self,
@@ -54,6 +55,10 @@ class CliChat:
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Statuses are not shown on the command line."""
+
+    def add_tool_message(self, role: str, content: str, visible: bool) -> None:
+        """Keep a message the tool added (printed with the result)."""
+        self.messages.append({"role": role, "content": content, "visible": visible})
 
 
 class TerminalApprover:
@@ -141,7 +146,8 @@ async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> 
     outcome = await system.run([_call(args.name, args.args)])
     result = chat.results[0]
     status = outcome.statuses.get(_CALL_ID, "error")
-    return {"status": status, "for_llm": result["for_llm"], "for_user": result["for_user"]}
+    printed = {"status": status, "for_llm": result["for_llm"], "for_user": result["for_user"]}
+    return {**printed, "messages": chat.messages} if chat.messages else printed
 
 
 def run(args: argparse.Namespace) -> int:

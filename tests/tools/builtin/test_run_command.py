@@ -41,7 +41,7 @@ async def test_command_waiting_for_input_gets_eof_and_a_note(tools: FakeTools) -
 
 async def test_timeout_kills_the_whole_group(tools: FakeTools, project: Path) -> None:
     cmd = f"echo $$ > {project}/pgid; echo started; sleep 30 & sleep 30"
-    out = await run_tool(run_command, {"cmd": cmd}, tools, opts={"timeout": 0.5})
+    out = await run_tool(run_command, {"cmd": cmd}, tools, opts={"timeout": 500})
     assert out.status == "error"
     assert "timed out (limit 0.5s)" in out.for_llm
     assert "started" in out.for_llm
@@ -88,7 +88,7 @@ def test_approval_options_and_prompt(tools: FakeTools) -> None:
     assert (opts["requires_approval"], opts["allowed_in_yolo_mode"], opts["timeout"]) == (
         True,
         False,
-        300,
+        300_000,
     )
     args = {"cmd": "make test"}
     bound = run_command.TOOL.bind(ToolCall("1", "run_command", args), args, {}, tools)

@@ -104,7 +104,7 @@ async def test_run_command_needs_approval_even_in_yolo(project: Path) -> None:
 
 
 async def test_run_command_timeout_reports_output_so_far(project: Path) -> None:
-    system, chat = _system(project, tool_opts={"run_command": {"timeout": 1.0}})
+    system, chat = _system(project, tool_opts={"run_command": {"timeout": 1000}})
     await system.run([ToolCall("c1", "run_command", {"cmd": "echo early; sleep 30"})])
     result = chat.result("c1")
     assert result.is_error

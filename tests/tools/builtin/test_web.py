@@ -64,7 +64,7 @@ async def test_fetch_timeout_and_connection_refused(
     tools: FakeTools, server: LoopbackServer
 ) -> None:
     server.enqueue(Turn(stall=30, body_chunks=[b"late"]), method="GET")
-    out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"timeout": 0.3})
+    out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"timeout": 300})
     assert out.status == "error"
     assert "timed out" in out.for_llm
     closed = LoopbackServer().start()
@@ -143,7 +143,7 @@ async def test_web_search_errors_never_hang(tools: FakeTools, server: LoopbackSe
     assert "HTTP 500" in out.for_llm
     server.enqueue(Turn(stall=30))
     out = await run_tool(
-        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server, timeout=0.3)
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server, timeout=300)
     )
     assert "timed out" in out.for_llm
     out = await run_tool(

@@ -26,7 +26,7 @@ DEFAULT_OPTS: dict[str, Any] = {
     # A URL can carry data out of the project, so each fetch is approved by default.
     "requires_approval": True,
     "approval_key": approval_key,
-    "timeout": 20,
+    "timeout": 20_000,  # milliseconds, as CodeCompanion gives timeouts
     "max_bytes": 3_000_000,
     "max_chars": 40_000,
 }
@@ -104,7 +104,7 @@ def _as_text(page: Page) -> str:
 async def run(self: Tool, args: dict[str, Any]) -> Reply:
     """Fetch the page; every failure (network, status, timeout) is a clear error."""
     url = _check_url(arg_text(args, "url"))
-    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     max_bytes = int(self.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
     try:
         # httpx's timeout is per operation; wait_for bounds the whole download.

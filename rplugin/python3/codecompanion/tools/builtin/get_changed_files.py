@@ -18,7 +18,7 @@ DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,
     "read_only": True,
     "max_lines": 1000,
-    "timeout": 30,
+    "timeout": 30_000,  # milliseconds, as CodeCompanion gives timeouts
 }
 
 DESCRIPTION = (
@@ -87,7 +87,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     """Collect the requested git changes, concurrently."""
     states = _states(args)
     root = project_root(self.tools)
-    _limit, timeout = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+    _limit, timeout = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     max_lines = int(self.opts.get("max_lines") or DEFAULT_OPTS["max_lines"])
     probe = await _git(root, ("rev-parse", "--is-inside-work-tree"), timeout)
     if probe.exit_code != 0 or probe.stdout.strip() != "true":

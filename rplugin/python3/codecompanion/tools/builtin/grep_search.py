@@ -31,7 +31,7 @@ from ._support.text_files import looks_binary
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,
     "max_results": 100,
-    "timeout": 30,
+    "timeout": 30_000,  # milliseconds, as CodeCompanion gives timeouts
     "rg_path": None,  # None: find `rg` on PATH; False or "": never use it; else its path
 }
 LINE_WIDTH = 200
@@ -169,7 +169,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     rg = rg_executable(self.opts)
     timed_out = False
     if rg:
-        _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+        _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
         hits, timed_out = await _search_rg(rg, root, query, regexp, include, limit, own)
     else:
         hits = await _search_python(root, query, regexp, include, limit)

@@ -63,7 +63,7 @@ PROPERTIES = {
         ],
         "description": "The edits, applied in order.",
     },
-    "explanation": {"type": "string", "description": "One short sentence for the user."},
+    "explanation": {"type": ["string", "null"], "description": "One short sentence for the user."},
     "mode": {
         "type": ["string", "null"],
         "enum": [*MODES, None],

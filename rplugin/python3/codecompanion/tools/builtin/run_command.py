@@ -16,7 +16,7 @@ DEFAULT_OPTS: dict[str, Any] = {
     "require_cmd_approval": True,
     "allowed_in_yolo_mode": False,
     "command_arg": "cmd",
-    "timeout": 300,
+    "timeout": 300_000,  # milliseconds, as CodeCompanion gives timeouts
     "max_chars": 0,
 }
 
@@ -73,7 +73,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     cmd = arg_text(args, "cmd")
     if not cmd.strip():
         raise ToolError("`cmd` is empty.")
-    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]))
+    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     # 0: no cap per stream here; the tool system caps the whole result and keeps the full
     # output for the user (gO). A positive max_chars caps each stream on its own.
     limit = int(self.opts.get("max_chars") or 0)

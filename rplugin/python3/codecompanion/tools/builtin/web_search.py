@@ -20,7 +20,7 @@ DEFAULT_OPTS: dict[str, Any] = {
     "max_results": 5,
     "search_depth": "basic",
     "topic": "general",
-    "timeout": 20,
+    "timeout": 20_000,  # milliseconds, as CodeCompanion gives timeouts
     "max_chars_per_result": 3000,
 }
 
@@ -60,7 +60,7 @@ def _api_key(opts: dict[str, Any]) -> str:
 
 
 async def _post(opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
-    timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]))
+    timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     url = str(opts.get("url") or DEFAULT_OPTS["url"])
     headers = {"Authorization": f"Bearer {key}"}
     try:

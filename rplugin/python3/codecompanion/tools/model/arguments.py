@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,10 +51,77 @@ def resolve(
             f"Note: your arguments for {name} were not valid JSON; they were repaired to "
             f"{json.dumps(args, ensure_ascii=False)}. Check that this is what you meant."
         )
+    args, coerced = conform(args, schema)
+    if coerced:
+        note = "\n".join(n for n in (note, coerced) if n)
     problems = violations(args, schema, validator)
     if problems:
         return Arguments(None, note, invalid_message(name, problems))
     return Arguments(args, note)
+
+
+def conform(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """Accept what CodeCompanion's schemas accept: (args, a note for the model, if any).
+
+    A required property that may be null and is missing is null (the tool's default applies);
+    a number sent as text (`"100"` for an integer or number property) is read as the number
+    when the text is exactly one, and the model is told.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not isinstance(args, dict):
+        return args, None
+    args = _fill_nulls(args, schema)
+    notes = []
+    for key, value in list(args.items()):
+        number = _number(value, properties.get(key))
+        if number is not None:
+            args[key] = number
+            notes.append(f"`{key}` was sent as the text {json.dumps(value)}")
+    if not notes:
+        return args, None
+    return args, f"Note: {'; '.join(notes)}: read as a number. Send numbers without quotes."
+
+
+def _fill_nulls(value: Any, schema: Any) -> Any:
+    """`value` with every missing required property that may be null set to null, at any depth."""
+    if not isinstance(schema, dict):
+        return value
+    for option in schema.get("anyOf") or []:
+        value = _fill_nulls(value, option)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_fill_nulls(item, schema["items"]) for item in value]
+    properties = schema.get("properties")
+    if not isinstance(value, dict) or not isinstance(properties, dict):
+        return value
+    filled = {key: _fill_nulls(item, properties.get(key)) for key, item in value.items()}
+    for key in schema.get("required") or []:
+        if key not in filled and _allows(properties.get(key), "null"):
+            filled[key] = None
+    return filled
+
+
+def _allows(prop: Any, kind: str) -> bool:
+    """True if the property schema `prop` allows the JSON type `kind`."""
+    if not isinstance(prop, dict):
+        return False
+    declared = prop.get("type")
+    kinds = declared if isinstance(declared, list) else [declared]
+    if kind in kinds:
+        return True
+    return any(_allows(option, kind) for option in prop.get("anyOf") or [])
+
+
+def _number(value: Any, prop: Any) -> int | float | None:
+    """`value` as the number a property that takes numbers (and not text) means, else None."""
+    if not isinstance(value, str) or _allows(prop, "string"):
+        return None
+    text = value.strip()
+    if _allows(prop, "integer") and re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if _allows(prop, "number") and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
+        number = float(text)
+        return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+", text) else number
+    return None
 
 
 def repair(text: str) -> dict[str, Any] | None:

@@ -118,14 +118,29 @@ def function_tool(
     )
 
 
-def time_limits(opts: Mapping[str, Any], default: float) -> tuple[float, float]:
-    """(limit, own): the call's limit `opts["timeout"]` and a slightly shorter one for the work.
+def timeout_seconds(opts: Mapping[str, Any], default: float | None) -> float | None:
+    """A tool's `opts["timeout"]`, given in milliseconds as in CodeCompanion, in seconds.
 
-    The tool system cancels a call at `opts["timeout"]`; finishing the work a little earlier
-    lets the tool still report what it got (a command's output so far, say).
+    `default` (seconds) when the tool sets none; an explicit None means no limit.
     """
-    value = opts.get("timeout")
-    limit = float(value) if isinstance(value, (int, float)) and value > 0 else default
+    if "timeout" not in opts:
+        return default
+    value = opts["timeout"]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return default
+    return float(value) / 1000.0
+
+
+def time_limits(opts: Mapping[str, Any], default: float) -> tuple[float, float]:
+    """(limit, own) in seconds: the call's limit and a slightly shorter one for the work.
+
+    The limit is `opts["timeout"]` (milliseconds) or `default` (seconds). The tool system
+    cancels a call at that limit; finishing the work a little earlier lets the tool still
+    report what it got (a command's output so far, say).
+    """
+    limit = timeout_seconds(opts, default) or default
     return limit, limit - min(2.0, limit * 0.1)
 
 

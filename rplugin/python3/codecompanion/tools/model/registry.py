@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .arguments import compile_validator
+from .legacy import TOOL_FIELDS, load_location
 from .signature import arity
 from .tool import Tool
 
@@ -17,6 +18,8 @@ log = logging.getLogger("codecompanion.tools")
 
 # Keys of a config entry (as opposed to a bare tool given as a dict).
 ENTRY_KEYS = frozenset({"description", "callback", "opts", "enabled", "visible"})
+# Keys that name where the tool lives: 002's `location`, today's `path`.
+LOCATION_KEYS = ("location", "path")
 
 
 @dataclass
@@ -107,6 +110,34 @@ def is_entry(value: Any) -> bool:
     return isinstance(value, Mapping) and ("callback" in value or set(value) <= ENTRY_KEYS)
 
 
+def split_entry(name: str, value: Any) -> dict[str, Any]:
+    """A config value as an entry with a `callback`, whichever way it was written.
+
+    Besides `{"callback": tool, ...}` and a bare tool, CodeCompanion's docs write the tool's
+    fields straight into the entry (`{"description", "cmds", "schema", ...}`), and older ones
+    give a `location` (or `path`) to import it from.
+    """
+    if not isinstance(value, Mapping):
+        return {"callback": value}
+    entry = dict(value)
+    where = next((key for key in LOCATION_KEYS if isinstance(entry.get(key), str)), None)
+    if where is not None and "callback" not in entry:
+        location = entry.pop(where)
+        entry.pop("name", None)  # 002 gives a display name here, not the tool's name
+        entry["callback"] = load_location(name, location)
+        log.info("tool %s: loaded from %s = %r", name, where, location)
+    if is_entry(entry):
+        return entry
+    fields = {key: entry.pop(key) for key in list(entry) if key in TOOL_FIELDS}
+    if not fields:
+        return {"callback": value}
+    if "opts" in entry or "opts" in fields:
+        # In this form `opts` belongs to the tool and the entry alike; one copy is enough.
+        entry["opts"] = fields.pop("opts", entry.get("opts"))
+    log.debug("tool %s: fields given in the config entry itself (no `callback`)", name)
+    return {**entry, "callback": fields}
+
+
 class ToolRegistry:
     """Builtin tools (from `tools/builtin/`) and the user's, with groups; loaded on first use."""
 
@@ -188,7 +219,7 @@ class ToolRegistry:
 
     def _user_entry(self, name: str, value: Any, builtin: ToolEntry | None) -> ToolEntry:
         """An entry from the user's config; an entry without a callback adjusts a builtin."""
-        entry = dict(value) if is_entry(value) else {"callback": value}
+        entry = split_entry(name, value)
         unknown = set(entry) - ENTRY_KEYS
         if unknown:
             raise ValueError(f"unknown entry key(s) {', '.join(sorted(unknown))}")

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...messages import ToolCall
+from .legacy import LEGACY_HANDLERS, LEGACY_OUTPUTS, upgrade
 
 Command = list[str]
 Cmd = Callable[..., Any] | Command
 
 _FIELDS = ("name", "cmds", "schema", "system_prompt", "opts", "env", "handlers", "output")
-_HANDLERS = ("setup", "on_exit", "prompt_condition")
-_OUTPUTS = ("success", "error", "prompt", "rejected", "cancelled")
+_HANDLERS = ("setup", "on_exit", "prompt_condition", *LEGACY_HANDLERS)
+_OUTPUTS = ("success", "error", "prompt", "rejected", "cancelled", *LEGACY_OUTPUTS)
 # A parameter of a decorated function with this name receives the tool system, not a model value.
 TOOLS_PARAMETER = "tools"
 
@@ -56,6 +57,20 @@ class Tool:
     def tool(self) -> dict[str, Any]:
         """The config entry: CodeCompanion's name for `entry`, kept for tools written for it."""
         return self.entry
+
+    @property
+    def function_call(self) -> dict[str, Any]:
+        """The call as the model sent it: `id`, `name`, the raw `arguments` text, and the
+        stored `{id, type, function = {name, arguments}}` shape around them."""
+        if self.call is None:
+            return {}
+        stored = self.call.to_dict()
+        return {**stored, "name": self.call.name, "arguments": self.call.arguments_json()}
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The parsed call, as older tools name it: `function_call`."""
+        return self.function_call
 
     @property
     def description(self) -> str:
@@ -102,7 +117,12 @@ class Tool:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], name: str | None = None) -> Tool:
-        """Build a tool from CodeCompanion's table shape; unknown keys are an error."""
+        """Build a tool from CodeCompanion's table shape; unknown keys are an error.
+
+        Older fields (`cmd`, `prompt`, `pre_cmd`, `override_cmds`, `output_prompt`, `request`)
+        are mapped onto today's (see legacy.py), each with a log line.
+        """
+        data = upgrade(data, str(name or data.get("name") or "?"))
         unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ValueError(f"unknown tool field(s): {', '.join(sorted(unknown))}")
@@ -247,7 +267,7 @@ def tool(
     """Decorator: a type-hinted function becomes a Tool (schema from signature and docstring).
 
     A parameter named `tools` is left out of the schema and receives the tool system.
-    Other keyword arguments become the tool's opts (e.g. `timeout=10`, `read_only=True`).
+    Other keyword arguments become the tool's opts (e.g. `timeout=10_000` (ms), `read_only=True`).
     """
 
     def make(func: Callable[..., Any]) -> Tool:

@@ -6,13 +6,14 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..model import arguments
+from ..model.forms import takes_config
 from ..model.tool import Tool
 from . import shell_line
 from .context import CallContext
@@ -131,13 +132,18 @@ async def needs_asking(tool: Tool, system: CallContext) -> bool:
     """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
     opts = tool.opts
     value = opts.get("requires_approval", opts.get("require_approval_before", False))
+    tools = tool.tools if tool.tools is not None else system
     try:
         if callable(value):
-            value = await invoke(value, tool, system)
+            value = await invoke(value, tool, tools)
         if not value:
             return False
         condition = tool.handlers.get("prompt_condition")
-        return True if condition is None else bool(await invoke(condition, tool, system))
+        if condition is None:
+            return True
+        # (self, tools, config): config is the tool's config entry; (self, meta) reads either way.
+        extra = (tool.entry,) if takes_config(condition) else ()
+        return bool(await invoke(condition, tool, tools, *extra))
     except Exception:
         log.exception("%s: approval condition failed; asking the user", tool.name)
         return True
@@ -148,7 +154,8 @@ async def prompt_text(tool: Tool, system: CallContext) -> str:
     build = tool.output.get("prompt")
     if build is not None:
         try:
-            text = as_text(await invoke(build, tool, system))
+            tools = tool.tools if tool.tools is not None else system
+            text = as_text(await invoke(build, tool, tools))
             if text.strip():
                 return text
         except Exception:
@@ -198,6 +205,19 @@ class ApprovalGate:
             return Verdict("run")
         return await self._ask(tool, key, queued)
 
+    async def decided_by(self, tool: Tool, decide: Callable[[], Awaitable[bool]]) -> Verdict:
+        """The verdict when the tool decides its own approval (an older tool's
+        `handlers.approved`): deny rules still apply first; True runs, False rejects."""
+        key = approval_key(tool)
+        if rule_verdict(tool.opts, key, command_argument(tool) is not None) == "deny":
+            self._log(tool, "denied by rule", key)
+            return Verdict("deny", reason=_denied(tool, key))
+        if await decide():
+            self._log(tool, "approved by its handlers.approved")
+            return Verdict("run", approved=True, reason="approved by the tool")
+        self._log(tool, "rejected by its handlers.approved")
+        return Verdict("reject")
+
     async def _ask(self, tool: Tool, key: str, queued: int) -> Verdict:
         assert tool.call is not None
         argument = command_argument(tool)
@@ -218,17 +238,23 @@ class ApprovalGate:
             choices=choices,
             editable_text=editable,
         )
+        # CodeCompanion's data: `name` when asked, `choice` when answered (the view adds bufnr).
+        # These are the only places the two events fire: exactly once per question.
         data = {"id": self.system.chat_id, "name": tool.name, "call_id": tool.call.id}
         self.system.reporter.fire("ToolApprovalRequested", data)
         self.system.reporter.status(tool.call, "awaiting_approval", request.prompt)
+        choice = "cancel"
         try:
             decision = await self.system.approver.ask(request)
+            choice = decision.choice
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("%s: the approval prompt failed", tool.name)
+            choice = "reject"
             return Verdict("reject", reason=f"the approval prompt failed: {exc}")
-        self.system.reporter.fire("ToolApprovalFinished", {**data, "choice": decision.choice})
+        finally:
+            self.system.reporter.fire("ToolApprovalFinished", {**data, "choice": choice})
         self._log(tool, f"user chose {decision.choice}", decision.reason or "")
         return self._verdict(tool, key, decision, "approve_all" in choices)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
 from ...messages import ToolCall
@@ -20,9 +20,10 @@ from ..model.tool import Tool
 from .answers import Answers
 from .approvals import ApprovalGate, Verdict
 from .call_run import CallRun, Step, handlers_once
+from .callbacks import ToolCode
 from .context import CallContext
 from .results import CallResult, OutputBuffer, Status
-from .runner import bounded, invoke, run_cmds
+from .runner import run_cmds
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -35,6 +36,7 @@ class Orchestrator:
         self.reporter = context.reporter
         self.calls = list(calls)
         self.gate = ApprovalGate(context)
+        self.code = ToolCode(context)
         self.runs = [
             CallRun(call, index, OutputBuffer(call.id)) for index, call in enumerate(calls)
         ]
@@ -199,7 +201,7 @@ class Orchestrator:
             run.notes.append(parsed.note)
         if parsed.args is None:
             return self._fail(run, parsed.error or "invalid arguments", "invalid arguments")
-        run.tool = entry.tool.bind(call, parsed.args, entry.config(), self.context)
+        run.tool = entry.tool.bind(call, parsed.args, entry.config(), self.code.tools_for(run))
         self.context.buffers[call.id] = run.buffer
         run.started = True
         return None
@@ -210,7 +212,7 @@ class Orchestrator:
         if handlers_once(tool) and shared is not None and tool is not None:
             if shared.name == tool.name:
                 return True
-        return await self._handler(run, "setup")
+        return await self.code.handler(run, "setup") and await self.code.override_cmds(run)
 
     async def _approve(self, run: CallRun) -> CallResult | None:
         """Ask the approval gate; None when the call may run."""
@@ -219,7 +221,11 @@ class Orchestrator:
         queued = sum(
             1 for other in self.runs[run.index + 1 :] if not self.answers.has(other.call.id)
         )
-        verdict = await self.gate.check(tool, queued=queued, approve_all=self.approve_all)
+        decide = tool.handlers.get("approved")
+        if decide is not None:
+            verdict = await self.gate.decided_by(tool, lambda: self.code.decision(run, decide))
+        else:
+            verdict = await self.gate.check(tool, queued=queued, approve_all=self.approve_all)
         tool.state["approved"] = verdict.approved
         self.approve_all = self.approve_all or verdict.approve_all
         return await self._follow(run, verdict)
@@ -249,27 +255,28 @@ class Orchestrator:
         self.reporter.status(run.call, "running")
 
         async def on_success(stdout: list[Any]) -> None:
-            await self._output(run, "success", tool.args, stdout)
+            await self.code.output(run, "success", stdout)
 
-        run.execution = await run_cmds(
+        execution = await run_cmds(
             tool,
             cwd=self.context.cwd,
-            timeout=self._timeout(tool),
+            timeout=self.code.timeout(tool),
             max_output=int(self.context.opts["max_process_bytes"]),
             on_success=on_success,
+            execution=run.execution,
         )
-        execution = run.execution
+        await self.code.output_prompt(run)
         if execution.status != "success":
-            await self._output(run, "error", tool.args, execution.stderr, execution.stdout)
+            await self.code.output(run, "error", execution.stderr, execution.stdout)
             if execution.status == "timeout":
-                run.detail = f"timed out after {self._timeout(tool):g}s"
+                run.detail = f"timed out after {self.code.timeout(tool):g}s"
             return self._finish(run, execution.status)
         return self._finish(run, "error" if run.output_failed else "success")
 
     async def _rejected(self, run: CallRun) -> CallResult:
         tool = run.tool
         assert tool is not None
-        await self._output(run, "rejected", tool.args, run.reason)
+        await self.code.output(run, "rejected")
         reason = run.reason
         if reason and run.buffer.pieces and not any(reason in t for t, _ in run.buffer.pieces):
             run.buffer.add(f'The user gave this reason: "{reason}"')
@@ -281,51 +288,12 @@ class Orchestrator:
             run.entry = self.context.offered_entry(run.call.name)
         if run.tool is None and run.entry is not None:
             call = run.call
-            run.tool = run.entry.tool.bind(call, call.arguments, run.entry.config(), self.context)
+            config = run.entry.config()
+            run.tool = run.entry.tool.bind(call, call.arguments, config, self.code.tools_for(run))
             self.context.buffers[call.id] = run.buffer
         if run.tool is not None:
-            await self._output(run, "cancelled", run.tool.args)
+            await self.code.output(run, "cancelled")
         return self._finish(run, "cancelled")
-
-    # Tool callbacks
-
-    async def _output(self, run: CallRun, kind: str, *args: Any) -> None:
-        """Call `output.<kind>(self, tools, cmd, ...)`; a failure is logged and marks the call."""
-        fn = run.tool.output.get(kind) if run.tool is not None else None
-        if fn is None:
-            return
-        ok, _ = await self._callback(run, fn, kind, *args)
-        if not ok and kind == "success":
-            run.output_failed = True
-            run.buffer.add(f"The {run.call.name} tool ran, but its success output failed.")
-
-    async def _handler(self, run: CallRun, kind: str) -> bool:
-        """Call `handlers.<kind>(self, tools)`; False (with an error piece) when it fails."""
-        fn = run.tool.handlers.get(kind) if run.tool is not None else None
-        if fn is None:
-            return True
-        ok, _ = await self._callback(run, fn, kind)
-        if not ok:
-            run.execution.stderr = [f"The {run.call.name} tool's {kind} step failed."]
-        return ok
-
-    async def _callback(
-        self, run: CallRun, fn: Callable[..., Any], kind: str, *args: Any
-    ) -> tuple[bool, Any]:
-        tool = run.tool
-        assert tool is not None
-        try:
-            finished, value = await bounded(
-                invoke(fn, tool, self.context, *args), self._timeout(tool)
-            )
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("%s: %s failed", run.call.name, kind)
-            return False, None
-        if not finished:
-            log.error("%s: %s timed out", run.call.name, kind)
-        return finished, value
 
     # on_exit, shared by consecutive calls of a use_handlers_once tool
 
@@ -340,7 +308,7 @@ class Orchestrator:
             self._exit_pending = tool if shared else None
             if shared:
                 return
-        await self._handler(run, "on_exit")
+        await self.code.handler(run, "on_exit")
 
     async def _after_call(self, index: int) -> None:
         pending = self._exit_pending
@@ -357,13 +325,9 @@ class Orchestrator:
         if tool is None or tool.call is None:
             return
         run = CallRun(tool.call, -1, OutputBuffer(tool.call.id, closed=True), tool=tool)
-        await self._stoppable(self._handler(run, "on_exit"))
+        await self._stoppable(self.code.handler(run, "on_exit"))
 
     # Results
-
-    def _timeout(self, tool: Tool) -> float | None:
-        value = tool.opts.get("timeout", self.context.opts["timeout"])
-        return None if value is None else float(value)
 
     def _fail(self, run: CallRun, message: str, detail: str = "") -> CallResult:
         return run.fail(message, detail, int(self.context.opts["max_output"]))

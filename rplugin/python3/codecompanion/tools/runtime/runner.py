@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
+from ..model.forms import cmd_form
 from ..model.signature import arity
 from ..model.tool import Tool
+from .meta import CmdOpts
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -40,11 +42,15 @@ class CmdResult:
 
 @dataclass
 class Execution:
-    """All cmds of one call: `stdout` holds each successful cmd's data, `stderr` the failure."""
+    """All cmds of one call: `stdout` holds each successful cmd's data, `stderr` the failure.
+
+    `cmd` is the cmd that ran last: a command's argv as run, or the function.
+    """
 
     status: CmdStatus = "success"
     stdout: list[Any] = field(default_factory=list)
     stderr: list[Any] = field(default_factory=list)
+    cmd: Any = None
 
 
 async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
@@ -113,14 +119,15 @@ async def run_function(
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
             loop.call_soon_threadsafe(settle, result)
 
-    takes = arity(fn, 4)
+    form = cmd_form(fn)
 
     async def body() -> Any:
-        value = fn(*(tool, tool.args, input, output_handler)[:takes])
+        value = fn(*_cmd_arguments(form, tool, input, output_handler))
         if inspect.isawaitable(value):
             value = await value
-        # A function that cannot receive output_handler has finished when it returns.
-        if (value is not None or takes < 4) and not reported.done():
+        # A function that cannot report through a callback has finished when it returns;
+        # today's `(self, args, opts)` form returns nothing when it reports through output_cb.
+        if (value is not None or form not in ("handler", "opts")) and not reported.done():
             reported.set_result(value)
         return await reported
 
@@ -135,6 +142,23 @@ async def run_function(
         hint = " and never reported a result" if reported.cancelled() else ""
         return CmdResult("timeout", f"The {tool.name} tool timed out after {timeout:g}s{hint}.")
     return normalize(value)
+
+
+def _cmd_arguments(
+    form: str, tool: Tool, previous: dict[str, Any] | None, output_handler: Callable[..., Any]
+) -> tuple[Any, ...]:
+    """The arguments for a function cmd in `form` (see model/forms.py)."""
+    if form == "handler":
+        return (tool, tool.args, previous, output_handler)
+    if form in ("opts", "either"):
+        return (tool, tool.args, CmdOpts(previous, output_handler))
+    if form == "input":
+        return (tool, tool.args, previous)
+    if form == "previous":  # the oldest form: the previous function's output itself
+        return (tool, None if previous is None else previous.get("data"))
+    if form == "args":
+        return (tool, tool.args)
+    return (tool,)
 
 
 def expand(cmd: Any, env: dict[str, Any]) -> list[str]:
@@ -173,7 +197,10 @@ async def run_command(
             text += f"\nOutput so far:\n{so_far}"
         return CmdResult("timeout", text + note)
     if result.exit_code == 0:
-        return CmdResult("success", result.stdout + note)
+        # CodeCompanion gives a command's output as a list of lines (`stdout[0][0]` is the
+        # first line of the first command).
+        lines = result.stdout.splitlines()
+        return CmdResult("success", lines + [note.strip()] if note else lines)
     code = "could not start" if result.exit_code is None else f"exit code {result.exit_code}"
     text = f"`{shlex.join(argv)}` failed ({code})"
     for label, stream in (("stderr", result.stderr), ("stdout", result.stdout)):
@@ -189,26 +216,35 @@ async def run_cmds(
     timeout: float | None,
     max_output: int,
     on_success: Callable[[list[Any]], Awaitable[None]],
+    execution: Execution | None = None,
 ) -> Execution:
-    """Run `tool.cmds` in order (read live, so setup may set them); an error stops the rest."""
-    execution = Execution()
+    """Run `tool.cmds` in order (read live, so setup may set them); an error stops the rest.
+
+    An older tool's `pre_cmd(env, args)` runs once, before the first cmd.
+    """
+    execution = Execution() if execution is None else execution
     previous: dict[str, Any] | None = None
     env: dict[str, Any] | None = None
+    pre_cmd = tool.handlers.get("pre_cmd")
     index = 0
     while index < len(tool.cmds):
         cmd = tool.cmds[index]
         index += 1
+        try:
+            if env is None and (pre_cmd is not None or not callable(cmd)):
+                env = dict(await invoke(tool.env, tool) or {}) if tool.env else {}
+                if pre_cmd is not None:
+                    await invoke(pre_cmd, env, tool.args)
+        except Exception as exc:
+            result = failure(exc, tool.name)
+            execution.status, execution.stderr = result.status, [result.data]
+            return execution
         if callable(cmd):
+            execution.cmd = cmd
             result = await run_function(cmd, tool, previous, timeout)
         else:
-            if env is None:
-                try:
-                    env = dict(await invoke(tool.env, tool) or {}) if tool.env else {}
-                except Exception as exc:
-                    result = failure(exc, tool.name)
-                    execution.status, execution.stderr = result.status, [result.data]
-                    return execution
-            result = await run_command(expand(cmd, env), tool.name, cwd, timeout, max_output)
+            argv = execution.cmd = expand(cmd, env or {})
+            result = await run_command(argv, tool.name, cwd, timeout, max_output)
         if result.status != "success":
             execution.status, execution.stderr = result.status, [result.data]
             return execution

@@ -16,7 +16,7 @@ from ..model.registry import ToolEntry, ToolRegistry
 from .approval_memory import ApprovalMemory
 from .context import Reporter, ToolChat
 from .orchestrator import Orchestrator
-from .results import OutputBuffer, Status
+from .results import OutputBuffer, Status, as_text
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -65,6 +65,24 @@ class ChatHandle:
             return
         buffer.add(for_llm, for_user)
 
+    def add_message(
+        self, message: Mapping[str, Any], opts: Mapping[str, Any] | None = None
+    ) -> None:
+        """Add a message for the model: `{"role": "user"|"llm"|"system", "content": ...}`.
+
+        It joins the history after this batch's results (a message between a call and its
+        result would break the request); it is shown unless `opts["visible"]` is false.
+        """
+        role = str(message.get("role") or "user")
+        role = {"assistant": "llm"}.get(role, role)
+        if role not in ("user", "llm", "system"):
+            log.warning("add_message: unknown role %r; sent as a user message", role)
+            role = "user"
+        visible = bool((opts or {}).get("visible", True))
+        content = message.get("content")
+        text = content if isinstance(content, str) else as_text(content)
+        self._system.pending_messages.append((role, text, visible))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._chat, name)
 
@@ -102,6 +120,8 @@ class ToolSystem:
         self.approvals = ApprovalMemory()
         self.auto_rounds = 0
         self.buffers: dict[str, OutputBuffer] = {}
+        # Messages tool code added with `chat.add_message`: (role, content, visible).
+        self.pending_messages: list[tuple[str, str, bool]] = []
         self._running: set[Orchestrator] = set()
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
@@ -233,6 +253,7 @@ class ToolSystem:
             statuses = await orchestrator.run()
         finally:
             self._running.discard(orchestrator)
+            self._add_pending_messages()
         status: Literal["success", "error", "cancelled"] = "error"
         if orchestrator.cancelled:
             status = "cancelled"
@@ -240,6 +261,19 @@ class ToolSystem:
             status = "success"
         auto = status != "cancelled" and bool(self.opts["auto_submit"]) and await self._next_round()
         return BatchOutcome(status, auto, len(statuses), statuses)
+
+    def _add_pending_messages(self) -> None:
+        """Hand the chat the messages tool code added during the batch, after the results."""
+        pending, self.pending_messages = self.pending_messages, []
+        add = getattr(self.chat, "add_tool_message", None)
+        for role, content, visible in pending:
+            if add is None:
+                log.warning("chat %s cannot take messages from tools; dropped", self.chat_id)
+                return
+            try:
+                add(role, content, visible)
+            except Exception:
+                log.exception("chat %s: adding a message from a tool failed", self.chat_id)
 
     async def _next_round(self) -> bool:
         """Count an automatic round; past the cap, ask the user whether to go on."""
