@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tools.model.registry import ENTRY_KEYS, Group, is_entry
+from .tools.model.registry import ENTRY_KEYS, Group, is_entry, split_entry
 from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
@@ -174,6 +174,13 @@ def _check_tools(value: Any) -> tuple[Any, list[str]]:
         return None, [f"tools must be a dict of tool name → entry, not {_kind(value)}"]
     kept, errors = {}, []
     for name, entry in value.items():
+        try:
+            # Every way of writing a tool (fields in the entry, `location`) as one entry shape;
+            # kept in that shape so a module named by `location` is imported once.
+            entry = split_entry(str(name), entry) if isinstance(entry, dict) else entry
+        except Exception as exc:  # importing the user's module can raise anything
+            errors.append(f"tools[{name!r}]: {exc}")
+            continue
         problem = _tool_problem(name, entry)
         if problem:
             errors.append(f"tools[{name!r}]: {problem}")

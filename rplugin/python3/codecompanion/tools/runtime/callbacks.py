@@ -66,7 +66,7 @@ class ToolCode:
             return
         execution = run.execution
         lines = _lines(execution.stdout if execution.status == "success" else execution.stderr)
-        ok, value, _ = await self.call(run, fn, "output_prompt", lines, plain=True)
+        ok, value, _ = await self.call(run, fn, "output_prompt", lines, bare=True)
         if ok and value is not None:
             run.buffer.add(value)
 
@@ -81,18 +81,27 @@ class ToolCode:
         return ok
 
     async def call(
-        self, run: CallRun, fn: Callable[..., Any], kind: str, *args: Any, plain: bool = False
+        self,
+        run: CallRun,
+        fn: Callable[..., Any],
+        kind: str,
+        *args: Any,
+        plain: bool = False,
+        bare: bool = False,
     ) -> tuple[bool, Any, str]:
         """Call tool code: (finished, value, the failure in one line).
 
         Unless `plain`, the arguments are `(self, tools)` (tools is also `meta`); `plain`
-        callers give every argument after `self` themselves.
+        callers give every argument after `self` themselves, `bare` ones every argument
+        (older callbacks such as `output_prompt(output)` take no `self`).
         """
         tool = run.tool
         assert tool is not None
-        arguments = args if plain else (self.tools_for(run), *args)
+        arguments = args if plain or bare else (self.tools_for(run), *args)
+        if not bare:
+            arguments = (tool, *arguments)
         try:
-            finished, value = await bounded(invoke(fn, tool, *arguments), self.timeout(tool))
+            finished, value = await bounded(invoke(fn, *arguments), self.timeout(tool))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -109,7 +118,7 @@ class ToolCode:
         fn = tool.handlers.get("override_cmds") if tool is not None else None
         if tool is None or fn is None:
             return True
-        ok, value, _ = await self.call(run, fn, "override_cmds", tool.cmds, plain=True)
+        ok, value, _ = await self.call(run, fn, "override_cmds", list(tool.cmds), bare=True)
         if ok and isinstance(value, (list, tuple)):
             tool.cmds = list(value)
         return ok
