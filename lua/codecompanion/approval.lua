@@ -69,12 +69,9 @@ end
 --- Ask the user about one tool call (called by the host).
 function M.ask(chan, rid, req)
   vim.schedule(function()
+    -- User CodeCompanionToolApprovalRequested/Finished are fired by the host (approvals.py),
+    -- once per question, in order with the chat's rendering: not here.
     local choices = req.choices or { "approve", "always", "reject", "cancel", "edit" }
-    vim.api.nvim_exec_autocmds("User", {
-      pattern = "CodeCompanionToolApprovalRequested",
-      modeline = false,
-      data = { id = req.chat_id, name = req.tool_name, call_id = req.call_id },
-    })
     vim.ui.select(choices, {
       prompt = req.prompt,
       kind = "codecompanion.approval",
@@ -82,11 +79,6 @@ function M.ask(chan, rid, req)
         return LABELS[item] or item
       end,
     }, function(choice)
-      vim.api.nvim_exec_autocmds("User", {
-        pattern = "CodeCompanionToolApprovalFinished",
-        modeline = false,
-        data = { id = req.chat_id, choice = choice or "cancel" },
-      })
       if choice == "reject" then
         vim.ui.input({ prompt = "Reason for rejecting (optional): " }, function(reason)
           reply(chan, rid, "reject", { reason = reason ~= "" and reason or nil })

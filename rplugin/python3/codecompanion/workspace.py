@@ -129,6 +129,9 @@ class Workspace:
         self.config = load_config(self.options.config_file)
         self.stop_mcp()
         self.registry = self._make_registry()
+        from .adapters import KeyResolver
+
+        self.keys = KeyResolver()  # a fixed `cmd:` key is run again, not read from the cache
         return self.config.error
 
     def ollama_address(self) -> tuple[str, int]:

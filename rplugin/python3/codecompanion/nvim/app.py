@@ -328,11 +328,39 @@ class App:
         self.bridge.reply(int(args.get("rid", 0)), args.get("value"))
 
     def do_reload(self, args: dict[str, Any]) -> None:
-        error = self._workspace().reload()
+        workspace = self._workspace()
+        error = workspace.reload()
         if error:
             self.bridge.echo_error(f"config: {error}")
-        else:
-            self.bridge.notify_lua("codecompanion.render", "notify", "config reloaded", "info")
+            return
+        message = "config reloaded" + self._reload_chats(workspace)
+        self.bridge.notify_lua("codecompanion.render", "notify", message, "info")
+
+    def _reload_chats(self, workspace: Workspace) -> str:
+        """Give open chats the reloaded tools, options and adapter settings; what it did, said.
+
+        A busy chat gets the tools now (later calls use them) and its adapter at the next
+        reload, since its request is using the current one.
+        """
+        opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
+        gone: set[str] = set()
+        busy = 0
+        for chat in self.chats.values():
+            gone.update(chat.tools.reconfigure(workspace.registry, opts))
+            if chat.busy:
+                busy += 1
+                continue
+            adapter, _ = workspace.make_adapter(chat.adapter.name, chat.model)
+            self.bridge.spawn(chat.adapter.aclose())
+            chat.adapter = adapter
+        if not self.chats:
+            return ""
+        said = f" for {len(self.chats)} open chat(s): tools, tool options and adapter settings"
+        if busy:
+            said += f"; {busy} busy chat(s) keep their adapter until the next reload"
+        if gone:
+            said += f"; no longer in the config: {', '.join(sorted(gone))}"
+        return said
 
     # ----- requests --------------------------------------------------------------------
 

@@ -296,6 +296,17 @@ class ToolSystem:
         for orchestrator in list(self._running):
             orchestrator.cancel()
 
+    def reconfigure(self, registry: ToolRegistry, opts: Mapping[str, Any] | None) -> list[str]:
+        """Take a reloaded config: its tools and options; the offered tools stay offered.
+
+        Returns the offered tools the new config no longer has (calls to them are refused
+        with "not available" until it has them again).
+        """
+        self.registry = registry
+        kept = {key: self.opts[key] for key in ("default_tools",) if key in self.opts}
+        self.opts = {**DEFAULT_OPTS, **(opts or {}), **kept}
+        return [name for name in self.offered if registry.get(name) is None]
+
     # Saved chats
 
     def to_state(self) -> dict[str, Any]:
