@@ -65,6 +65,11 @@ def test_help_calculator_runs(tmp_path: Path) -> None:
     assert calc["status"] == "success" and calc["for_llm"] == "42"
     zero = run_tool(config, tmp_path, "calculator", {"num1": 1, "num2": 0, "operation": "divide"})
     assert zero["status"] == "error" and "zero" in str(zero["for_llm"])
+    today = run_tool(
+        config, tmp_path, "calculator_today", {"num1": "7", "num2": 6, "operation": "add"}
+    )
+    assert today["status"] == "success" and str(today["for_llm"]).endswith("13")
+    assert "read as a number" in str(today["for_llm"])
 
 
 def readme_adapter_rows() -> dict[str, str]:
