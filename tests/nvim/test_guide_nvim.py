@@ -66,8 +66,8 @@ def test_reload_reaches_an_open_chat(
     path = config_file("")
     ed = start_nvim(config_file=path)
     bufnr = ed.open_chat()
-    # The tool is added to the config while the chat is open.
-    config_file(ECHO.replace("NAME", "added"))
+    # A tool is added and the key fixed while the chat is open.
+    path.write_text(path.read_text().replace("sk-test", "sk-fixed") + ECHO.replace("NAME", "added"))
     ed.nvim.command("CodeCompanionReload")
     wait_for(lambda: "open chat" in ed.nvim.command_output("messages"))
     provider_server.enqueue(openai_tool_calls([("c1", "added", {"text": "hi"})]), openai_text("ok"))
@@ -75,6 +75,7 @@ def test_reload_reaches_an_open_chat(
     ed.nvim.current.buffer = ed.nvim.buffers[bufnr]
     ed.send("@{added} say hi")
     ed.wait_event("CodeCompanionChatDone", timeout=15)
+    assert provider_server.requests[0].headers["authorization"] == "Bearer sk-fixed"
     first = provider_server.requests[0].json()
     assert [t["function"]["name"] for t in first["tools"]] == ["added"]
     result = provider_server.requests[1].json()["messages"][-1]

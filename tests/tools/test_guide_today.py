@@ -141,3 +141,36 @@ async def test_approval_events_fire_once_each_with_codecompanions_data(tmp_path:
     finished = ran.events.of("ToolApprovalFinished")
     assert len(requested) == 1 and requested[0]["name"] == "calculator"
     assert len(finished) == 1 and finished[0]["choice"] == "reject"
+
+
+def test_todays_form_through_the_headless_tool_command(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "codecompanion.py"
+    config.write_text(TODAY)
+    package = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codecompanion",
+            "tool",
+            "calculator",
+            "--config",
+            str(config),
+            "--args",
+            json.dumps({"num1": "100", "num2": 50, "operation": "multiply"}),
+            "--yes",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(package)},
+    )
+    result = json.loads(done.stdout)
+    assert result["status"] == "success", done.stderr
+    assert result["for_llm"].endswith("5000 cmd=True ['setup cli True']")
+    assert 'the text "100": read as a number' in result["for_llm"]
