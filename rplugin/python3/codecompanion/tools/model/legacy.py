@@ -1,6 +1,6 @@
 """Older CodeCompanion tool fields, mapped onto today's model with a log line saying how.
 
-Each older field keeps working as its guide describes it:
+Each older field keeps working as CodeCompanion documented it then:
 
 - `prompt(schema)` (a top-level system prompt) is `system_prompt`; a singular `cmd` is `cmds`;
 - `pre_cmd(env, args)` runs before the cmds, `override_cmds(cmds)` returns the cmds to run:
