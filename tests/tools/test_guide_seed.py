@@ -163,6 +163,25 @@ tools = {
     assert ran.result("c").for_llm == "rejected ['echo', 'x']"
 
 
+async def test_cmd_of_a_decorated_function_is_that_function(tmp_path: Path) -> None:
+    text = """
+from codecompanion import tool
+
+@tool
+def shout(text: str) -> str:
+    \"\"\"Shout the text.\"\"\"
+    return text.upper()
+
+def success(self, tools, cmd, stdout):
+    tools.chat.add_tool_output(self, f"{cmd.__name__}: {stdout[0]}")
+
+shout.output["success"] = success
+tools = {"shout": shout}
+"""
+    ran = await run(tmp_path, text, call("shout", {"text": "hi"}))
+    assert ran.result().for_llm == "shout: HI"
+
+
 async def test_a_commands_stdout_is_a_list_of_lines(tmp_path: Path) -> None:
     text = """
 def success(self, tools, cmd, stdout):

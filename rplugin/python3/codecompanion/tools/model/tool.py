@@ -337,4 +337,6 @@ def _function_cmd(func: Callable[..., Any], signature: inspect.Signature) -> Cal
                 value = await value
         return {"status": "success", "data": value}
 
+    # Outputs are given "the function that ran": the user's, not this wrapper.
+    cmd.__codecompanion_function__ = func  # type: ignore[attr-defined]
     return cmd

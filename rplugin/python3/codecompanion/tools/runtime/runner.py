@@ -240,7 +240,7 @@ async def run_cmds(
             execution.status, execution.stderr = result.status, [result.data]
             return execution
         if callable(cmd):
-            execution.cmd = cmd
+            execution.cmd = getattr(cmd, "__codecompanion_function__", cmd)
             result = await run_function(cmd, tool, previous, timeout)
         else:
             argv = execution.cmd = expand(cmd, env or {})
