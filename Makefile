@@ -14,12 +14,17 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# The pins were resolved on one Python; where a pinned version does not exist for this Python
+# (its Requires-Python excludes it), install from pyproject.toml's ranges instead of failing.
+UNPINNED = (echo "$(CONSTRAINTS) does not fit $$($(PY) --version); installing from pyproject.toml's ranges" >&2; \
+	$(PY) -m pip install -q
+
 $(STAMP_RUNTIME): pyproject.toml $(CONSTRAINTS) | $(PY)
-	$(PY) -m pip install -q $(PIN) -e .
+	$(PY) -m pip install -q $(PIN) -e . 2>/dev/null || $(UNPINNED) -e .)
 	touch $@
 
 $(STAMP_DEV): pyproject.toml $(CONSTRAINTS) | $(PY)
-	$(PY) -m pip install -q $(PIN) -e '.[dev]'
+	$(PY) -m pip install -q $(PIN) -e '.[dev]' 2>/dev/null || $(UNPINNED) -e '.[dev]')
 	touch $@ $(STAMP_RUNTIME)
 
 ## install: the plugin manager's build step: .venv with the runtime dependencies only.
