@@ -1,0 +1,198 @@
+"""The unstaged diff (work tree against the index), computed in Python from git's objects.
+
+`git diff` would refresh the index and hash changed work-tree files through the repository's
+clean filters, which are programs the repository names. Here git only lists the index
+(`ls-files`) and hands out blobs (`cat-file --batch`); the work-tree files are read and hashed
+here, and the diff is made with difflib. A file whose content git would convert with a filter
+(LFS, for example) shows as changed with its raw content; CRLF conversion is recognised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ....errors import ToolError
+from .safe_git import run_git
+
+MAX_DIFF_BYTES = 2_000_000  # per file: larger files are named, not diffed
+_REGULAR, _EXECUTABLE, _LINK, _GITLINK = "100644", "100755", "120000", "160000"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stage-0 index entry."""
+
+    mode: str
+    oid: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """An index entry whose work-tree file differs: new content None means deleted."""
+
+    entry: Entry
+    new_mode: str | None
+    new: bytes | None
+
+
+def parse_index(listing: str) -> tuple[list[Entry], list[str]]:
+    """`ls-files -s -t -z` output: stage-0 entries (skip-worktree left out), unmerged paths."""
+    entries: list[Entry] = []
+    unmerged: list[str] = []
+    for record in listing.split("\0"):
+        if not record or "\t" not in record:
+            continue
+        head, path = record.split("\t", 1)
+        parts = head.split()
+        if len(parts) != 4:
+            continue
+        tag, mode, oid, stage = parts
+        if stage != "0":
+            if path not in unmerged:
+                unmerged.append(path)
+        elif tag.upper() != "S":
+            entries.append(Entry(mode, oid, path))
+    return entries, unmerged
+
+
+def _object_id(kind: str, data: bytes, algorithm: str) -> str:
+    digest = hashlib.new(algorithm)
+    digest.update(f"{kind} {len(data)}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _worktree(root: Path, entry: Entry) -> tuple[str | None, bytes | None]:
+    """The file's mode and content as git would store it, or (None, None) if it is gone."""
+    path = root / entry.path
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return _LINK, os.fsencode(os.readlink(path))
+        if not stat.S_ISREG(info.st_mode):
+            return None, None
+        # A file swapped for a link or a FIFO meanwhile is not followed or waited on.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None, None
+    return (_EXECUTABLE if info.st_mode & 0o111 else _REGULAR), data
+
+
+def changed(root: Path, entries: list[Entry], algorithm: str, filemode: bool) -> list[Change]:
+    """The entries whose work-tree file differs from the index (runs in a worker thread).
+
+    Without `filemode` (core.fileMode false) the executable bit is not compared, as in git.
+    """
+    changes: list[Change] = []
+    for entry in entries:
+        if entry.mode == _GITLINK:
+            continue  # submodules: their own repositories
+        mode, data = _worktree(root, entry)
+        if data is None:
+            changes.append(Change(entry, None, None))
+            continue
+        if not filemode and {mode, entry.mode} <= {_REGULAR, _EXECUTABLE}:
+            mode = entry.mode
+        same = _object_id("blob", data, algorithm) == entry.oid
+        if not same and b"\r\n" in data:
+            same = _object_id("blob", data.replace(b"\r\n", b"\n"), algorithm) == entry.oid
+        if not same or mode != entry.mode:
+            changes.append(Change(entry, mode, None if same and mode != entry.mode else data))
+    return changes
+
+
+async def blobs(
+    root: Path, oids: list[str], timeout: float, env: Mapping[str, str]
+) -> dict[str, bytes]:
+    """The contents of the blobs `oids`, read with one `git cat-file --batch`."""
+    if not oids:
+        return {}
+    request = "".join(f"{oid}\n" for oid in oids).encode()
+    result = await run_git(
+        root, ("cat-file", "--batch"), timeout=timeout, env=env, stdin_data=request,
+        max_output=256_000_000,
+    )  # fmt: skip
+    if result.exit_code != 0 or result.truncated:
+        raise ToolError(f"git cat-file failed: {result.stderr.strip()[:300] or 'output too large'}")
+    data, found, at = result.raw_stdout, {}, 0
+    for oid in oids:
+        end = data.index(b"\n", at)
+        header = data[at:end].split()
+        at = end + 1
+        if len(header) == 3:
+            size = int(header[2])
+            found[oid] = data[at : at + size]
+            at += size + 1
+    return found
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+
+def _body(path: str, old: bytes, new: bytes) -> list[str]:
+    """The unified diff of one text file, or a one-line note for binary or huge files."""
+    if b"\0" in old[:8000] or b"\0" in new[:8000]:
+        return [f"Binary files a/{path} and b/{path} differ"]
+    if max(len(old), len(new)) > MAX_DIFF_BYTES:
+        return [f"(a/{path} or b/{path} is larger than {MAX_DIFF_BYTES} bytes; not diffed)"]
+    out: list[str] = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{path}", f"b/{path}", n=3):
+        out.append(line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line)
+        if not line.endswith("\n"):
+            out.append("\\ No newline at end of file")
+    return out
+
+
+def render(change: Change, old: bytes) -> str:
+    """One `diff --git` block for a change, in git's format."""
+    entry, path = change.entry, change.entry.path
+    lines = [f"diff --git a/{path} b/{path}"]
+    if change.new_mode is None:
+        body = _body(path, old, b"")
+        if len(body) > 1 and body[1].startswith("+++ "):
+            body[1] = "+++ /dev/null"
+        return "\n".join([*lines, f"deleted file mode {entry.mode}", *body])
+    if change.new_mode != entry.mode:
+        lines += [f"old mode {entry.mode}", f"new mode {change.new_mode}"]
+    if change.new is not None:
+        lines += _body(path, old, change.new)
+    return "\n".join(lines)
+
+
+async def _git_text(
+    root: Path, argv: tuple[str, ...], timeout: float, env: Mapping[str, str]
+) -> str:
+    result = await run_git(root, argv, timeout=timeout, env=env, max_output=256_000_000)
+    if result.exit_code != 0 or result.truncated:
+        message = result.stderr.strip()[:300] or "output too large"
+        raise ToolError(f"git {argv[0]} failed: {message}")
+    return result.stdout
+
+
+async def unstaged_diff(
+    root: Path, timeout: float, env: Mapping[str, str]
+) -> tuple[str, list[str]]:
+    """The work tree's changes against the index as a git-style diff, and the unmerged paths."""
+    listing = await _git_text(root, ("ls-files", "-s", "-t", "-z"), timeout, env)
+    algorithm = (await _git_text(root, ("rev-parse", "--show-object-format"), timeout, env)).strip()
+    filemode = await run_git(root, ("config", "--bool", "core.fileMode"), timeout=timeout, env=env)
+    entries, unmerged = parse_index(listing)
+    if algorithm not in ("sha1", "sha256"):
+        raise ToolError(f"unsupported git object format {algorithm!r}")
+    exact = filemode.stdout.strip() != "false"
+    found = await asyncio.to_thread(changed, root, entries, algorithm, exact)
+    wanted = sorted({c.entry.oid for c in found if c.new is not None or c.new_mode is None})
+    old = await blobs(root, wanted, timeout, env)
+    text = "\n".join(render(change, old.get(change.entry.oid, b"")) for change in found)
+    return text, unmerged
