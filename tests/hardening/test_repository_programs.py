@@ -15,10 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from codecompanion.tools.model.registry import ToolRegistry
-from codecompanion.tools.runtime.system import ToolSystem
 
 from codecompanion.messages import ToolCall
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 HOOKS = (
