@@ -147,7 +147,9 @@ def _body(path: str, old: bytes, new: bytes) -> list[str]:
     if max(len(old), len(new)) > MAX_DIFF_BYTES:
         return [f"(a/{path} or b/{path} is larger than {MAX_DIFF_BYTES} bytes; not diffed)"]
     out: list[str] = []
-    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{path}", f"b/{path}", n=3):
+    tab = "\t" if " " in path else ""  # as git writes names with spaces in the headers
+    names = (f"a/{path}{tab}", f"b/{path}{tab}")
+    for line in difflib.unified_diff(_lines(old), _lines(new), *names, n=3):
         out.append(line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line)
         if not line.endswith("\n"):
             out.append("\\ No newline at end of file")
