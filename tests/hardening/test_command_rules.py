@@ -167,6 +167,10 @@ UNCERTAIN = [
     'echo "$(touch made)"',
     "cat <(touch made)",
     "{tou,}ch made",
+    "touch made .git/hooks/post-checkout",
+    "printf '* filter=x' > .gitattributes; touch made",
+    "cp made.in .gitmodules && touch made",
+    "cd .git && touch made",
 ]
 
 
@@ -204,6 +208,8 @@ async def test_lines_the_rules_can_read_still_run_without_a_question(tmp_path: P
         "bash -c 'echo inner'",
         "echo *.txt",
         "[ -f victim ] && echo present",
+        "cat .gitignore || true",
+        "git status --short || true",
     ]
     calls = [ToolCall(f"p{i}", "run_command", {"cmd": s}) for i, s in enumerate(plain)]
     await tools.run(calls)

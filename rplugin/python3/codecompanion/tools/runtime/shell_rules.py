@@ -12,6 +12,7 @@ it, and the line is uncertain, so neither an allow rule nor YOLO runs it without
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -27,6 +28,8 @@ _OPAQUE = frozenset(
     "pkexec sg newgrp expect source . alias function case select".split()
 )
 _SHELLS = frozenset("sh bash dash zsh ksh mksh ash posh yash fish".split())
+# A line naming git's control files: git runs the programs written there (hooks, filters).
+_GIT_CONTROL = re.compile(r"(^|[^\w.-])\.git(/|$|[^\w.-])|\.gitattributes|\.gitmodules")
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class Reading:
 def read(line: str) -> Reading:
     """Read a shell line into the commands it runs."""
     parsed = parse(line)
+    if _GIT_CONTROL.search(line):
+        parsed.doubt("it names git's control files (.git/, .gitattributes, .gitmodules)")
     commands: list[Command] = []
     _collect(parsed, commands, 0)
     return Reading(tuple(commands), tuple(parsed.doubts), parsed.redirects)
