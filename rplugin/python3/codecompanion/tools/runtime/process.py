@@ -287,6 +287,8 @@ async def run_process(
     try:
         timed_out, code = await _supervise(proc, out, err, timeout, stdin_data)
     finally:
+        # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
+        # that a second cancel could cut short.
         kill_marked(marker)
         _release(proc.pid)
     return ProcessResult(
