@@ -17,6 +17,8 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.approvals import rule_verdict
+from codecompanion.tools.runtime.shell_rules import read
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
@@ -216,3 +218,28 @@ async def test_lines_the_rules_can_read_still_run_without_a_question(tmp_path: P
     assert approver.requests == []
     assert [chat.result(c.id).is_error for c in calls] == [False] * len(plain)
     assert (root / "victim").exists()
+
+
+# Lines built to break a reader (deep nesting, huge words, unbalanced quotes), and whether the
+# rules must call them uncertain. Each gets a verdict, never an exception.
+HOSTILE = [
+    ("$(" * 5000 + "rm victim" + ")" * 5000, True),
+    ("`" * 3001, True),
+    ("{" * 90000 + "x", False),  # one odd but literal command name
+    ("echo " + "x" * 200_000, True),  # too long to read
+    ("eval " * 5000 + "rm victim", True),
+    ("sh -c " * 3000 + "x", True),
+    ("'" * 9999, True),
+    ('"$(' * 3000, True),
+    ("${" * 5000, True),
+    ("\\" * 10001, False),  # escaped backslashes: a literal name
+]
+
+
+@pytest.mark.parametrize("index", range(len(HOSTILE)))
+def test_hostile_lines_get_a_verdict_not_an_exception(index: int) -> None:
+    line, uncertain = HOSTILE[index]
+    reading = read(line)
+    assert reading.certain is not uncertain, reading.doubts
+    verdict = rule_verdict({"deny": ["rm *"], "allow": ["*"]}, line, shell=True)
+    assert verdict in (("deny", None) if uncertain else ("allow",))

@@ -271,6 +271,8 @@ class ApprovalGate:
             return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
         if choice == "always":
             per_command = bool(tool.opts.get("require_cmd_approval")) or not allowed_in_yolo(tool)
+            # A line the rules cannot read is never covered tool-wide: remember this one line.
+            per_command = per_command or bool(doubts(tool, key))
             self.system.approvals.remember(tool.name, key, per_command)
             return Verdict("run", approved=True, reason="always")
         if choice == "cancel":

@@ -21,8 +21,7 @@ _SPECIAL_PARAMETERS = "@*#?$!-0123456789"
 # Redirection operators at a word start, longest first; an fd number may come before them.
 _REDIRECT = re.compile(r"(\d+|\{[A-Za-z_][A-Za-z0-9_]*\})?(<<<|<<-|<<|<>|<&|>>|>&|>\||&>>|&>|<|>)")
 MAX_DEPTH = 6
-# Unquoted characters that make the shell expand a word into file names or several words.
-_GLOB = re.compile(r"[*?]|\[.*\]|\{.*(,|\.\.).*\}")
+MAX_LINE = 100_000  # characters; a longer line is not read at all (it is uncertain)
 
 
 @dataclass(frozen=True)
@@ -61,8 +60,6 @@ class _Reader:
 
     def __init__(self, text: str, out: Parsed, depth: int) -> None:
         self.text, self.out, self.depth, self.i = text, out, depth, 0
-        if depth > MAX_DEPTH:
-            out.doubt("nesting too deep")
 
     def peek(self, offset: int = 0) -> str:
         index = self.i + offset
@@ -142,7 +139,19 @@ class _Reader:
         return True
 
     def nested(self, closer: str) -> None:
-        """Read a nested command list (`$(...)`, `<(...)`) into the same result."""
+        """Read a nested command list (`$(...)`, `<(...)`) into the same result.
+
+        Past MAX_DEPTH the text is skipped to its closing parenthesis, not read: it stands for
+        a command nobody can know.
+        """
+        if self.depth >= MAX_DEPTH:
+            self.out.doubt("nesting too deep")
+            self.out.commands.append(Simple((Word("$(...)", known=False),)))
+            level = 1
+            while self.i < len(self.text) and level:
+                level += {"(": 1, ")": -1}.get(self.peek(), 0)
+                self.i += 1
+            return
         inner = _Reader(self.text, self.out, self.depth + 1)
         inner.i = self.i
         inner.read_list(closer)
@@ -179,7 +188,7 @@ class _Reader:
                 bare.append(char)
                 parts.append(char)
                 self.i += 1
-        return Word("".join(parts), known, _GLOB.search("".join(bare)) is not None)
+        return Word("".join(parts), known, expands(bare))
 
     def _double_quoted(self, parts: list[str]) -> bool:
         """Read up to the closing `"`; False if something inside expands."""
@@ -212,7 +221,11 @@ class _Reader:
             while end < len(self.text) and self.text[end] != "`":
                 end += 2 if self.text[end] == "\\" else 1
             inner = re.sub(r"\\([`$\\])", r"\1", self.text[self.i + 1 : end])
-            _Reader(inner, self.out, self.depth + 1).read_list()
+            if self.depth >= MAX_DEPTH:
+                self.out.doubt("nesting too deep")
+                self.out.commands.append(Simple((Word("`...`", known=False),)))
+            else:
+                _Reader(inner, self.out, self.depth + 1).read_list()
             self.i = end + 1
             parts.append("`...`")
             return False
@@ -257,8 +270,29 @@ class _Reader:
         self.i += 1
 
 
+def expands(bare: list[str]) -> bool:
+    """True if these unquoted characters make the shell expand a word (globs, braces).
+
+    Linear on purpose: the model writes these words.
+    """
+    text = "".join(bare)
+    if "*" in text or "?" in text:
+        return True
+    opening = text.find("[")
+    if opening >= 0 and "]" in text[opening + 1 :]:
+        return True
+    opening = text.find("{")
+    closing = text.rfind("}")
+    inside = text[opening + 1 : closing] if 0 <= opening < closing else ""
+    return "," in inside or ".." in inside
+
+
 def parse(line: str, depth: int = 0) -> Parsed:
     """Read `line`; nested command lists are read at `depth + 1`."""
     out = Parsed()
+    if len(line) > MAX_LINE:
+        out.doubt(f"a line longer than {MAX_LINE} characters")
+        out.commands.append(Simple((Word(line[:80], known=False),)))
+        return out
     _Reader(line, out, depth).read_list()
     return out

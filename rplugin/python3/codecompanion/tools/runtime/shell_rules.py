@@ -132,10 +132,10 @@ def _nested(text: str, parsed: Parsed, out: list[Command], depth: int) -> None:
         out.append(Command(None, text, ()))
         return
     inner = parse(text, depth + 1)
+    _collect(inner, out, depth + 1)  # may add doubts to `inner`: copied below
     parsed.redirects = parsed.redirects or inner.redirects
     for reason in inner.doubts:
         parsed.doubt(reason)
-    _collect(inner, out, depth + 1)
 
 
 def _unknown(words: Sequence[Word], parsed: Parsed, out: list[Command], reason: str) -> None:
