@@ -125,3 +125,29 @@ def test_keys_never_reach_the_chat_the_log_or_the_request(
     leaked = [n for n, visible in VARIABLES.items() if not visible and secrets[n] in everything]
     assert leaked == []
     assert os.environ.get("MY_PROVIDER_CRED") == secrets["MY_PROVIDER_CRED"]
+
+
+async def test_a_command_tool_gets_the_same_cleaned_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.tools.harness import call, make
+    from tests.tools.test_commands import command_tool
+
+    secrets = values()
+    for name, value in {**secrets, "NVIM": "/tmp/sock"}.items():
+        monkeypatch.setenv(name, value)
+    env_opts = tool_env_opts(
+        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
+        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
+    )
+    h = make(
+        {"runner": command_tool([["env"]])},
+        cwd=tmp_path,
+        opts={"auto_submit": False, "env": env_opts},
+    )
+    c = call("runner", {"lang": "x"})
+    await h.run(c)
+    shown = h.chat.result(c.id).for_llm
+    seen = {line.split("=", 1)[0] for line in shown.splitlines() if "=" in line}
+    assert "PATH" in seen and "NVIM" not in seen
+    assert {n for n in VARIABLES if n in seen} == {n for n, v in VARIABLES.items() if v}
