@@ -239,3 +239,9 @@ def test_stop_closes_the_server() -> None:
         with pytest.raises(httpx.TransportError):
             client.get("/api/tags")
     server.stop()
+
+
+def test_the_recorded_captures_are_in_the_repository() -> None:
+    # Tests that replay them must never skip for want of a folder outside the repository.
+    names = {p.name for p in WIRE.glob("*.txt")}
+    assert len(names) == 6 and (WIRE / "tools.json").is_file() and (WIRE / "README.md").is_file()
