@@ -25,9 +25,15 @@ _KEYWORDS |= {"{", "}", "esac", "coproc"}
 _OPAQUE = frozenset(
     "xargs parallel watch su runuser chroot flock strace ltrace gdb valgrind unshare nsenter "
     "firejail systemd-run script chronic unbuffer taskset cgexec fakeroot proot rlwrap entr "
-    "pkexec sg newgrp expect source . alias function case select".split()
+    "pkexec sg newgrp expect source . alias function case select hash enable".split()
 )
 _SHELLS = frozenset("sh bash dash zsh ksh mksh ash posh yash fish".split())
+# Variables that change which program a name runs or make shells and loaders run code.
+_STEERING = frozenset(
+    "PATH BASH_ENV ENV IFS PS4 PROMPT_COMMAND SHELLOPTS BASHOPTS BASH_FUNC CDPATH "
+    "LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT PYTHONSTARTUP PYTHONPATH PERL5OPT NODE_OPTIONS".split()
+)
+_DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
 # A line naming git's control files: git runs the programs written there (hooks, filters).
 _GIT_CONTROL = re.compile(r"(^|[^\w.-])\.git(/|$|[^\w.-])|\.gitattributes|\.gitmodules")
 
@@ -148,6 +154,7 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
     while (
         words and words[0].known and (words[0].text in _KEYWORDS or _is_assignment(words[0].text))
     ):
+        _steering(words[0], parsed, out)
         words = words[1:]
     if not words or words[0].text in ("for", "in"):
         return  # a loop header names no program
@@ -170,6 +177,9 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
             _unknown(words, parsed, out, f"`{program}` of text the shell computes")
     elif program == "find":
         _find(rest, parsed, out, depth)
+    elif program in _DECLARE:
+        for word in rest:
+            _steering(word, parsed, out)
     elif program in _WRAPPERS:
         _wrapper(program, words, parsed, out, depth)
 
@@ -177,6 +187,13 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
 def _is_assignment(text: str) -> bool:
     name, equals, _value = text.partition("=")
     return bool(equals) and name.isidentifier()
+
+
+def _steering(word: Word, parsed: Parsed, out: list[Command]) -> None:
+    """An assignment to PATH, BASH_ENV, LD_PRELOAD...: what runs next cannot be known."""
+    name = word.text.partition("=")[0]
+    if _is_assignment(word.text) and (name in _STEERING or name.startswith("BASH_FUNC_")):
+        _unknown([word], parsed, out, f"an assignment to {name}")
 
 
 def _wrapper(
@@ -195,6 +212,7 @@ def _wrapper(
     inner = rest[start:]
     if program == "env":
         while inner and inner[0].known and _is_assignment(inner[0].text):
+            _steering(inner[0], parsed, out)
             inner = inner[1:]
     if inner:
         _unwrap(inner, parsed, out, depth)
