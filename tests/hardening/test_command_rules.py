@@ -196,6 +196,7 @@ async def test_a_line_the_rules_cannot_read_is_asked_about(tmp_path: Path, bypas
     calls = [ToolCall(f"u{i}", "run_command", {"cmd": s}) for i, s in enumerate(UNCERTAIN)]
     await tools.run(calls)
     assert [r.arguments["cmd"] for r in approver.requests] == UNCERTAIN
+    assert all("the rules cannot tell what it runs" in p for p in approver.prompts)
     assert not (root / "made").exists()
     assert all(chat.final_status(c.id) == "rejected" for c in calls)
 

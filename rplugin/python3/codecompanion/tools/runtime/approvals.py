@@ -99,6 +99,13 @@ def doubts(tool: Tool, key: str) -> tuple[str, ...]:
     return reading.doubts or ("a command name the shell computes",)
 
 
+def _why_asked(unsure: tuple[str, ...]) -> str:
+    """The note on a question that rules or YOLO could not spare: why the line is uncertain."""
+    if not unsure:
+        return ""
+    return f" (asked because the rules cannot tell what it runs: {'; '.join(unsure)})"
+
+
 def _denied(tool: Tool, key: str) -> str:
     return (
         f"The {tool.name} call was denied by rule: `{key}` matches a deny pattern in the "
@@ -192,7 +199,7 @@ class ApprovalGate:
         unsure = doubts(tool, key)
         if unsure:  # nothing but the user approves a line whose commands cannot be known
             self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(unsure))
-            return await self._ask(tool, key, queued)
+            return await self._ask(tool, key, queued, unsure)
         blanket = allowed_in_yolo(tool)
         if self.system.approvals.covers(tool.name, key):
             self._log(tool, "approved (always)")
@@ -221,7 +228,9 @@ class ApprovalGate:
         self._log(tool, "rejected by its handlers.approved")
         return Verdict("reject")
 
-    async def _ask(self, tool: Tool, key: str, queued: int) -> Verdict:
+    async def _ask(
+        self, tool: Tool, key: str, queued: int, unsure: tuple[str, ...] = ()
+    ) -> Verdict:
         assert tool.call is not None
         argument = command_argument(tool)
         editable = (
@@ -236,7 +245,7 @@ class ApprovalGate:
             chat_id=self.system.chat_id,
             tool_name=tool.name,
             call_id=tool.call.id,
-            prompt=await prompt_text(tool, self.system),
+            prompt=await prompt_text(tool, self.system) + _why_asked(unsure),
             arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
