@@ -79,3 +79,27 @@ async def test_crlf_work_tree_files_are_not_changes(repo: Path) -> None:
 async def test_an_empty_repository_and_a_clean_tree(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     assert await unstaged_diff(tmp_path, 10, dict(os.environ)) == ("", [])
+
+
+async def test_large_and_emptied_files(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    big = b"line\n" * 600_000  # 3 MB: over the diff limit
+    (tmp_path / "grows.txt").write_bytes(b"small\n")
+    (tmp_path / "shrinks.txt").write_bytes(big)
+    (tmp_path / "big_gone.txt").write_bytes(big)
+    (tmp_path / "big_same.txt").write_bytes(big)
+    (tmp_path / "emptied.txt").write_bytes(b"text\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
+    (tmp_path / "grows.txt").write_bytes(big)
+    (tmp_path / "shrinks.txt").write_bytes(b"small\n")
+    (tmp_path / "big_gone.txt").unlink()
+    (tmp_path / "emptied.txt").write_bytes(b"")
+    ours, _unmerged = await unstaged_diff(tmp_path, 10, dict(os.environ))
+    blocks = {b.split("\n", 1)[0].split(" b/")[-1]: b for b in ours.split("diff --git a/")[1:]}
+    assert set(blocks) == {"grows.txt", "shrinks.txt", "big_gone.txt", "emptied.txt"}
+    for name in ("grows.txt", "shrinks.txt", "big_gone.txt"):
+        assert "not diffed" in blocks[name], blocks[name]
+    assert "deleted file mode 100644" in blocks["big_gone.txt"]
+    assert "-text" in blocks["emptied.txt"]
+    assert len(ours) < 5_000

@@ -36,11 +36,16 @@ class Entry:
 
 @dataclass(frozen=True)
 class Change:
-    """An index entry whose work-tree file differs: new content None means deleted."""
+    """An index entry whose work-tree file differs.
+
+    `new_mode` None: the file is gone. `new` None: only the mode changed. `large`: the content
+    changed but is too large to diff (it was hashed in pieces, not kept).
+    """
 
     entry: Entry
     new_mode: str | None
     new: bytes | None
+    large: bool = False
 
 
 def parse_index(listing: str) -> tuple[list[Entry], list[str]]:
@@ -70,8 +75,9 @@ def _object_id(kind: str, data: bytes, algorithm: str) -> str:
     return digest.hexdigest()
 
 
-def _worktree(root: Path, entry: Entry) -> tuple[str | None, bytes | None]:
-    """The file's mode and content as git would store it, or (None, None) if it is gone."""
+def _worktree(root: Path, entry: Entry, algorithm: str) -> tuple[str | None, bytes | str | None]:
+    """The file's mode and content as git would store it (its object id instead when it is
+    larger than MAX_DIFF_BYTES), or (None, None) if it is gone or not a file."""
     path = root / entry.path
     try:
         info = os.lstat(path)
@@ -79,13 +85,37 @@ def _worktree(root: Path, entry: Entry) -> tuple[str | None, bytes | None]:
             return _LINK, os.fsencode(os.readlink(path))
         if not stat.S_ISREG(info.st_mode):
             return None, None
+        mode = _EXECUTABLE if info.st_mode & 0o111 else _REGULAR
         # A file swapped for a link or a FIFO meanwhile is not followed or waited on.
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
-            data = handle.read()
+            size = os.fstat(handle.fileno()).st_size
+            if size <= MAX_DIFF_BYTES:
+                return mode, handle.read()
+            digest = hashlib.new(algorithm)
+            digest.update(f"blob {size}\0".encode())
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+            return mode, digest.hexdigest()
     except OSError:
         return None, None
-    return (_EXECUTABLE if info.st_mode & 0o111 else _REGULAR), data
+
+
+def _compare(entry: Entry, mode: str, data: bytes | str, algorithm: str) -> Change | None:
+    """The change of one existing file, or None if git would see none."""
+    if isinstance(data, str):  # a large file, hashed in pieces
+        same = data == entry.oid
+    else:
+        same = _object_id("blob", data, algorithm) == entry.oid
+        if not same and b"\r\n" in data:
+            same = _object_id("blob", data.replace(b"\r\n", b"\n"), algorithm) == entry.oid
+    if same and mode == entry.mode:
+        return None
+    if same:
+        return Change(entry, mode, None)
+    return (
+        Change(entry, mode, b"", large=True) if isinstance(data, str) else Change(entry, mode, data)
+    )
 
 
 def changed(root: Path, entries: list[Entry], algorithm: str, filemode: bool) -> list[Change]:
@@ -97,24 +127,42 @@ def changed(root: Path, entries: list[Entry], algorithm: str, filemode: bool) ->
     for entry in entries:
         if entry.mode == _GITLINK:
             continue  # submodules: their own repositories
-        mode, data = _worktree(root, entry)
-        if data is None:
+        mode, data = _worktree(root, entry, algorithm)
+        if mode is None or data is None:
             changes.append(Change(entry, None, None))
             continue
         if not filemode and {mode, entry.mode} <= {_REGULAR, _EXECUTABLE}:
             mode = entry.mode
-        same = _object_id("blob", data, algorithm) == entry.oid
-        if not same and b"\r\n" in data:
-            same = _object_id("blob", data.replace(b"\r\n", b"\n"), algorithm) == entry.oid
-        if not same or mode != entry.mode:
-            changes.append(Change(entry, mode, None if same and mode != entry.mode else data))
+        change = _compare(entry, mode, data, algorithm)
+        if change is not None:
+            changes.append(change)
     return changes
+
+
+async def _sizes(
+    root: Path, oids: list[str], timeout: float, env: Mapping[str, str]
+) -> dict[str, int]:
+    """The sizes of the blobs `oids` (`git cat-file --batch-check`)."""
+    request = "".join(f"{oid}\n" for oid in oids).encode()
+    result = await run_git(
+        root, ("cat-file", "--batch-check"), timeout=timeout, env=env, stdin_data=request
+    )
+    sizes: dict[str, int] = {}
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    return sizes
 
 
 async def blobs(
     root: Path, oids: list[str], timeout: float, env: Mapping[str, str]
 ) -> dict[str, bytes]:
-    """The contents of the blobs `oids`, read with one `git cat-file --batch`."""
+    """The blobs `oids` of at most MAX_DIFF_BYTES, read with one `git cat-file --batch`."""
+    if not oids:
+        return {}
+    sizes = await _sizes(root, oids, timeout, env)
+    oids = [oid for oid in oids if sizes.get(oid, MAX_DIFF_BYTES + 1) <= MAX_DIFF_BYTES]
     if not oids:
         return {}
     request = "".join(f"{oid}\n" for oid in oids).encode()
@@ -156,19 +204,24 @@ def _body(path: str, old: bytes, new: bytes) -> list[str]:
     return out
 
 
-def render(change: Change, old: bytes) -> str:
-    """One `diff --git` block for a change, in git's format."""
+def _not_diffed(path: str) -> str:
+    return f"(a/{path} or b/{path} is larger than {MAX_DIFF_BYTES} bytes; not diffed)"
+
+
+def render(change: Change, old: bytes | None) -> str:
+    """One `diff --git` block for a change, in git's format; `old` None: too large to read."""
     entry, path = change.entry, change.entry.path
     lines = [f"diff --git a/{path} b/{path}"]
     if change.new_mode is None:
-        body = _body(path, old, b"")
+        body = _body(path, old, b"") if old is not None else [_not_diffed(path)]
         if len(body) > 1 and body[1].startswith("+++ "):
             body[1] = "+++ /dev/null"
         return "\n".join([*lines, f"deleted file mode {entry.mode}", *body])
     if change.new_mode != entry.mode:
         lines += [f"old mode {entry.mode}", f"new mode {change.new_mode}"]
     if change.new is not None:
-        lines += _body(path, old, change.new)
+        too_large = change.large or old is None
+        lines += [_not_diffed(path)] if too_large else _body(path, old or b"", change.new)
     return "\n".join(lines)
 
 
@@ -194,7 +247,10 @@ async def unstaged_diff(
         raise ToolError(f"unsupported git object format {algorithm!r}")
     exact = filemode.stdout.strip() != "false"
     found = await asyncio.to_thread(changed, root, entries, algorithm, exact)
-    wanted = sorted({c.entry.oid for c in found if c.new is not None or c.new_mode is None})
-    old = await blobs(root, wanted, timeout, env)
-    text = "\n".join(render(change, old.get(change.entry.oid, b"")) for change in found)
+    # Blobs over MAX_DIFF_BYTES are not read (render notes them); `blobs` checks sizes first.
+    wanted = {
+        c.entry.oid for c in found if not c.large and (c.new is not None or c.new_mode is None)
+    }
+    old = await blobs(root, sorted(wanted), timeout, env)
+    text = "\n".join(render(change, old.get(change.entry.oid)) for change in found)
     return text, unmerged
