@@ -103,3 +103,29 @@ async def test_large_and_emptied_files(tmp_path: Path) -> None:
     assert "deleted file mode 100644" in blocks["big_gone.txt"]
     assert "-text" in blocks["emptied.txt"]
     assert len(ours) < 5_000
+
+
+async def test_files_whose_stat_data_match_the_index_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in git: a file whose size, times and inode match the index, and that is older than
+    # the index, is unchanged without being read; only the edited file is read.
+    from codecompanion.tools.builtin._support import worktree_diff
+
+    git(tmp_path, "init", "-q")
+    for index in range(20):
+        (tmp_path / f"f{index}.txt").write_text(f"file {index}\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
+    (tmp_path / "f7.txt").write_text("edited\n")
+    read: list[str] = []
+    real = worktree_diff._worktree
+
+    def counting(root: Path, entry: worktree_diff.Entry, algorithm: str) -> object:
+        read.append(entry.path)
+        return real(root, entry, algorithm)
+
+    monkeypatch.setattr(worktree_diff, "_worktree", counting)
+    ours, _unmerged = await unstaged_diff(tmp_path, 10, dict(os.environ))
+    assert "+edited" in ours
+    assert read == ["f7.txt"]

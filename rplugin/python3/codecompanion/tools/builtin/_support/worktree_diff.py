@@ -13,6 +13,7 @@ import asyncio
 import difflib
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +28,12 @@ _REGULAR, _EXECUTABLE, _LINK, _GITLINK = "100644", "100755", "120000", "160000"
 
 @dataclass(frozen=True)
 class Entry:
-    """One stage-0 index entry."""
+    """One stage-0 index entry; `stamp` is what git recorded (size, mtime, ctime, inode)."""
 
     mode: str
     oid: str
     path: str
+    stamp: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,24 +50,64 @@ class Change:
     large: bool = False
 
 
+# One `ls-files -s -t -z --debug` record: "tag mode oid stage<TAB>path<NUL>" and, with
+# --debug, five lines of the stat data git keeps (we read ctime, mtime, inode and size).
+_RECORD = re.compile(
+    r"(\S+) (\d+) ([0-9a-f]+) (\d)\t([^\0]*)\0"
+    r"(?:  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: \d+\tino: (\d+)\n"
+    r"  uid: [^\n]*\n  size: (\d+)\t[^\n]*\n)?"
+)
+
+
+def _stamp(fields: tuple[str | None, ...]) -> tuple[int, int, int, int] | None:
+    """(size, mtime ns, ctime ns, inode) from the --debug fields, if there were any."""
+    if fields[0] is None:
+        return None
+    ctime_s, ctime_ns, mtime_s, mtime_ns, inode, size = (int(f or 0) for f in fields)
+    second = 1_000_000_000
+    return size, mtime_s * second + mtime_ns, ctime_s * second + ctime_ns, inode
+
+
 def parse_index(listing: str) -> tuple[list[Entry], list[str]]:
-    """`ls-files -s -t -z` output: stage-0 entries (skip-worktree left out), unmerged paths."""
+    """`ls-files -s -t -z [--debug]` output: stage-0 entries (skip-worktree left out), and the
+    unmerged paths."""
     entries: list[Entry] = []
-    unmerged: list[str] = []
-    for record in listing.split("\0"):
-        if not record or "\t" not in record:
-            continue
-        head, path = record.split("\t", 1)
-        parts = head.split()
-        if len(parts) != 4:
-            continue
-        tag, mode, oid, stage = parts
+    unmerged: dict[str, None] = {}
+    for match in _RECORD.finditer(listing):
+        tag, mode, oid, stage, path = match.groups()[:5]
         if stage != "0":
-            if path not in unmerged:
-                unmerged.append(path)
+            unmerged[path] = None
         elif tag.upper() != "S":
-            entries.append(Entry(mode, oid, path))
-    return entries, unmerged
+            entries.append(Entry(mode, oid, path, _stamp(match.groups()[5:])))
+    return entries, list(unmerged)
+
+
+def _same_time(actual: int, recorded: int) -> bool:
+    """Equal to the nanosecond, or to the second when git recorded no nanoseconds."""
+    second = 1_000_000_000
+    return actual == recorded or (recorded % second == 0 and actual // second == recorded // second)
+
+
+def _untouched(root: Path, entry: Entry, index_mtime: int) -> bool:
+    """True if git's recorded size, times and inode still hold and are not racy (as git decides:
+    then git would not read the file either)."""
+    if entry.stamp is None or entry.mode not in (_REGULAR, _EXECUTABLE):
+        return False
+    try:
+        info = os.lstat(os.path.join(root, entry.path))  # str joins: this runs per tracked file
+    except OSError:
+        return False
+    size, mtime, ctime, inode = entry.stamp
+    executable = _EXECUTABLE if info.st_mode & 0o111 else _REGULAR
+    return (
+        stat.S_ISREG(info.st_mode)
+        and info.st_size == size
+        and _same_time(info.st_mtime_ns, mtime)
+        and _same_time(info.st_ctime_ns, ctime)
+        and info.st_ino == inode
+        and info.st_mtime_ns < index_mtime  # written in the index's last moment: racy, read it
+        and executable == entry.mode
+    )
 
 
 def _object_id(kind: str, data: bytes, algorithm: str) -> str:
@@ -118,15 +160,18 @@ def _compare(entry: Entry, mode: str, data: bytes | str, algorithm: str) -> Chan
     )
 
 
-def changed(root: Path, entries: list[Entry], algorithm: str, filemode: bool) -> list[Change]:
+def changed(
+    root: Path, entries: list[Entry], algorithm: str, filemode: bool, index_mtime: int = 0
+) -> list[Change]:
     """The entries whose work-tree file differs from the index (runs in a worker thread).
 
+    Files whose size and mtime match the index (and are older than it) are not read, as in git.
     Without `filemode` (core.fileMode false) the executable bit is not compared, as in git.
     """
     changes: list[Change] = []
     for entry in entries:
-        if entry.mode == _GITLINK:
-            continue  # submodules: their own repositories
+        if entry.mode == _GITLINK or _untouched(root, entry, index_mtime):
+            continue  # submodules are their own repositories
         mode, data = _worktree(root, entry, algorithm)
         if mode is None or data is None:
             changes.append(Change(entry, None, None))
@@ -239,14 +284,19 @@ async def unstaged_diff(
     root: Path, timeout: float, env: Mapping[str, str]
 ) -> tuple[str, list[str]]:
     """The work tree's changes against the index as a git-style diff, and the unmerged paths."""
-    listing = await _git_text(root, ("ls-files", "-s", "-t", "-z"), timeout, env)
-    algorithm = (await _git_text(root, ("rev-parse", "--show-object-format"), timeout, env)).strip()
+    listing = await _git_text(root, ("ls-files", "-s", "-t", "--debug", "-z"), timeout, env)
+    about = ("rev-parse", "--show-object-format", "--git-path", "index")
+    algorithm, index = (await _git_text(root, about, timeout, env)).splitlines()[:2]
     filemode = await run_git(root, ("config", "--bool", "core.fileMode"), timeout=timeout, env=env)
     entries, unmerged = parse_index(listing)
     if algorithm not in ("sha1", "sha256"):
         raise ToolError(f"unsupported git object format {algorithm!r}")
     exact = filemode.stdout.strip() != "false"
-    found = await asyncio.to_thread(changed, root, entries, algorithm, exact)
+    try:
+        index_mtime = os.stat(root / index).st_mtime_ns
+    except OSError:
+        index_mtime = 0  # no index: every file is read
+    found = await asyncio.to_thread(changed, root, entries, algorithm, exact, index_mtime)
     # Blobs over MAX_DIFF_BYTES are not read (render notes them); `blobs` checks sizes first.
     wanted = {
         c.entry.oid for c in found if not c.large and (c.new is not None or c.new_mode is None)
