@@ -236,3 +236,32 @@ async def test_a_yes_lets_the_write_to_a_control_file_happen(tmp_path: Path) -> 
     assert not chat.result("c").is_error, chat.result("c").for_llm
     assert (root / ".gitattributes").read_text() == "*.md text\n"
     assert approver.questions and ".gitattributes" in approver.questions[0]
+
+
+@pytest.mark.parametrize("yolo", [False, True])
+async def test_writes_to_the_configured_hooks_folder_ask(tmp_path: Path, yolo: bool) -> None:
+    root = tmp_path / "project"
+    (root / ".husky").mkdir(parents=True)
+    git(root, "init", "-q")
+    git(root, "config", "core.hooksPath", ".husky")
+    (root / ".husky" / "pre-commit").write_text("#!/bin/sh\nnpm test\n")
+    approver = ScriptedApprover(confirm_default=False)
+    tools, chat = system(root, approver, yolo=yolo)
+    edit = {"oldText": "npm test", "newText": "touch pwned", "replaceAll": False}
+    calls = [
+        ToolCall("c", "create_file", {"filepath": ".husky/post-checkout", "content": "x\n"}),
+        ToolCall(
+            "e",
+            "insert_edit_into_file",
+            {"filepath": ".husky/pre-commit", "edits": [edit], "explanation": "x", "mode": None},
+        ),  # fmt: skip
+        ToolCall("d", "delete_file", {"filepath": ".husky/pre-commit"}),
+        ToolCall("ok", "create_file", {"filepath": "husky.txt", "content": "fine\n"}),
+    ]
+    await tools.run(calls)
+    for call_id in ("c", "e", "d"):
+        assert "control files" in chat.result(call_id).for_llm, chat.result(call_id).for_llm
+    assert (root / ".husky" / "pre-commit").read_text() == "#!/bin/sh\nnpm test\n"
+    assert not (root / ".husky" / "post-checkout").exists()
+    assert len(approver.questions) == 3
+    assert (root / "husky.txt").exists()  # outside the hooks folder: no such question

@@ -57,11 +57,14 @@ def display_path(root: Path, path: Path) -> str:
 async def _refused_git_control(
     tools: Any, root: Path, path: Path, lexical: Path, purpose: str
 ) -> bool:
-    """True if the path is git's control file and the user said no when asked."""
-    from .safe_git import controls_git
+    """True if the path is git's control file (or in the repository's hooks folder) and the
+    user said no when asked."""
+    from .safe_git import controls_git, hooks_folder
 
     if not (controls_git(root, path) or controls_git(root, lexical)):
-        return False
+        hooks = await hooks_folder(root) if is_inside(root, path) else None
+        if hooks is None or not (path == hooks or hooks in path.parents):
+            return False
     question = (
         f"Allow {purpose} in git's control files: {display_path(root, path)}? "
         "Git runs programs named there (hooks, filters)."

@@ -79,6 +79,26 @@ async def run_git(
 _CONTROL_FILES = frozenset({".gitattributes", ".gitmodules"})
 
 
+async def hooks_folder(root: Path) -> Path | None:
+    """The folder the repository's own config names as `core.hooksPath`, resolved; else None.
+
+    Files there are hooks git runs on the user's next commit, like those in `.git/hooks`.
+    """
+    from ...runtime.child_env import EnvPolicy
+
+    env = EnvPolicy().environment()
+    top = await run_git(root, ("rev-parse", "--show-toplevel"), timeout=10, env=env)
+    # `--local`: the repository's own file; the `-c core.hooksPath=/dev/null` of GIT applies
+    # to the command line only, not to what `config --local` reads.
+    value = await run_git(
+        root, ("config", "--local", "--get", "core.hooksPath"), timeout=10, env=env
+    )
+    folder, base = value.stdout.strip(), top.stdout.strip()
+    if value.exit_code != 0 or top.exit_code != 0 or not folder or not base:
+        return None
+    return Path(os.path.realpath(os.path.join(base, os.path.expanduser(folder))))
+
+
 def controls_git(root: Path, path: Path) -> bool:
     """True if `path` (below `root`) is in a `.git` folder or is a .gitattributes/.gitmodules."""
     try:
