@@ -20,14 +20,14 @@ from typing import Any
 # AWS_SECRET_ACCESS_KEY, HF_TOKEN, NPM_AUTH, DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS).
 SECRET_NAME = re.compile(
     r"(^|_)((API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|LICENSE)_?KEYS?|APIKEY|"
-    r"TOKENS?|SECRETS?|PASSWORDS?|PASSWD|PASS|PWD_SECRET|CREDENTIALS?|AUTH|COOKIE|SESSION_?KEY)"
+    r"TOKENS?|SECRETS?|PASSWORDS?|PASSWD|PASS|CREDENTIALS?|AUTH|COOKIE|SESSION_?KEY)"
     r"(_|$)",
     re.IGNORECASE,
 )
 # Neovim's RPC socket: never passed, whatever the config says.
 EDITOR_SOCKETS = frozenset({"NVIM", "NVIM_LISTEN_ADDRESS"})
-# Looks like a secret by name but is none: the shell's working directory and the like.
-_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK"})
+# Kept although the name has AUTH in it: the ssh agent's socket (git over ssh needs it).
+_NOT_SECRET = frozenset({"SSH_AUTH_SOCK"})
 # Marks every process a tool run starts, so the run's descendants can be found and killed.
 RUN_MARKER = "CODECOMPANION_TOOL_RUN"
 
