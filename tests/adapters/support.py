@@ -11,7 +11,7 @@ from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.messages import Message, ToolCall
 
 SECRET = "sk-test-SECRET-1234567890"
-WIRE = Path(__file__).resolve().parents[2].parent / "shared" / "wire"
+WIRE = Path(__file__).resolve().parents[1] / "data" / "wire"
 WEATHER_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -48,6 +48,12 @@ def _is_opts_by_tool(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(opts, dict) for opts in value.values())
 
 
+def _is_env_opts(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        key in ("drop", "pass") and _is_names(names) for key, names in value.items()
+    )
+
+
 # Options of the tool system (`opts["tool_system"]`) and a check for each; others pass through.
 _TOOL_SYSTEM_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "auto_submit": (_is_bool, "true or false"),
@@ -55,6 +61,7 @@ _TOOL_SYSTEM_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_output": (_is_count, "a positive integer"),
     "timeout": (_is_seconds, "a positive number of seconds (or None)"),
     "default_tools": (_is_names, "a list of tool or group names"),
+    "env": (_is_env_opts, "a dict with `drop` and/or `pass` lists of variable names"),
 }
 
 

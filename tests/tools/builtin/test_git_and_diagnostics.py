@@ -61,7 +61,8 @@ async def test_merge_conflicts_listed(tools: FakeTools, repo: Path) -> None:
     _git(repo, "checkout", "-q", "main")
     (repo / "a.txt").write_text("one\nmain\n")
     _git(repo, "commit", "-qam", "main")
-    subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True)
+    merge = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "other"]
+    assert subprocess.run(merge, cwd=repo, capture_output=True).returncode == 1  # a conflict
     out = await run_tool(get_changed_files, {"source_control_state": ["merge-conflicts"]}, tools)
     assert out.for_llm.startswith('<changes state="merge-conflicts">\n```txt\na.txt\n```')
     assert out.for_llm.endswith("</changes>")

@@ -10,6 +10,7 @@ from typing import Any
 from ..chat import Chat
 from ..demo import DEMO_TOOLS
 from ..messages import MessageStore
+from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
@@ -170,6 +171,7 @@ class App:
 
         workspace = self._workspace()
         opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
+        opts = {**opts, "env": tool_env_opts(opts.get("env"), workspace.config.adapters)}
         return ToolSystem(
             chat=chat,
             registry=workspace.registry,

@@ -33,7 +33,9 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     """Create the file unless it exists or the user rejects it."""
     raw = arg_text(args, "filepath")
     content = arg_text(args, "content")
-    path = await resolve_path(self.tools, raw, must_exist=False, purpose="creating a file")
+    path = await resolve_path(
+        self.tools, raw, must_exist=False, purpose="creating a file", writes=True
+    )
     shown = display_path(project_root(self.tools), path)
     if os.path.lexists(path):
         kind = "folder" if path.is_dir() else "file"

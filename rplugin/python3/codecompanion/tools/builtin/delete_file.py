@@ -46,7 +46,9 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     root = project_root(self.tools)
     if lexical_path(root, raw).is_symlink():
         raise ToolError(f"{raw} is a symbolic link; delete_file only deletes regular files.")
-    path = await resolve_path(self.tools, raw, must_exist=True, purpose="deleting a file")
+    path = await resolve_path(
+        self.tools, raw, must_exist=True, purpose="deleting a file", writes=True
+    )
     shown = display_path(root, path)
     await asyncio.to_thread(_delete, path, shown)
     return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
 from ..model.function_tool import Reply, function_tool, time_limits
 from ..model.tool import Tool
-from ..runtime.process import ProcessResult, run_process
+from ..runtime.child_env import tool_environment
 from ._support.paths import project_root
-from ._support.project_files import GIT_SAFE
+from ._support.safe_git import DIFF_OPTS, run_git
 from ._support.text_files import fence
+from ._support.worktree_diff import unstaged_diff
 
 STATES = ("staged", "unstaged", "merge-conflicts")
 DEFAULT_OPTS: dict[str, Any] = {
@@ -35,16 +37,6 @@ PROPERTIES = {
     },
 }
 
-_GIT = (*GIT_SAFE, "-c", "core.quotepath=off", "--no-pager")
-_COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "staged": (("diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv"),),
-    "unstaged": (
-        ("diff", "--no-color", "--no-ext-diff", "--no-textconv"),
-        ("ls-files", "--others", "--exclude-standard"),
-    ),
-    "merge-conflicts": (("diff", "--name-only", "--diff-filter=U"),),
-}
-
 
 def _states(args: dict[str, Any]) -> list[str]:
     value = args.get("source_control_state")
@@ -64,23 +56,35 @@ def _capped(text: str, max_lines: int) -> str:
     return "\n".join(lines[:max_lines]) + f"\n... ({len(lines) - max_lines} more lines cut)"
 
 
-async def _git(root: Any, argv: tuple[str, ...], timeout: float) -> ProcessResult:
-    return await run_process([*_GIT, *argv], cwd=root, timeout=timeout)
-
-
-def _section(state: str, results: list[ProcessResult], max_lines: int) -> tuple[str, int]:
+def _section(state: str, text: str, max_lines: int) -> tuple[str, int]:
     """One well-formed `<changes>` block and how many lines of changes it holds."""
-    for result in results:
-        if result.exit_code != 0:
-            raise ToolError(f"git failed for {state} changes: {result.stderr.strip()[:500]}")
-    text = results[0].stdout
-    if state == "unstaged" and results[1].stdout.strip():
-        untracked = results[1].stdout.strip()
-        text = text + ("\n" if text else "") + "# untracked files:\n" + untracked
     if not text.strip():
         return f'<changes state="{state}">none</changes>', 0
     body = fence(_capped(text, max_lines), "txt" if state == "merge-conflicts" else "diff")
     return f'<changes state="{state}">\n{body}\n</changes>', text.count("\n") + 1
+
+
+async def _git(root: Path, argv: tuple[str, ...], timeout: float, env: dict[str, str]) -> str:
+    result = await run_git(root, argv, timeout=timeout, env=env)
+    if result.exit_code != 0:
+        raise ToolError(f"git {argv[0]} failed: {result.stderr.strip()[:500]}")
+    return result.stdout
+
+
+async def _changes(root: Path, state: str, timeout: float, env: dict[str, str]) -> str:
+    """The text of one state; git only reads the index and objects (see safe_git)."""
+    if state == "staged":
+        return await _git(root, ("diff", "--cached", *DIFF_OPTS), timeout, env)
+    if state == "merge-conflicts":
+        listing = await _git(root, ("ls-files", "--unmerged", "-z"), timeout, env)
+        paths = (record.split("\t", 1)[-1] for record in listing.split("\0") if "\t" in record)
+        return "\n".join(dict.fromkeys(paths))
+    diff, _unmerged = await unstaged_diff(root, timeout, env)
+    listing = await _git(root, ("ls-files", "--others", "--exclude-standard", "-z"), timeout, env)
+    untracked = "\n".join(name for name in listing.split("\0") if name)
+    if untracked:
+        diff = diff + ("\n" if diff else "") + "# untracked files:\n" + untracked
+    return diff
 
 
 async def run(self: Tool, args: dict[str, Any]) -> Reply:
@@ -89,12 +93,12 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     root = project_root(self.tools)
     _limit, timeout = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     max_lines = int(self.opts.get("max_lines") or DEFAULT_OPTS["max_lines"])
-    probe = await _git(root, ("rev-parse", "--is-inside-work-tree"), timeout)
+    env = tool_environment(self.tools)
+    probe = await run_git(root, ("rev-parse", "--is-inside-work-tree"), timeout=timeout, env=env)
     if probe.exit_code != 0 or probe.stdout.strip() != "true":
         raise ToolError("The project is not inside a git work tree, so there are no changes.")
-    jobs = [asyncio.gather(*(_git(root, argv, timeout) for argv in _COMMANDS[s])) for s in states]
-    outcomes = await asyncio.gather(*jobs)
-    sections = [_section(s, list(r), max_lines) for s, r in zip(states, outcomes, strict=True)]
+    texts = await asyncio.gather(*(_changes(root, state, timeout, env) for state in states))
+    sections = [_section(s, t, max_lines) for s, t in zip(states, texts, strict=True)]
     total = sum(count for _text, count in sections)
     text = "\n".join(block for block, _count in sections)
     user = f"Read changed files ({', '.join(states)})"

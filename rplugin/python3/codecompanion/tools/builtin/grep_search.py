@@ -98,7 +98,16 @@ async def _search_rg(
     rg: str, root: Path, query: str, regexp: bool, include: str | None, limit: int, timeout: float
 ) -> tuple[list[Hit], bool]:
     """Hits from ripgrep, and whether it timed out."""
-    argv = [rg, "--json", "--ignore-case", "--sort=path", "--max-count", str(limit + 1)]
+    # --no-config: a ripgrep config file can name a preprocessor program (--pre).
+    argv = [
+        rg,
+        "--no-config",
+        "--json",
+        "--ignore-case",
+        "--sort=path",
+        "--max-count",
+        str(limit + 1),
+    ]
     if not regexp:
         argv.append("--fixed-strings")
     if include:

@@ -129,7 +129,9 @@ async def _off_loop(text: str, fn: Callable[..., T], *args: Any) -> T:
 
 async def _load(self: Tool, args: dict[str, Any]) -> tuple[FileText, str]:
     raw = arg_text(args, "filepath")
-    path = await resolve_path(self.tools, raw, must_exist=True, purpose="editing a file")
+    path = await resolve_path(
+        self.tools, raw, must_exist=True, purpose="editing a file", writes=True
+    )
     shown = display_path(project_root(self.tools), path)
     return await read_source(self.tools.editor, path, shown), shown
 

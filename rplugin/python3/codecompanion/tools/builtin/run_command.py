@@ -7,6 +7,7 @@ from typing import Any
 from ...errors import ToolError
 from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
 from ..model.tool import Tool
+from ..runtime.child_env import tool_environment
 from ..runtime.process import ProcessResult, cap_output, run_process
 from ._support.paths import project_root
 from ._support.text_files import fence
@@ -77,7 +78,8 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     # 0: no cap per stream here; the tool system caps the whole result and keeps the full
     # output for the user (gO). A positive max_chars caps each stream on its own.
     limit = int(self.opts.get("max_chars") or 0)
-    result = await run_process(["sh", "-c", cmd], cwd=project_root(self.tools), timeout=own)
+    root, env = project_root(self.tools), tool_environment(self.tools)
+    result = await run_process(["sh", "-c", cmd], cwd=root, timeout=own, env=env)
     text = _report(cmd, result, timeout, limit)
     short = one_line(cmd, 60)
     if result.timed_out:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
@@ -15,7 +14,7 @@ from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..model import arguments
 from ..model.forms import takes_config
 from ..model.tool import Tool
-from . import shell_line
+from . import shell_rules
 from .context import CallContext
 from .results import as_text
 from .runner import invoke
@@ -24,10 +23,6 @@ log = logging.getLogger("codecompanion.tools")
 
 # Tools whose approval key and edit text is a shell command line held in this argument.
 _COMMAND_ARGUMENT = (("run_command", "cmd"),)
-# Pieces of a shell line that run on their own: each is checked against deny rules.
-_SHELL_SPLIT = re.compile(r"&&|\|\||[;&|\n()`]|\$\(")
-# A line with substitutions or redirections is never approved by an allow pattern.
-_UNSAFE_FOR_ALLOW = ("`", "$(", ">", "<", "\n")
 
 Action = Literal["run", "reject", "deny", "cancel", "error"]
 
@@ -78,29 +73,37 @@ def _patterns(value: Any) -> list[str]:
 def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow", "deny"] | None:
     """Match the `deny` then `allow` fnmatch patterns of `opts` against `key`.
 
-    For shell lines every piece (split at ; && || | & and substitutions) is checked, and so is
-    every command as `shell_line.commands` reads it: any match of deny denies. Allow needs every
-    piece to match and no substitution or redirection.
+    A shell line is read into the commands it runs (see shell_rules): deny denies if it matches
+    the line or any command, or could match a command whose program or arguments the shell
+    computes. Allow needs a line the reader is sure about, without redirections, whose every
+    command matches.
     """
-    pieces = [p.strip() for p in _SHELL_SPLIT.split(key)] if shell else [key]
-    pieces = [p for p in pieces if p]
-    if _denied_by(_patterns(opts.get("deny")), key, pieces, shell):
+    deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
+    if not shell:
+        if any(fnmatchcase(key, p) for p in deny):
+            return "deny"
+        return "allow" if any(fnmatchcase(key, p) for p in allow) else None
+    reading = shell_rules.read(key)
+    if deny and shell_rules.deny_matches(reading, key, deny):
         return "deny"
-    if _allowed_by(_patterns(opts.get("allow")), key, pieces, shell):
-        return "allow"
-    return None
+    return "allow" if shell_rules.allow_matches(reading, allow) else None
 
 
-def _denied_by(deny: list[str], key: str, pieces: list[str], shell: bool) -> bool:
-    # Deny also sees each command as it runs: unquoted, unwrapped, program without its path.
-    forms = (key, *pieces, *(shell_line.commands(key) if shell else ()))
-    return any(fnmatchcase(text, p) for text in forms for p in deny)
+def doubts(tool: Tool, key: str) -> tuple[str, ...]:
+    """Why the rules cannot tell what a shell line runs (empty: they can, or it is no shell)."""
+    if command_argument(tool) is None:
+        return ()
+    reading = shell_rules.read(key)
+    if reading.certain:
+        return ()
+    return reading.doubts or ("a command name the shell computes",)
 
 
-def _allowed_by(allow: list[str], key: str, pieces: list[str], shell: bool) -> bool:
-    if not allow or (shell and any(token in key for token in _UNSAFE_FOR_ALLOW)):
-        return False
-    return bool(pieces) and all(any(fnmatchcase(t, p) for p in allow) for t in pieces)
+def _why_asked(unsure: tuple[str, ...]) -> str:
+    """The note on a question that rules or YOLO could not spare: why the line is uncertain."""
+    if not unsure:
+        return ""
+    return f" (asked because the rules cannot tell what it runs: {'; '.join(unsure)})"
 
 
 def _denied(tool: Tool, key: str) -> str:
@@ -190,6 +193,13 @@ class ApprovalGate:
         if rule == "allow":
             self._log(tool, "allowed by rule", key)
             return Verdict("run", approved=True, reason="allowed by rule")
+        if (tool.name, key) in self.system.approvals.commands:
+            self._log(tool, "approved (always, this command)")
+            return Verdict("run", approved=True, reason="always")
+        unsure = doubts(tool, key)
+        if unsure:  # nothing but the user approves a line whose commands cannot be known
+            self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(unsure))
+            return await self._ask(tool, key, queued, unsure)
         blanket = allowed_in_yolo(tool)
         if self.system.approvals.covers(tool.name, key):
             self._log(tool, "approved (always)")
@@ -218,7 +228,9 @@ class ApprovalGate:
         self._log(tool, "rejected by its handlers.approved")
         return Verdict("reject")
 
-    async def _ask(self, tool: Tool, key: str, queued: int) -> Verdict:
+    async def _ask(
+        self, tool: Tool, key: str, queued: int, unsure: tuple[str, ...] = ()
+    ) -> Verdict:
         assert tool.call is not None
         argument = command_argument(tool)
         editable = (
@@ -233,7 +245,7 @@ class ApprovalGate:
             chat_id=self.system.chat_id,
             tool_name=tool.name,
             call_id=tool.call.id,
-            prompt=await prompt_text(tool, self.system),
+            prompt=await prompt_text(tool, self.system) + _why_asked(unsure),
             arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
@@ -268,6 +280,8 @@ class ApprovalGate:
             return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
         if choice == "always":
             per_command = bool(tool.opts.get("require_cmd_approval")) or not allowed_in_yolo(tool)
+            # A line the rules cannot read is never covered tool-wide: remember this one line.
+            per_command = per_command or bool(doubts(tool, key))
             self.system.approvals.remember(tool.name, key, per_command)
             return Verdict("run", approved=True, reason="always")
         if choice == "cancel":

@@ -5,7 +5,9 @@ every child it started. When the host itself dies (SIGKILL, a crash, Neovim quit
 loop could clean up), nobody would kill them. `PR_SET_PDEATHSIG` only reaches the direct child,
 not what a shell starts in the background, so instead one small watchdog process per host holds
 the read end of a pipe: the host registers each group it starts, and when the pipe reaches EOF,
-which the kernel guarantees however the host ends, the watchdog kills every registered group.
+which the kernel guarantees however the host ends, the watchdog kills every registered group,
+and every process whose environment carries this host's run marker (see descendants.py): those
+that left their group with `setsid` or a double fork.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
+
+from .child_env import RUN_MARKER
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -40,6 +45,31 @@ def signal_all(groups, sig):
         except OSError:
             pass
 
+def marked(needle):
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/" + entry + "/environ", "rb") as handle:
+                variables = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if any(v.startswith(needle) for v in variables):
+            found.append(int(entry))
+    return found
+
+def kill_marked(needle):
+    for _ in range(10):
+        pids = marked(needle)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not pids:
+            return
+
 groups, pending, source = set(), b"", sys.stdin.fileno()
 while True:
     ready, _, _ = select.select([source], [], [], 5.0)
@@ -61,6 +91,7 @@ while groups and time.monotonic() < deadline:
     time.sleep(0.05)
     groups = {g for g in groups if alive(g)}
 signal_all(groups, signal.SIGKILL)
+kill_marked(sys.argv[1].encode() + b".")
 """
 
 
@@ -70,6 +101,8 @@ class GroupWatch:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        # This host's part of the run marker: `CODECOMPANION_TOOL_RUN=<token>.<run>`.
+        self.token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def start(self) -> None:
         """Start the watchdog now, before any tool runs (the host calls this at start-up)."""
@@ -100,7 +133,7 @@ class GroupWatch:
         try:
             # The pipe's write end is not inheritable (PEP 446), so only we keep it open.
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", WATCHDOG],
+                [sys.executable, "-I", "-S", "-c", WATCHDOG, f"{RUN_MARKER}={self.token}"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

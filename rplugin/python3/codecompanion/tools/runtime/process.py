@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .child_env import RUN_MARKER, EnvPolicy
+from .descendants import kill_marked, run_id
 from .groupwatch import group_watch
 
 _CHUNK = 65536
@@ -35,6 +37,7 @@ class ProcessResult:
     timed_out: bool
     truncated: bool
     duration: float
+    raw_stdout: bytes = b""
 
 
 @dataclass
@@ -146,23 +149,22 @@ async def _reap(proc: asyncio.subprocess.Process) -> int | None:
     return proc.returncode
 
 
-def _merged_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
-    """The child's environment: ours plus `env` (None keeps ours unchanged)."""
-    if env is None:
-        return None
-    merged = dict(os.environ)
-    merged.update({str(k): str(v) for k, v in env.items()})
+def _child_env(env: Mapping[str, str] | None, marker: str) -> dict[str, str]:
+    """The child's environment: `env` (None: ours without secrets) marked with this run."""
+    base = EnvPolicy().environment() if env is None else env
+    merged = {str(k): str(v) for k, v in base.items() if not str(k).startswith(RUN_MARKER)}
+    merged[RUN_MARKER] = marker
     return merged
 
 
 async def _spawn(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin_devnull: bool
+    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
 ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *args,
         cwd=str(cwd),
-        env=_merged_env(env),
-        stdin=asyncio.subprocess.DEVNULL if stdin_devnull else None,
+        env=env,
+        stdin=stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
@@ -170,18 +172,18 @@ async def _spawn(
 
 
 async def _spawn_watched(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin_devnull: bool
+    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
 ) -> asyncio.subprocess.Process:
-    proc = await _spawn(args, cwd, env, stdin_devnull)
+    proc = await _spawn(args, cwd, env, stdin)
     group_watch().add(proc.pid)  # from here on the group dies with us, however we end
     return proc
 
 
 async def _start(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin_devnull: bool
+    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
 ) -> asyncio.subprocess.Process:
     """Start the process; a cancel while starting still kills what was started, group and all."""
-    spawn = asyncio.ensure_future(_spawn_watched(args, cwd, env, stdin_devnull))
+    spawn = asyncio.ensure_future(_spawn_watched(args, cwd, env, stdin))
     try:
         return await asyncio.shield(spawn)
     except asyncio.CancelledError:
@@ -189,6 +191,8 @@ async def _start(
             started = await spawn
             await kill_group(started.pid)
             await _reap(started)
+            if env is not None:
+                kill_marked(env[RUN_MARKER])
             _release(started.pid)
         raise
 
@@ -199,13 +203,28 @@ def _release(pgid: int) -> None:
         group_watch().remove(pgid)
 
 
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes | None) -> None:
+    """Write `data` to the child's stdin and close it (a child that stops reading is fine)."""
+    if stream is None or data is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.write(data)
+        await stream.drain()
+    stream.close()
+
+
 async def _supervise(
-    proc: asyncio.subprocess.Process, out: _Sink, err: _Sink, timeout: float | None
+    proc: asyncio.subprocess.Process,
+    out: _Sink,
+    err: _Sink,
+    timeout: float | None,
+    stdin_data: bytes | None = None,
 ) -> tuple[bool, int | None]:
     """Read both streams until the process ends or times out: (timed out, exit code)."""
     readers = [
         asyncio.ensure_future(_drain(proc.stdout, out)),
         asyncio.ensure_future(_drain(proc.stderr, err)),
+        asyncio.ensure_future(_feed(proc.stdin, stdin_data)),
     ]
     pgid = proc.pid
     timed_out = False
@@ -239,27 +258,38 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     max_output: int = 1_000_000,
     stdin_devnull: bool = True,
+    stdin_data: bytes | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own session; kill its whole group on timeout or cancellation.
 
-    `env` adds variables to the current environment. Output beyond `max_output` bytes per
-    stream is dropped (and `truncated` set) while reading continues. On cancellation the
-    group is killed and `CancelledError` re-raised. `stdin_devnull=False` inherits our stdin
-    (never do that inside the Neovim host: its stdin is the RPC channel).
+    `env` is the child's whole environment (None: ours without keys, tokens and Neovim's
+    socket; see child_env); every process the run starts is marked through it, and whatever
+    still carries the mark when the run ends is killed, `setsid` children included. Output
+    beyond `max_output` bytes per stream is dropped (and `truncated` set) while reading goes
+    on. On cancellation the group is killed and `CancelledError` re-raised.
+    `stdin_devnull=False` inherits our stdin (never do that inside the Neovim host: its stdin
+    is the RPC channel); `stdin_data` is written to the child's stdin instead.
     """
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
     if not args:
         return ProcessResult(args, None, "", "no command given", False, False, 0.0)
+    marker = run_id(group_watch().token)
     try:
-        proc = await _start(args, cwd, env, stdin_devnull)
+        stdin = asyncio.subprocess.DEVNULL if stdin_devnull else None
+        if stdin_data is not None:
+            stdin = asyncio.subprocess.PIPE
+        proc = await _start(args, cwd, _child_env(env, marker), stdin)
     except OSError as exc:
         message = f"cannot start {args[0]!r}: {exc.strerror or exc}"
         return ProcessResult(args, None, "", message, False, False, 0.0)
     out, err = _Sink(max_output, bytearray()), _Sink(max_output, bytearray())
     try:
-        timed_out, code = await _supervise(proc, out, err, timeout)
+        timed_out, code = await _supervise(proc, out, err, timeout, stdin_data)
     finally:
+        # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
+        # that a second cancel could cut short.
+        kill_marked(marker)
         _release(proc.pid)
     return ProcessResult(
         argv=args,
@@ -269,6 +299,7 @@ async def run_process(
         timed_out=timed_out,
         truncated=bool(out.dropped or err.dropped),
         duration=time.monotonic() - started,
+        raw_stdout=bytes(out.data),
     )
 
 

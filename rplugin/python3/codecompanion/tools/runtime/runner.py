@@ -18,6 +18,7 @@ from ...errors import ToolError
 from ..model.forms import cmd_form
 from ..model.signature import arity
 from ..model.tool import Tool
+from .child_env import tool_environment
 from .meta import CmdOpts
 
 log = logging.getLogger("codecompanion.tools")
@@ -178,13 +179,21 @@ def expand(cmd: Any, env: dict[str, Any]) -> list[str]:
 
 
 async def run_command(
-    argv: list[str], name: str, cwd: Path, timeout: float | None, max_output: int
+    argv: list[str],
+    name: str,
+    cwd: Path,
+    timeout: float | None,
+    max_output: int,
+    env: dict[str, str] | None = None,
 ) -> CmdResult:
-    """One command cmd: exit 0 gives stdout as data; otherwise stderr and stdout are the error."""
+    """One command cmd: exit 0 gives stdout as data; otherwise stderr and stdout are the error.
+
+    `env` is the process's environment (None: the default cleaned one, see child_env).
+    """
     from .process import run_process  # only command tools need the process machinery
 
     finished, result = await bounded(
-        run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output),
+        run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output, env=env),
         None if timeout is None else timeout + _CANCEL_GRACE,
     )
     if not finished:
@@ -244,7 +253,9 @@ async def run_cmds(
             result = await run_function(cmd, tool, previous, timeout)
         else:
             argv = execution.cmd = expand(cmd, env or {})
-            result = await run_command(argv, tool.name, cwd, timeout, max_output)
+            result = await run_command(
+                argv, tool.name, cwd, timeout, max_output, tool_environment(tool.tools)
+            )
         if result.status != "success":
             execution.status, execution.stderr = result.status, [result.data]
             return execution

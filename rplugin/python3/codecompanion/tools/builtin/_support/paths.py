@@ -54,6 +54,24 @@ def display_path(root: Path, path: Path) -> str:
     return str(path)
 
 
+async def _refused_git_control(
+    tools: Any, root: Path, path: Path, lexical: Path, purpose: str
+) -> bool:
+    """True if the path is git's control file (or in the repository's hooks folder) and the
+    user said no when asked."""
+    from .safe_git import controls_git, hooks_folder
+
+    if not (controls_git(root, path) or controls_git(root, lexical)):
+        hooks = await hooks_folder(root) if is_inside(root, path) else None
+        if hooks is None or not (path == hooks or hooks in path.parents):
+            return False
+    question = (
+        f"Allow {purpose} in git's control files: {display_path(root, path)}? "
+        "Git runs programs named there (hooks, filters)."
+    )
+    return not await tools.confirm(question)
+
+
 def describe_path(tools: Any, raw: object) -> str:
     """The path argument as the user should see it (relative when inside the project)."""
     if not isinstance(raw, str):
@@ -65,13 +83,22 @@ def describe_path(tools: Any, raw: object) -> str:
         return raw
 
 
-async def resolve_path(tools: Any, raw: str, *, must_exist: bool, purpose: str) -> Path:
+async def resolve_path(
+    tools: Any, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+) -> Path:
     """The resolved path for `raw`; outside the project only if the user allows that exact path.
 
+    With `writes`, a path in a `.git` folder or a .gitattributes/.gitmodules file is asked about
+    too, YOLO or not: git runs the programs those files name.
     Raises ToolError for a bad path, a refused outside path, or (with `must_exist`) a missing one.
     """
     root = project_root(tools)
     path = real_path(root, raw)
+    if writes and await _refused_git_control(tools, root, path, lexical_path(root, raw), purpose):
+        raise ToolError(
+            f"{display_path(root, path)} is one of git's control files (.git/, .gitattributes, "
+            f".gitmodules) and the user did not allow {purpose} there."
+        )
     if not is_inside(root, path):
         allowed = await tools.confirm(f"Allow {purpose} outside the project: {path}?")
         if not allowed:

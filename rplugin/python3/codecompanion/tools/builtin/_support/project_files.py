@@ -9,13 +9,11 @@ from pathlib import Path
 
 from wcmatch import glob as wcglob
 
-from ...runtime.process import run_process
+from ...runtime.child_env import EnvPolicy
+from .safe_git import run_git
 
 MAX_FILES = 200_000
 GIT_TIMEOUT = 30.0
-# Tools run git without asking, so a repository's own config must not make git run commands:
-# core.fsmonitor names a program git starts on ls-files, diff and status.
-GIT_SAFE = ("git", "-c", "core.fsmonitor=false")
 
 
 def _git_listing(output: str, root: Path) -> list[str]:
@@ -57,10 +55,11 @@ async def project_files(root: Path, *, hidden: bool = True) -> list[str]:
     In a git repository: tracked and untracked files that .gitignore does not exclude; elsewhere
     a walk of the folder. `hidden` False also leaves out dot-files and dot-folders (as rg does).
     """
-    listing = await run_process(
-        [*GIT_SAFE, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=root,
+    listing = await run_git(
+        root,
+        ("ls-files", "--cached", "--others", "--exclude-standard", "-z"),
         timeout=GIT_TIMEOUT,
+        env=EnvPolicy().environment(),
         max_output=64_000_000,
     )
     if listing.exit_code == 0 and not listing.truncated:

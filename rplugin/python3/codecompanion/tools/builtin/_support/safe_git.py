@@ -1,0 +1,109 @@
+"""Running git so that it starts no program the repository or the user's git config names.
+
+Tools run git without asking, and a repository (or a model that edited its files) can configure
+programs git would start on its own: hooks, filter drivers (`filter.<x>.clean`/`.process`, chosen
+by `.gitattributes`), diff and textconv drivers, `core.fsmonitor`, pagers, ssh commands,
+credential helpers. So tools only run git commands that read the index and the object store
+(`ls-files`, `cat-file`, `rev-parse`, `diff --cached`), never one that reads work-tree files
+through filters or writes the index, and they run them with:
+
+- no system or global config (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`) and none of
+  the caller's `GIT_*` variables (they can inject config, an external diff or an ssh command);
+- `-c` overrides for what the repository's own config could still name: hooks, fsmonitor, pager;
+- `--no-ext-diff --no-textconv` on diffs, no optional locks (the index is never rewritten, so
+  the `post-index-change` hook has nothing to run on), no network transports.
+
+The work tree is compared with the index in Python (see worktree_diff), never by git.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ...runtime.process import ProcessResult, run_process
+
+# Config that the repository's .git/config could set to a program; `-c` wins over it.
+_OVERRIDES = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.quotepath=off",
+    "core.untrackedCache=false",
+    "protocol.allow=never",
+)
+GIT = ("git", *(arg for pair in _OVERRIDES for arg in ("-c", pair)), "--no-pager")
+# Set for every git call; every other GIT_* variable of the caller is dropped.
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
+# Diff options that keep git's own diff machinery (no external diff, no textconv program).
+DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv")
+
+
+def git_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without any GIT_* variable, plus the settings that keep git from running programs."""
+    env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
+    env.update(_ENV)
+    return env
+
+
+async def run_git(
+    root: Path,
+    argv: tuple[str, ...],
+    *,
+    timeout: float,
+    env: Mapping[str, str],
+    max_output: int = 16_000_000,
+    stdin_data: bytes | None = None,
+) -> ProcessResult:
+    """Run `git <argv>` in `root` with the safe options; `env` is the tool's child environment."""
+    return await run_process(
+        [*GIT, *argv],
+        cwd=root,
+        timeout=timeout,
+        env=git_environment(env),
+        max_output=max_output,
+        stdin_data=stdin_data,
+    )
+
+
+# Files through which a repository makes git run programs (filters, hooks, submodule commands).
+_CONTROL_FILES = frozenset({".gitattributes", ".gitmodules"})
+
+
+async def hooks_folder(root: Path) -> Path | None:
+    """The folder the repository's own config names as `core.hooksPath`, resolved; else None.
+
+    Files there are hooks git runs on the user's next commit, like those in `.git/hooks`.
+    """
+    from ...runtime.child_env import EnvPolicy
+
+    env = EnvPolicy().environment()
+    top = await run_git(root, ("rev-parse", "--show-toplevel"), timeout=10, env=env)
+    # `--local`: the repository's own file; the `-c core.hooksPath=/dev/null` of GIT applies
+    # to the command line only, not to what `config --local` reads.
+    value = await run_git(
+        root, ("config", "--local", "--get", "core.hooksPath"), timeout=10, env=env
+    )
+    folder, base = value.stdout.strip(), top.stdout.strip()
+    if value.exit_code != 0 or top.exit_code != 0 or not folder or not base:
+        return None
+    return Path(os.path.realpath(os.path.join(base, os.path.expanduser(folder))))
+
+
+def controls_git(root: Path, path: Path) -> bool:
+    """True if `path` (below `root`) is in a `.git` folder or is a .gitattributes/.gitmodules."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = path.parts
+    names = [part.casefold() for part in parts]
+    return ".git" in names or (bool(names) and names[-1] in _CONTROL_FILES)

@@ -1,0 +1,108 @@
+"""The environment tool processes get: the host's, without keys, tokens and Neovim's socket.
+
+A command the model runs must not see provider keys (`env | sort` would put them in the chat,
+the saved chat and the next request) nor `$NVIM`, the RPC socket through which a command could
+drive the editor and answer its own approval. `opts.tool_system.env` adds names to drop
+(`drop`) or passes ones that would be dropped (`pass`); Neovim's socket is never passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+# Names that look like a secret: a word KEY with API/ACCESS/PRIVATE/SECRET before it, or a word
+# TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIALS, AUTH anywhere (OPENAI_API_KEY, GITHUB_TOKEN,
+# AWS_SECRET_ACCESS_KEY, HF_TOKEN, NPM_AUTH, DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS).
+SECRET_NAME = re.compile(
+    r"(^|_)((API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|LICENSE)_?KEYS?|APIKEY|"
+    r"TOKENS?|SECRETS?|PASSWORDS?|PASSWD|PASS|CREDENTIALS?|AUTH|COOKIE|SESSION_?KEY)"
+    r"(_|$)",
+    re.IGNORECASE,
+)
+# Neovim's RPC socket: never passed, whatever the config says.
+EDITOR_SOCKETS = frozenset({"NVIM", "NVIM_LISTEN_ADDRESS"})
+# Kept although the name has AUTH in it: the ssh agent's socket (git over ssh needs it).
+_NOT_SECRET = frozenset({"SSH_AUTH_SOCK"})
+# Marks every process a tool run starts, so the run's descendants can be found and killed.
+RUN_MARKER = "CODECOMPANION_TOOL_RUN"
+
+
+@dataclass(frozen=True)
+class EnvPolicy:
+    """Which variables tool processes do not get: `drop` more, `keep` some that would go."""
+
+    drop: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_opts(cls, value: Any) -> EnvPolicy:
+        """From `opts.tool_system.env`: `{"drop": [...], "pass": [...]}` (fnmatch patterns).
+
+        `keys` (the host fills it in) names the variables configured adapters read keys from;
+        the builtin adapters' are always dropped. Those are never passed, `pass` or not.
+        """
+        value = value if isinstance(value, Mapping) else {}
+        keys = (*key_variables({}), *_names(value.get("keys")))
+        return cls(
+            drop=(*keys, *_names(value.get("drop"))), keep=_names(value.get("pass")), keys=keys
+        )
+
+    def dropped(self, name: str) -> bool:
+        """True if a tool process must not get the variable `name`."""
+        if name in EDITOR_SOCKETS or name in self.keys or name.startswith(RUN_MARKER):
+            return True
+        if any(fnmatchcase(name, pattern) for pattern in self.keep):
+            return False
+        if any(fnmatchcase(name, pattern) for pattern in self.drop):
+            return True
+        return name not in _NOT_SECRET and SECRET_NAME.search(name) is not None
+
+    def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """`base` (default: this process's environment) without the dropped variables."""
+        source = os.environ if base is None else base
+        return {k: v for k, v in source.items() if not self.dropped(k)}
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable):
+        return tuple(str(item) for item in value if isinstance(item, str) and item)
+    return ()
+
+
+def key_variables(adapters: Mapping[str, Any]) -> list[str]:
+    """The environment variables adapters read keys from (`env:NAME`), builtin and configured."""
+    from ...adapters import ADAPTERS
+
+    specs: list[Any] = [getattr(cls, "default_api_key", None) for cls in ADAPTERS.values()]
+    for settings in adapters.values():
+        if isinstance(settings, Mapping):
+            specs.append(settings.get("api_key"))
+            env = settings.get("env")
+            if isinstance(env, Mapping):
+                specs.extend(env.values())
+    names = {
+        spec[4:].strip() for spec in specs if isinstance(spec, str) and spec.startswith("env:")
+    }
+    return sorted(name for name in names if name)
+
+
+def tool_env_opts(value: Any, adapters: Mapping[str, Any]) -> dict[str, Any]:
+    """`opts.tool_system.env` with `keys` set to the variables the configured adapters read."""
+    opts = dict(value) if isinstance(value, Mapping) else {}
+    opts["keys"] = key_variables(adapters)
+    return opts
+
+
+def tool_environment(tools: Any) -> dict[str, str]:
+    """The environment for a process a tool of `tools` (a ToolSystem or stand-in) starts."""
+    opts = getattr(tools, "opts", None)
+    value = opts.get("env") if isinstance(opts, Mapping) else None
+    return EnvPolicy.from_opts(value).environment()

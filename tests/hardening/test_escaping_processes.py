@@ -1,0 +1,154 @@
+"""Processes that leave the command's process group (setsid, a double fork, a daemon) or run in
+the background do not outlive the tool call: not when it ends, not when it is stopped, not when
+the chat is closed or Neovim quits. Real shells and real processes, found in /proc by a unique
+word in their command lines."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.messages import ToolCall
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
+from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.hardening.proctable import Proc, processes, with_marker
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+ESCAPES = 5  # processes the command below leaves behind, each its own way
+
+
+def escapees(marker: str) -> str:
+    """A command line that leaves five processes carrying `marker` behind, each differently,
+    then waits until each has started (each touches its file `up<n>`)."""
+    daemon = (
+        "import os, time\n"
+        "if os.fork(): os._exit(0)\n"
+        "os.setsid()\n"
+        "if os.fork(): os._exit(0)\n"
+        "open('up5', 'w').close()\n"
+        f"time.sleep(300)  # {marker}-daemon\n"
+    )
+    waits = " && ".join(f"[ -e up{n} ]" for n in range(1, ESCAPES + 1))
+    return "\n".join(
+        [
+            f"setsid sh -c 'touch up1; sleep 300; echo {marker}-setsid' >/dev/null 2>&1 &",
+            f"setsid -f sh -c 'touch up2; sleep 300; echo {marker}-setsid-fork' >/dev/null 2>&1",
+            f"(sh -c 'touch up3; sleep 300; echo {marker}-double-fork' >/dev/null 2>&1 &) &",
+            f"sh -c 'touch up4; sleep 300; echo {marker}-background' >/dev/null 2>&1 &",
+            f'{sys.executable} -c "{daemon}" >/dev/null 2>&1',
+            f"until {waits}; do sleep 0.05; done",
+        ]
+    )
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    word = f"ccesc{uuid.uuid4().hex[:12]}"
+    yield word
+    for proc in with_marker(word):  # a failing test leaves nothing behind
+        with contextlib.suppress(OSError):
+            import os
+            import signal
+
+            os.kill(proc.pid, signal.SIGKILL)
+
+
+def escaped(marker: str) -> list[Proc]:
+    """The escaped processes (the command's own shell names all five, so it is left out)."""
+    return [p for p in with_marker(marker) if p.cmdline.count(marker) == 1]
+
+
+def wait_started(marker: str) -> list[Proc]:
+    return wait_for(lambda: (found := escaped(marker)) and len(found) >= ESCAPES and found, 10)
+
+
+def wait_gone(marker: str, timeout: float = 5.0) -> list[Proc]:
+    """What is still alive after `timeout` seconds."""
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: not escaped(marker), timeout)
+    return escaped(marker)
+
+
+def system(root: Path) -> tuple[ToolSystem, RecordingChat]:
+    chat = RecordingChat()
+    tools = ToolSystem(
+        chat=chat,
+        registry=ToolRegistry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
+        approver=ScriptedApprover(),
+        events=RecordingEvents(),
+        cwd=root,
+        opts={"auto_submit": False},
+        yolo=True,
+    )
+    tools.add_tool("run_command")
+    return tools, chat
+
+
+async def test_nothing_outlives_a_finished_command(tmp_path: Path, marker: str) -> None:
+    tools, chat = system(tmp_path)
+    command = f"{escapees(marker)}\necho started"  # exits 0 once all five run
+    await tools.run([ToolCall("f", "run_command", {"cmd": command})])
+    assert "started" in chat.result("f").for_llm, chat.result("f").for_llm
+    assert await asyncio.to_thread(wait_gone, marker) == []
+
+
+async def test_nothing_outlives_a_stopped_command(tmp_path: Path, marker: str) -> None:
+    tools, chat = system(tmp_path)
+    command = f"{escapees(marker)}\nsleep 300"
+    batch = asyncio.ensure_future(tools.run([ToolCall("s", "run_command", {"cmd": command})]))
+    await asyncio.to_thread(wait_started, marker)
+    tools.cancel()
+    assert (await batch).statuses == {"s": "cancelled"}
+    assert await asyncio.to_thread(wait_gone, marker) == []
+
+
+def start_in_nvim(
+    start_nvim: StartNvim, server: LoopbackServer, tmp_path: Path, marker: str
+) -> tuple[Editor, int]:
+    config = tmp_path / "codecompanion.py"
+    config.write_text(
+        "adapter = 'openai'\n"
+        f"adapters = {{'openai': {{'url': '{server.url}/v1', 'api_key': 'sk-test',"
+        " 'model': 'gpt-test'}}\n"
+    )
+    command = f"{escapees(marker)}\nsleep 300"
+    server.enqueue(openai_tool_calls([("run1", "run_command", {"cmd": command})]), openai_text("x"))
+    project = tmp_path / "project"
+    project.mkdir()
+    ed = start_nvim(config_file=config, cwd=project)
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send("@{run_command} run it")
+    wait_started(marker)
+    return ed, bufnr
+
+
+def test_nothing_outlives_closing_the_chat(
+    start_nvim: StartNvim, provider_server: LoopbackServer, tmp_path: Path, marker: str
+) -> None:
+    ed, bufnr = start_in_nvim(start_nvim, provider_server, tmp_path, marker)
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    assert wait_gone(marker) == []
+    assert ed.lua("return require('codecompanion.host').status().running")
+
+
+def test_nothing_outlives_quitting_neovim(
+    start_nvim: StartNvim, provider_server: LoopbackServer, tmp_path: Path, marker: str
+) -> None:
+    ed, _bufnr = start_in_nvim(start_nvim, provider_server, tmp_path, marker)
+    with contextlib.suppress(OSError, EOFError):
+        ed.nvim.command("qa!")
+    assert wait_gone(marker) == []
+
+
+def test_the_marker_finds_processes_by_their_environment() -> None:
+    assert processes()  # /proc is readable here, or none of the above could pass

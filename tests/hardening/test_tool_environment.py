@@ -1,0 +1,153 @@
+"""Tool processes get a cleaned environment: no provider key (builtin adapters' and configured
+ones'), no *_API_KEY/*_TOKEN/*_SECRET-style variable, no Neovim socket; `opts.tool_system.env`
+drops or passes more. `env | sort` run by the model leaves no key in the buffer, the saved chat,
+the log or the next request. Real Neovim, real host, real shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.messages import ToolCall
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.child_env import EnvPolicy, key_variables, tool_env_opts
+from codecompanion.tools.runtime.system import ToolSystem
+from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.hardening.test_secrets import everything_shown, everything_written
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+# Variable name → must the tool process see it? (the value is a unique secret-looking string)
+VARIABLES = {
+    "OPENAI_API_KEY": False,  # a builtin adapter's key
+    "ANTHROPIC_API_KEY": False,
+    "MY_PROVIDER_CRED": False,  # the configured adapter reads its key from here
+    "GITHUB_TOKEN": False,
+    "HF_TOKEN": False,
+    "AWS_SECRET_ACCESS_KEY": False,
+    "AWS_SESSION_TOKEN": False,
+    "DB_PASSWORD": False,
+    "SOME_SECRET": False,
+    "NPM_AUTH": False,
+    "CORP_INTERNAL_URL": False,  # dropped by the config's `drop`
+    "BUILD_TOKEN": True,  # passed by the config's `pass`
+    "PLAIN_SETTING": True,
+}
+
+
+def values() -> dict[str, str]:
+    return {name: f"v-{name.lower()}-{uuid.uuid4().hex}" for name in VARIABLES}
+
+
+def test_the_policy_drops_keys_and_sockets() -> None:
+    opts = tool_env_opts(
+        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN", "NVIM", "MY_PROVIDER_CRED"]},
+        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
+    )
+    policy = EnvPolicy.from_opts(opts)
+    base = {**values(), "NVIM": "/tmp/nvim.sock", "NVIM_LISTEN_ADDRESS": "/tmp/x", "PWD": "/"}
+    kept = policy.environment(base)
+    expected = {name for name, seen in VARIABLES.items() if seen} | {"PWD"}
+    assert set(kept) == expected
+    assert "OPENAI_API_KEY" in key_variables({}) and "GITHUB_TOKEN" in key_variables({})
+
+
+async def test_env_run_by_a_tool_shows_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = values()
+    for name, value in {**secrets, "NVIM": "/tmp/sock", "NVIM_LISTEN_ADDRESS": "/tmp/s"}.items():
+        monkeypatch.setenv(name, value)
+    env_opts = tool_env_opts(
+        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
+        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
+    )
+    chat = RecordingChat()
+    tools = ToolSystem(
+        chat=chat,
+        registry=ToolRegistry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
+        approver=ScriptedApprover(),
+        events=RecordingEvents(),
+        cwd=tmp_path,
+        opts={"auto_submit": False, "env": env_opts},
+        yolo=True,
+    )
+    tools.add_tool("run_command")
+    await tools.run([ToolCall("e", "run_command", {"cmd": "env | sort"})])
+    shown = chat.result("e").for_llm + str(chat.result("e").for_user)
+    seen = {line.split("=", 1)[0] for line in shown.splitlines() if "=" in line}
+    for name, visible in VARIABLES.items():
+        assert (name in seen) is visible, name
+        assert (secrets[name] in shown) is visible, name
+    assert "NVIM" not in seen and "NVIM_LISTEN_ADDRESS" not in seen
+    assert "PATH" in seen and "HOME" in seen
+
+
+def test_keys_never_reach_the_chat_the_log_or_the_request(
+    start_nvim: StartNvim, provider_server: LoopbackServer, tmp_path: Path
+) -> None:
+    secrets = values()
+    config = tmp_path / "codecompanion.py"
+    config.write_text(
+        "adapter = 'openai'\n"
+        f"adapters = {{'openai': {{'url': '{provider_server.url}/v1', "
+        "'api_key': 'env:MY_PROVIDER_CRED', 'model': 'gpt-test'}}\n"
+        "opts = {'tool_system': {'env': {'drop': ['CORP_*'], 'pass': ['BUILD_TOKEN']}}}\n"
+    )
+    provider_server.enqueue(
+        openai_tool_calls([("env1", "run_command", {"cmd": "env | sort"})]),
+        openai_text("listed"),
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    ed = start_nvim(setup={"log_level": "DEBUG"}, config_file=config, env=secrets, cwd=project)
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send("@{run_command} list the environment")
+    wait_for(lambda: "listed" in ed.text(bufnr), 15)
+    requests = provider_server.wait_for_requests(2)
+    assert requests[0].headers["authorization"] == f"Bearer {secrets['MY_PROVIDER_CRED']}"
+    sent = json.dumps(requests[1].body)
+    assert "PLAIN_SETTING" in sent and secrets["BUILD_TOKEN"] in sent  # the output went back
+    assert "NVIM=" not in sent and "NVIM_LISTEN_ADDRESS" not in sent
+    written = everything_written(ed)
+    assert any(path.endswith(".json") for path in written)  # the saved chat
+    assert any(path.endswith("codecompanion.log") for path in written)
+    everything = everything_shown(ed) + "".join(written.values()) + sent
+    assert "listed" in ed.text(bufnr)
+    leaked = [n for n, visible in VARIABLES.items() if not visible and secrets[n] in everything]
+    assert leaked == []
+    assert os.environ.get("MY_PROVIDER_CRED") == secrets["MY_PROVIDER_CRED"]
+
+
+async def test_a_command_tool_gets_the_same_cleaned_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.tools.harness import call, make
+    from tests.tools.test_commands import command_tool
+
+    secrets = values()
+    for name, value in {**secrets, "NVIM": "/tmp/sock"}.items():
+        monkeypatch.setenv(name, value)
+    env_opts = tool_env_opts(
+        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
+        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
+    )
+    h = make(
+        {"runner": command_tool([["env"]])},
+        cwd=tmp_path,
+        opts={"auto_submit": False, "env": env_opts},
+    )
+    c = call("runner", {"lang": "x"})
+    await h.run(c)
+    shown = h.chat.result(c.id).for_llm
+    seen = {line.split("=", 1)[0] for line in shown.splitlines() if "=" in line}
+    assert "PATH" in seen and "NVIM" not in seen
+    assert {n for n in VARIABLES if n in seen} == {n for n, v in VARIABLES.items() if v}
