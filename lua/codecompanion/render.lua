@@ -179,6 +179,15 @@ end
 
 function handlers.tool_status(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
+  if entry and type(op.title) == "string" and op.title ~= entry.title then
+    local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.mark, {})[1]
+    if row then
+      -- Only the text changes: the line's marks (status icon, fold) stay where they are.
+      local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
+      vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { op.title })
+      entry.title = op.title
+    end
+  end
   if entry then
     set_tool_icon(bufnr, entry, op.status, op.detail)
   end

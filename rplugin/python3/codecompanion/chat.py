@@ -367,9 +367,10 @@ class Chat:
                 ]
             )
         else:
-            self.view.render(
-                [RenderOp("tool_status", {"call_id": call.id, "status": status, "detail": detail})]
-            )
+            data = {"call_id": call.id, "status": status, "detail": detail}
+            if status == "running":  # the arguments that run: edited ones replace the model's
+                data["title"] = transcript.tool_title(call)
+            self.view.render([RenderOp("tool_status", data)])
         if status == "running":
             self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
 

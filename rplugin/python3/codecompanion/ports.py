@@ -19,6 +19,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
     editable_text: str | None = None  # JSON of the arguments, or the command line, for "edit"
+    always_scope: Literal["tool", "command", "arguments"] = "tool"  # what "always" remembers
 
 
 @dataclass(frozen=True)
