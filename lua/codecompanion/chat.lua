@@ -30,7 +30,8 @@ function M.submit(bufnr)
   if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
     vim.cmd("stopinsert")
   end
-  send(bufnr, "chat_submit", { text = text })
+  local context = require("codecompanion.context").take(bufnr, text)
+  send(bufnr, "chat_submit", { text = text, context = context })
 end
 
 function M.stop(bufnr)
@@ -54,11 +55,15 @@ local function call_under_cursor(bufnr)
   local row = vim.fn.line(".") - 1
   local best, best_row = nil, -1
   for call_id, entry in pairs(render.state(bufnr).tools) do
+    if entry.context then
+      goto continue
+    end
     local mark = vim.api.nvim_buf_get_extmark_by_id(bufnr, vim.api.nvim_create_namespace("codecompanion_tools"), entry.mark, {})
     local start = mark[1]
     if start and start <= row and start > best_row then
       best, best_row = call_id, start
     end
+    ::continue::
   end
   return best
 end
@@ -155,6 +160,12 @@ function M.attach(bufnr)
     end, { buffer = bufnr, desc = "codecompanion: " .. ACTIONS[name].desc, nowait = true })
   end)
   vim.bo[bufnr].omnifunc = "v:lua.require'codecompanion.complete'.omnifunc"
+  vim.api.nvim_create_autocmd("CompleteDone", {
+    buffer = bufnr,
+    callback = function()
+      require("codecompanion.complete").on_complete_done(bufnr)
+    end,
+  })
 end
 
 --- Fold text of a tool's output: the tool line (name and arguments) and its status.
@@ -162,7 +173,9 @@ function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
   for _, entry in pairs(render.state(bufnr).tools) do
-    if render.body_range(bufnr, entry) == vim.v.foldstart then
+    if render.body_range(bufnr, entry) == vim.v.foldstart and entry.context then
+      return ("  %s"):format(entry.title)
+    elseif render.body_range(bufnr, entry) == vim.v.foldstart then
       return ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
     end
   end

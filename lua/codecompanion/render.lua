@@ -221,6 +221,24 @@ function M.refold(bufnr, win)
   end
 end
 
+--- Context sent with a message: one folded line (`zo` shows the lines the model read).
+function handlers.context(bufnr, op)
+  local s = state(bufnr)
+  append_block(bufnr, op.title)
+  local row = vim.api.nvim_buf_line_count(bufnr) - 1
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, { line_hl_group = "CodeCompanionContext" })
+  if op.text and op.text ~= vim.NIL and op.text ~= "" then
+    append(bufnr, "\n" .. op.text)
+  end
+  s.contexts = (s.contexts or 0) + 1
+  local entry = { mark = mark, title = op.title, context = true, body_mark = mark }
+  entry.body_len = vim.api.nvim_buf_line_count(bufnr) - row
+  s.tools["context:" .. s.contexts] = entry
+  for _, win in ipairs(windows(bufnr)) do
+    fold_body(bufnr, entry, win)
+  end
+end
+
 --- A tool's result: its text for the user, then (folded) what the model was sent, if different.
 function handlers.tool_output(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
@@ -353,22 +371,25 @@ function M.notify(text, level)
   vim.notify("codecompanion: " .. text, vim.log.levels[(level or "info"):upper()] or vim.log.levels.INFO)
 end
 
---- The user's message: every line below the last `## Me` header.
-function M.user_message(bufnr)
+--- The 0-based row of the last `## Me` header (0 when there is none).
+function M.user_header_row(bufnr)
   local s = state(bufnr)
-  local start = 0
   local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
   if row then
-    start = row + 1
-  else
-    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-    for i = #lines, 1, -1 do
-      if lines[i]:match("^## Me") then
-        start = i
-        break
-      end
+    return row
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i]:match("^## Me") then
+      return i - 1
     end
   end
+  return -1
+end
+
+--- The user's message: every line below the last `## Me` header.
+function M.user_message(bufnr)
+  local start = M.user_header_row(bufnr) + 1
   local lines = vim.api.nvim_buf_get_lines(bufnr, start, -1, false)
   return vim.trim(table.concat(lines, "\n"))
 end

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,12 +19,16 @@ from .adapters.base import (
     ToolCallEvent,
     Usage,
 )
+from .context import ContextItem, render_ops, with_context
 from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
 
 log = logging.getLogger("codecompanion.chat")
+
+MENTION = re.compile(r"@\{([^{}\s]+)\}")
+TITLE_LIMIT = 60
 
 SYSTEM_PROMPT = (
     "You are an AI programming assistant working inside the Neovim text editor. "
@@ -141,23 +146,46 @@ class Chat:
 
     # ----- the turn loop ---------------------------------------------------------------
 
-    def submit(self, text: str) -> bool:
-        """Start a turn with the user's text; refused (one line) while busy or when empty."""
+    def submit(self, text: str, context: list[ContextItem] | None = None) -> bool:
+        """Start a turn with the user's text and context; refused (one line) when busy or empty."""
         if self.busy:
             self.view.notify("a request is running: wait, or stop it with q", "warn")
             return False
         if not text.strip():
             self.view.notify("nothing to send: type your message under ## Me", "info")
             return False
-        content = self.tools.parse_user_message(text)
+        context = context or []
+        self._warn_unknown_mentions(text)
+        content = with_context(self.tools.parse_user_message(text), context)
         self.tools.reset_rounds()
         self._sync_system_prompts()
         if self.title is None:
-            self.title = " ".join(text.split())[:60]
-        self.add(Message(role="user", content=content))
+            self.title = first_line(text)
+        message = Message(role="user", content=content)
+        if content != text:  # a restored chat shows what was typed, not what the model read
+            message.extra["typed"] = text
+        if context:
+            message.extra["context"] = [item.summary() for item in context]
+            self.view.render(render_ops(context))
+        self.add(message)
         self.fire("ChatSubmitted")
         self._start()
         return True
+
+    def _warn_unknown_mentions(self, text: str) -> None:
+        """One line naming each `@{name}` that is neither a tool nor a group (sent as typed)."""
+        registry = getattr(self.tools, "registry", None)
+        if registry is None:
+            return
+        unknown = [
+            name
+            for name in dict.fromkeys(MENTION.findall(text))
+            if registry.get(name) is None and registry.group(name) is None
+        ]
+        if unknown:
+            listed = ", ".join(f"@{{{name}}}" for name in unknown)
+            known = ", ".join(registry.group_names() + registry.names())
+            self.view.notify(f"unknown tool {listed} (sent as typed); available: {known}", "warn")
 
     def regenerate(self) -> bool:
         """Drop the last answer (and its tool rounds) and ask again."""
@@ -404,3 +432,9 @@ class Chat:
             if not any(m.tag == tag for m in self.messages):
                 position = sum(1 for m in self.messages if m.role == "system")
                 self.messages.insert_system(text, tag, position)
+
+
+def first_line(text: str) -> str:
+    """A chat's title: the first non-empty line of its first message, cut to TITLE_LIMIT."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"

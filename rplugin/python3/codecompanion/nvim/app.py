@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chat import Chat
+from ..context import read_items
 from ..demo import DEMO_TOOLS
 from ..messages import MessageStore
 from ..tools.runtime.groupwatch import group_watch
@@ -91,6 +92,16 @@ class App:
             self.bridge.echo_error(f"config: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
         group_watch().start()
+        self._push_completion()
+
+    def _push_completion(self) -> None:
+        """Lua completes from a cache: fill it now, so typing never waits on the host."""
+        from .completion import completion_payload
+
+        payload = completion_payload(self._workspace())
+        self.bridge.notify_lua(
+            "codecompanion.complete", "set_items", payload["items"], payload["meta"]
+        )
 
     def _workspace(self) -> Workspace:
         if self.workspace is None:
@@ -190,7 +201,8 @@ class App:
     def do_chat_submit(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
         if chat is not None:
-            if not chat.submit(str(args.get("text") or "")):
+            context = read_items(args.get("context"))
+            if not chat.submit(str(args.get("text") or ""), context):
                 chat.view.render([])  # nothing queued; the buffer stays as it is
 
     def do_chat_stop(self, args: dict[str, Any]) -> None:
@@ -364,9 +376,10 @@ class App:
 
     # ----- requests --------------------------------------------------------------------
 
-    def ask_completion_items(self, args: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self._workspace().registry.completion_items()
-        return items
+    def ask_completion_items(self, args: dict[str, Any]) -> dict[str, Any]:
+        from .completion import completion_payload
+
+        return completion_payload(self._workspace())
 
     def ask_health(self, args: dict[str, Any]) -> dict[str, Any]:
         from .health import report
