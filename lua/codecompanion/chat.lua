@@ -46,8 +46,16 @@ function M.regenerate(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
 end
 
+--- Clear the chat: it goes on as a new saved chat (the old one can still be restored).
 function M.clear(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_clear")
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local old = chat_id(bufnr)
+  if not old then
+    return send(bufnr, "chat_clear")
+  end
+  require("codecompanion").reattach(bufnr)
+  local new = require("codecompanion").renew_id(bufnr)
+  host.notify("chat_clear", { id = old, new_id = new })
 end
 
 --- The call id of the tool line (or folded output) under the cursor, if any.

@@ -27,21 +27,55 @@ local function new_id()
   return ("%d-%d-%d"):format(os.time(), vim.fn.getpid(), chats.counter)
 end
 
+--- A size option: a fraction of `total` (below 1) or an absolute number of cells.
+local function size(value, default, total)
+  value = value or default
+  return math.max(1, value < 1 and math.floor(total * value) or math.floor(value))
+end
+
+--- A window of this tab that shows a chat (reused by the next chat, as CodeCompanion does).
+local function chat_window()
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if chats.by_buf[vim.api.nvim_win_get_buf(win)] then
+      return win
+    end
+  end
+  return nil
+end
+
+local function open_float(bufnr, win_opts)
+  local width = size(win_opts.width, 0.6, vim.o.columns)
+  local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
+  vim.api.nvim_open_win(bufnr, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - width) / 2),
+    border = "rounded",
+    title = " CodeCompanion ",
+    title_pos = "center",
+  })
+end
+
 local function open_window(bufnr)
   local win_opts = config.options.window or {}
-  if win_opts.layout == "buffer" then
+  local reuse = win_opts.layout ~= "buffer" and chat_window()
+  if reuse then
+    vim.api.nvim_set_current_win(reuse)
+    vim.api.nvim_win_set_buf(reuse, bufnr)
+  elseif win_opts.layout == "buffer" then
     vim.api.nvim_set_current_buf(bufnr)
+  elseif win_opts.layout == "float" then
+    open_float(bufnr, win_opts)
   elseif win_opts.layout == "horizontal" then
     vim.cmd("botright split")
     vim.api.nvim_win_set_buf(0, bufnr)
+    vim.api.nvim_win_set_height(0, size(win_opts.height, 0.4, vim.o.lines))
   else
     vim.cmd("botright vsplit")
     vim.api.nvim_win_set_buf(0, bufnr)
-    local width = win_opts.width or 0.45
-    if width < 1 then
-      width = math.floor(vim.o.columns * width)
-    end
-    vim.api.nvim_win_set_width(0, width)
+    vim.api.nvim_win_set_width(0, size(win_opts.width, 0.45, vim.o.columns))
   end
   vim.wo.wrap = true
   vim.wo.linebreak = true
@@ -72,7 +106,7 @@ local function create_buffer(id)
       end
       -- The last window of the chat closed (not hidden by Toggle): stop what runs; it is saved.
       if #vim.fn.win_findbuf(bufnr) <= 1 and not vim.b[bufnr].codecompanion_hiding then
-        host.notify("chat_stop", { id = id, quiet = true })
+        host.notify("chat_stop", { id = chats.by_buf[bufnr] or id, quiet = true })
       end
     end,
   })
@@ -80,11 +114,12 @@ local function create_buffer(id)
     buffer = bufnr,
     once = true,
     callback = function()
-      host.notify("chat_close", { id = id })
+      local current = chats.by_buf[bufnr] or id -- a cleared chat has a new id
+      host.notify("chat_close", { id = current })
       vim.api.nvim_exec_autocmds("User", {
         pattern = "CodeCompanionChatClosed",
         modeline = false,
-        data = { id = id, bufnr = bufnr },
+        data = { id = current, bufnr = bufnr },
       })
       chats.by_buf[bufnr] = nil
       if chats.last == bufnr then
@@ -133,6 +168,24 @@ end
 
 function M.chat_id(bufnr)
   return chats.by_buf[bufnr]
+end
+
+--- The buffer of chat `id`, or nil.
+function M.chat_buffer(id)
+  for bufnr, chat in pairs(chats.by_buf) do
+    if chat == id then
+      return bufnr
+    end
+  end
+  return nil
+end
+
+--- A cleared chat goes on under a new id: the old one stays saved as it was.
+function M.renew_id(bufnr)
+  local id = new_id()
+  chats.by_buf[bufnr] = id
+  vim.b[bufnr].codecompanion_chat_id = id
+  return id
 end
 
 function M.last_chat()

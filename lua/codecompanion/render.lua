@@ -268,6 +268,13 @@ function handlers.replace(bufnr, op)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   s.tools, s.llm_header, s.user_header = {}, nil, nil
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, op.lines)
+  -- The view starts at the top again, with the cursor on the last line (under `## Me`
+  -- after a clear): a view left scrolled past the end would look empty.
+  for _, win in ipairs(windows(bufnr)) do
+    vim.api.nvim_win_call(win, function()
+      vim.fn.winrestview({ topline = 1, lnum = #op.lines, col = 0 })
+    end)
+  end
 end
 
 function handlers.ready(bufnr, op)

@@ -410,16 +410,23 @@ class Chat:
             call_id = next(reversed(self._full_outputs))
         return self._full_outputs.get(call_id)
 
-    def clear(self) -> None:
-        """Forget the conversation (system prompts stay); a running turn is stopped first."""
+    def clear(self, new_id: str | None = None) -> None:
+        """Forget the conversation (system prompts stay); a running turn is stopped first.
+
+        With `new_id` the chat goes on under that id: the saved history stays as it was.
+        """
         if self.busy and self._task is not None:
             # The stopped turn still stores its partial answer: clear once it has ended.
-            self._task.add_done_callback(lambda _task: self._clear_now())
+            self._task.add_done_callback(lambda _task: self._clear_now(new_id))
             self.stop()
             return
-        self._clear_now()
+        self._clear_now(new_id)
 
-    def _clear_now(self) -> None:
+    def _clear_now(self, new_id: str | None = None) -> None:
+        if new_id is not None and new_id != self.id:
+            self.save_now()
+            self.id = new_id
+            self._full_outputs.clear()
         self.messages.clear()
         self.title = None
         self.save()

@@ -224,7 +224,14 @@ class App:
 
     def do_chat_clear(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
-        if chat is not None:
+        if chat is None:
+            return
+        new_id = args.get("new_id")
+        if isinstance(new_id, str) and new_id and new_id not in self.chats:
+            # Lua already sends under the new id; the old saved chat is left as it was.
+            self.chats[new_id] = self.chats.pop(chat.id)
+            chat.clear(new_id)
+        else:
             chat.clear()
 
     def do_chat_regenerate(self, args: dict[str, Any]) -> None:
@@ -342,6 +349,7 @@ class App:
     def do_reload(self, args: dict[str, Any]) -> None:
         workspace = self._workspace()
         error = workspace.reload()
+        self._push_completion()
         if error:
             self.bridge.echo_error(f"config: {error}")
             return
