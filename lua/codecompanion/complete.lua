@@ -49,8 +49,8 @@ function M.fetch(callback)
 end
 
 --- Adapter names and models for `:CodeCompanionChat adapter=<Tab> model=<Tab>`.
-function M.adapters()
-  if #cache.adapters == 0 then
+function M.adapters(fetch)
+  if #cache.adapters == 0 and fetch ~= false then
     M.fetch(function() end) -- for the next <Tab>: command-line completion cannot wait
   end
   return cache.adapters

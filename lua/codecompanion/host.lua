@@ -28,6 +28,11 @@ local function append_log(lines)
   end
 end
 
+--- Append lines to the log file (what a one-line message had to cut).
+function M.log(lines)
+  append_log(lines)
+end
+
 function M.python()
   local opts = require("codecompanion.config").options
   if opts.python and opts.python ~= "" then

@@ -10,6 +10,9 @@ local M = {}
 local chats = { by_buf = {}, order = {}, last = nil, counter = 0 }
 
 function M.setup(opts)
+  if not config.supported() then
+    return
+  end
   config.setup(opts)
   if config.options.start == "deferred" then
     -- Start the host off the start-up path: Neovim shows its UI first. The Markdown
@@ -318,7 +321,31 @@ function M.command(opts)
     chat_opts.prompt = args:gsub("adapter=%S+", ""):gsub("model=%S+", "")
     chat_opts.prompt = vim.trim(chat_opts.prompt)
   end
-  return M.chat(chat_opts)
+  if not chat_opts.adapter then
+    return M.chat(chat_opts)
+  end
+  -- A wrong adapter name opens nothing: one line lists the valid names. The names come from
+  -- the host's cache, or from the host without Neovim waiting for it.
+  local function check(names)
+    if vim.tbl_contains(names, chat_opts.adapter) then
+      return M.chat(chat_opts)
+    end
+    render.notify(
+      ("no adapter %q: valid names are %s"):format(chat_opts.adapter, table.concat(names, ", ")),
+      "error"
+    )
+  end
+  local known = require("codecompanion.complete").adapters(false)
+  if #known > 0 then
+    return check(known)
+  end
+  require("codecompanion.complete").fetch(function()
+    local names = require("codecompanion.complete").adapters()
+    if #names == 0 then
+      return M.chat(chat_opts) -- the host cannot say: it reports the name itself
+    end
+    check(names)
+  end)
 end
 
 return M

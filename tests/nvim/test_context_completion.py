@@ -101,6 +101,7 @@ def test_unknown_tool_mention_gets_one_line_naming_it(
 ) -> None:
     provider_server.enqueue(openai_text("ok"))
     ed = start_nvim(config_file=config_file(""))
+    ed.nvim.command("set columns=400")  # room for the whole line (narrower screens cut it)
     ed.open_chat()
     ed.send("@{read_fil} the README")
     ed.wait_event("CodeCompanionChatDone")

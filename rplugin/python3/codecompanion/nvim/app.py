@@ -89,7 +89,7 @@ class App:
         self.workspace = Workspace(options)
         self._hook(self.workspace)
         if self.workspace.config.error:
-            self.bridge.echo_error(f"config: {self.workspace.config.error}")
+            self.bridge.echo_error(f"config file broken: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
         group_watch().start()
         self._push_completion()
@@ -351,7 +351,7 @@ class App:
         error = workspace.reload()
         self._push_completion()
         if error:
-            self.bridge.echo_error(f"config: {error}")
+            self.bridge.echo_error(f"config file broken: {error}")
             return
         message = "config reloaded" + self._reload_chats(workspace)
         self.bridge.notify_lua("codecompanion.render", "notify", message, "info")
