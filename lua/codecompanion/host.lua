@@ -1,6 +1,6 @@
 -- The Python host: started by the plugin itself as an RPC job, restarted when it dies.
--- Messages go out with rpcnotify only. The one wait is M.request (health, @{ completion items):
--- vim.wait for the host's answer notification, bounded by a timeout.
+-- Messages go out with rpcnotify only. The one wait is M.request (:checkhealth): vim.wait for
+-- the host's answer notification, bounded by a timeout. Completion uses M.request_async.
 local M = {}
 
 local state = { chan = nil, ready = false, restarts = 0, last_exit = nil, mode = nil, last_stderr = nil }
