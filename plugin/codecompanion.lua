@@ -30,6 +30,14 @@ end, {
   end,
 })
 
+require("codecompanion.highlights").setup()
+vim.api.nvim_create_autocmd("ColorScheme", {
+  group = vim.api.nvim_create_augroup("codecompanion_highlights", { clear = true }),
+  callback = function()
+    require("codecompanion.highlights").setup()
+  end,
+})
+
 -- `#{buffer}` means the last file buffer the user was in before the chat.
 vim.api.nvim_create_autocmd("BufEnter", {
   group = vim.api.nvim_create_augroup("codecompanion_context", { clear = true }),

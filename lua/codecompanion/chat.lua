@@ -176,18 +176,24 @@ function M.attach(bufnr)
   })
 end
 
---- Fold text of a tool's output: the tool line (name and arguments) and its status.
+--- Fold text of a tool's output (the tool line and its status) or of a context block,
+--- coloured with CodeCompanionFold.
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
+  local text = nil
   for _, entry in pairs(render.state(bufnr).tools) do
-    if render.body_range(bufnr, entry) == vim.v.foldstart and entry.context then
-      return ("  %s"):format(entry.title)
-    elseif render.body_range(bufnr, entry) == vim.v.foldstart then
-      return ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
+    if render.body_range(bufnr, entry) == vim.v.foldstart then
+      if entry.context then
+        text = ("  %s"):format(entry.title)
+      else
+        text = ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
+      end
+      break
     end
   end
-  return ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
+  text = text or ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
+  return { { text, "CodeCompanionFold" } }
 end
 
 return M

@@ -117,7 +117,19 @@ end
 
 --- Show a proposed change and let the user accept or reject each hunk (answered by rpcnotify).
 --- The diff is drawn before each question, and focus comes back to where it was after it.
+-- Diff reviews open per chat id, for the statusline.
+local reviewing = {}
+
+function M.reviewing(chat_id)
+  return (reviewing[chat_id] or 0) > 0
+end
+
 function M.review(chan, rid, req)
+  local chat_id = req.chat_id or ""
+  reviewing[chat_id] = (reviewing[chat_id] or 0) + 1
+  local function finished()
+    reviewing[chat_id] = math.max(0, (reviewing[chat_id] or 1) - 1)
+  end
   vim.schedule(function()
     local preview = require("codecompanion.preview")
     local origin = vim.api.nvim_get_current_win()
@@ -132,6 +144,7 @@ function M.review(chan, rid, req)
     })
     local accepted, rejected = {}, {}
     local function done(reason)
+      finished()
       preview.close(view)
       preview.refocus(origin)
       pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", {

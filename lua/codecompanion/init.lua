@@ -96,7 +96,8 @@ local function create_buffer(id)
   vim.b[bufnr].codecompanion_chat_id = id
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "## Me", "", "" })
   local s = render.state(bufnr)
-  s.user_header = vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, {})
+  s.user_header =
+    vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, render.header_mark("## Me"))
   chats.by_buf[bufnr] = id
   table.insert(chats.order, bufnr)
   chats.last = bufnr
@@ -288,6 +289,52 @@ function M.reattach(bufnr)
     restore = true,
     reattach = true,
   })
+end
+
+--- The chat's state for a statusline: { state, running, adapter, model } (state "" when idle).
+function M.status_info(bufnr)
+  bufnr = bufnr or M.last_chat()
+  local id = bufnr and chats.by_buf[bufnr]
+  if not id or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  local s = render.state(bufnr)
+  local running, awaiting = 0, false
+  for _, entry in pairs(s.tools) do
+    if entry.status == "running" then
+      running = running + 1
+    elseif entry.status == "awaiting_approval" then
+      awaiting = true
+    end
+  end
+  local state = ""
+  if awaiting then
+    state = "awaiting approval"
+  elseif require("codecompanion.editor").reviewing(id) then
+    state = "awaiting review"
+  elseif running > 0 then
+    state = ("running %d tool%s"):format(running, running == 1 and "" or "s")
+  elseif require("codecompanion.stream_highlight").is_streaming(bufnr) then
+    state = "streaming"
+  elseif not vim.bo[bufnr].modifiable then
+    state = "waiting"
+  end
+  return { state = state, running = running, adapter = s.adapter, model = s.model }
+end
+
+--- One short string for a statusline: e.g. "running 2 tools · openai · gpt-4.1".
+function M.status(bufnr)
+  local info = M.status_info(bufnr)
+  if not info then
+    return ""
+  end
+  local parts = {}
+  for _, part in ipairs({ info.state, info.adapter, info.model }) do
+    if part and part ~= "" then
+      table.insert(parts, part)
+    end
+  end
+  return table.concat(parts, " · ")
 end
 
 function M.reload()

@@ -6,25 +6,73 @@ local ns = vim.api.nvim_create_namespace("codecompanion")
 local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
 local ns_spin = vim.api.nvim_create_namespace("codecompanion_spinner")
 
-local ICONS = {
-  pending = "󰔟 ",
-  awaiting_approval = "? ",
-  running = "⚙ ",
-  success = "✓ ",
-  error = "✗ ",
-  rejected = "✗ ",
-  cancelled = "⊘ ",
-  timeout = "⏱ ",
+-- Status icons: Nerd Font glyphs (`icons = true`, or vim.g.have_nerd_font), symbols every
+-- font has (the default), or plain words (`icons = false`).
+local ICON_SETS = {
+  nerd = {
+    pending = "󰔟 ",
+    awaiting_approval = " ",
+    running = " ",
+    success = " ",
+    error = " ",
+    rejected = " ",
+    cancelled = " ",
+    timeout = "󱫑 ",
+  },
+  symbols = {
+    pending = "… ",
+    awaiting_approval = "? ",
+    running = "⚙ ",
+    success = "✓ ",
+    error = "✗ ",
+    rejected = "✗ ",
+    cancelled = "⊘ ",
+    timeout = "⌛ ",
+  },
+  plain = {
+    pending = "[pending] ",
+    awaiting_approval = "[approve?] ",
+    running = "[running] ",
+    success = "[ok] ",
+    error = "[error] ",
+    rejected = "[rejected] ",
+    cancelled = "[cancelled] ",
+    timeout = "[timeout] ",
+  },
 }
 local HL = {
-  success = "DiagnosticOk",
-  error = "DiagnosticError",
-  rejected = "DiagnosticWarn",
-  cancelled = "DiagnosticWarn",
-  timeout = "DiagnosticError",
-  awaiting_approval = "DiagnosticInfo",
+  pending = "CodeCompanionToolPending",
+  awaiting_approval = "CodeCompanionToolAwaitingApproval",
+  running = "CodeCompanionToolRunning",
+  success = "CodeCompanionToolSuccess",
+  error = "CodeCompanionToolError",
+  rejected = "CodeCompanionToolRejected",
+  cancelled = "CodeCompanionToolCancelled",
+  timeout = "CodeCompanionToolTimeout",
 }
-local SPIN = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+local SPINNERS = {
+  symbols = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" },
+  plain = { "|", "/", "-", "\\" },
+}
+
+--- The icon set in use: `setup({ icons = ... })`, else Nerd Font glyphs only if the user has them.
+function M.icon_set()
+  local choice = require("codecompanion.config").options.icons
+  if choice == false then
+    return "plain"
+  elseif choice == true or (choice == nil and vim.g.have_nerd_font) then
+    return "nerd"
+  end
+  return "symbols"
+end
+
+local function icons()
+  return ICON_SETS[M.icon_set()]
+end
+
+local function spin_frames()
+  return M.icon_set() == "plain" and SPINNERS.plain or SPINNERS.symbols
+end
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
@@ -113,10 +161,10 @@ local function set_tool_icon(bufnr, entry, status, detail)
   if not row then
     return
   end
-  local text = ICONS[status] or ""
-  local chunks = { { text, HL[status] or "Comment" } }
+  local text = icons()[status] or ""
+  local chunks = { { text, HL[status] or "CodeCompanionToolPending" } }
   if detail and detail ~= "" then
-    table.insert(chunks, { " " .. detail, "Comment" })
+    table.insert(chunks, { " " .. detail, "CodeCompanionToolDetail" })
   end
   entry.status = status
   vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, {
@@ -127,6 +175,11 @@ local function set_tool_icon(bufnr, entry, status, detail)
 end
 
 local handlers = {}
+
+--- Extmark options that colour a header line's text.
+function M.header_mark(text)
+  return { end_col = #text, hl_group = "CodeCompanionHeader", priority = 90 }
+end
 
 function handlers.append(bufnr, op)
   append(bufnr, op.text)
@@ -141,7 +194,7 @@ function handlers.header(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.text)
   local row = vim.api.nvim_buf_line_count(bufnr) - 1
-  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {})
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, M.header_mark(op.text))
   if op.role == "user" then
     s.user_header = mark
   else
@@ -160,7 +213,7 @@ function handlers.usage(bufnr, op)
     -- One mark per header, updated as the turn's rounds add up.
     s.usage_mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {
       id = s.usage_header == s.llm_header and s.usage_mark or nil,
-      virt_text = { { op.text, "Comment" } },
+      virt_text = { { op.text, "CodeCompanionTokens" } },
       virt_text_pos = "eol",
     })
     s.usage_header = s.llm_header
@@ -298,6 +351,10 @@ end
 function handlers.event(bufnr, op)
   local data = op.data or {}
   data.bufnr = bufnr
+  if type(data.adapter) == "string" then -- for the statusline (M.status)
+    local s = state(bufnr)
+    s.adapter, s.model = data.adapter, type(data.model) == "string" and data.model or nil
+  end
   vim.api.nvim_exec_autocmds("User", { pattern = "CodeCompanion" .. op.name, modeline = false, data = data })
 end
 
@@ -309,6 +366,7 @@ function M.start_spinner(bufnr, text)
   local s = state(bufnr)
   M.stop_spinner(bufnr)
   local frame = 0
+  local SPIN = spin_frames()
   local timer = vim.uv.new_timer()
   s.spinner = timer
   timer:start(
@@ -322,7 +380,7 @@ function M.start_spinner(bufnr, text)
       local row = vim.api.nvim_buf_line_count(bufnr) - 1
       vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
       vim.api.nvim_buf_set_extmark(bufnr, ns_spin, row, 0, {
-        virt_text = { { SPIN[frame] .. " " .. text, "Comment" } },
+        virt_text = { { SPIN[frame] .. " " .. text, "CodeCompanionSpinner" } },
         virt_text_pos = "eol",
       })
     end)

@@ -53,7 +53,9 @@ class NvimEditor:
         if not hunks:
             return HunkDecision(accepted=())
         answer: Any = await self.bridge.ask_lua(
-            "codecompanion.editor", "review", {"path": path, "diff": diff, "hunks": hunks}
+            "codecompanion.editor",
+            "review",
+            {"path": path, "diff": diff, "hunks": hunks, "chat_id": chat_id},
         )
         if not isinstance(answer, dict):
             return HunkDecision(accepted=(), rejected=tuple(range(len(hunks))))
