@@ -264,21 +264,30 @@ def test_cancel_answers_every_call_and_does_not_auto_submit(
 
 
 def test_offline_demo_runs_the_whole_tool_loop(start_nvim: StartNvim, tmp_path: Path) -> None:
-    project = tmp_path / "demo"
+    project = tmp_path / "project"
     project.mkdir()
-    ed = start_nvim(cwd=project)
-    bufnr = ed.open_chat()
-    ed.answer("Accept all", "approve", "Accept all")
-    ed.send("show me")
-    ed.wait_event("CodeCompanionChatDone", timeout=20)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    ed = start_nvim(cwd=project, env={"TMPDIR": str(temp)})
+    ed.nvim.command("set columns=300")
+    for run in range(2):  # a second chat runs the whole demo again
+        bufnr = ed.open_chat()
+        intro = wait_for(lambda b=bufnr: "Offline demo" in ed.text(b) and ed.text(b))
+        assert "type anything under `## Me`" in intro
+        folder = Path(intro.split("temporary folder `")[1].split("`")[0])
+        assert folder.parent == temp
+        ed.answer("Accept all", "approve", "Accept all")
+        ed.send("show me")
+        ed.wait_event("CodeCompanionChatDone", count=run + 1, timeout=20)
+        assert (folder / "codecompanion-demo.md").read_text() == "# Demo\n\nhello codecompanion\n"
+        text = ed.text(bufnr)
+        assert "That was the offline demo" in text
+        assert text.count("## LLM (demo · demo)") == 1
     messages = ed.nvim.exec_lua("return vim.fn.execute('messages')")
     assert "no provider configured" in messages
-    assert (project / "codecompanion-demo.md").read_text() == "# Demo\n\nhello codecompanion\n"
+    assert list(project.iterdir()) == []  # nothing written into the user's project
     prompts = [p["prompt"] for p in ed.prompts()]
     assert any("wc -l codecompanion-demo.md" in (p or "") for p in prompts)
-    text = ed.text(bufnr)
-    assert "That was the offline demo" in text
-    assert text.count("## LLM (demo · demo)") == 1
 
 
 def test_diagnostics_of_a_loaded_buffer_reach_the_model(

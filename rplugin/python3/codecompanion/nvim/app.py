@@ -9,7 +9,7 @@ from typing import Any
 
 from ..chat import Chat
 from ..context import read_items
-from ..demo import DEMO_TOOLS
+from ..demo import DEMO_TOOLS, demo_project, hint
 from ..messages import MessageStore
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
@@ -125,6 +125,7 @@ class App:
         elif chat.adapter.name == "demo":
             for name in DEMO_TOOLS:
                 chat.tools.add_tool(name)
+            chat.view.render(demo_intro(chat.tools.cwd))
         old = self.chats.pop(chat_id, None)
         if old is not None:  # the buffer was reopened with the same id: the new chat replaces it
             old.stop()
@@ -143,8 +144,11 @@ class App:
             model if isinstance(model, str) else None,
         )
         view = NvimChatView(self.bridge, int(args["bufnr"]))
-        # A restored chat keeps its project root (confinement and approvals belong to it).
+        # A restored chat keeps its project root (confinement and approvals belong to it);
+        # a new demo chat works in a temporary folder, never in the user's project.
         cwd = Path(str(saved.get("cwd") or args.get("cwd") or ".")).resolve()
+        if adapter.name == "demo" and not saved:
+            cwd = demo_project()
         chat = Chat(
             chat_id=str(args["id"]),
             adapter=adapter,
@@ -226,6 +230,8 @@ class App:
         chat = self._chat(args)
         if chat is None:
             return
+        if chat.adapter.name == "demo":
+            self._workspace().rewind_demo()
         new_id = args.get("new_id")
         if isinstance(new_id, str) and new_id and new_id not in self.chats:
             # Lua already sends under the new id; the old saved chat is left as it was.
@@ -407,3 +413,15 @@ def _var(name: str, value: Any) -> Any:
     from ..ports import RenderOp
 
     return RenderOp("set_var", {"name": name, "value": value})
+
+
+def demo_intro(folder: Path) -> list[Any]:
+    """A demo chat's buffer: what to type, above `## Me`."""
+    from ..ports import RenderOp
+    from ..transcript import USER_HEADER, block
+
+    return [
+        RenderOp("replace", {"lines": [""]}),
+        block(hint(folder)),
+        RenderOp("ready", {"text": USER_HEADER}),
+    ]
