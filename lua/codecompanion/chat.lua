@@ -147,11 +147,16 @@ function M.help()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  local width = 60
+  -- The window fits its content (and the editor).
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.api.nvim_strwidth(line))
+  end
+  width = math.min(width, vim.o.columns - 4)
   vim.api.nvim_open_win(buf, true, {
     relative = "editor",
     width = width,
-    height = #lines,
+    height = math.min(#lines, vim.o.lines - 6),
     row = 2,
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
     border = "rounded",

@@ -29,7 +29,7 @@ function M.open(lines, opts)
   local width = math.max(20, vim.o.columns - 2)
   local rows = 0 -- lines wrap in the float: count screen rows, not lines
   for _, line in ipairs(lines) do
-    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+    rows = rows + math.max(1, math.ceil(vim.api.nvim_strwidth(line) / width))
   end
   local win = vim.api.nvim_open_win(buf, false, {
     relative = "editor",
@@ -73,7 +73,7 @@ end
 --- A prompt that fits on one row (what it is about is in the preview above it).
 function M.one_row(prompt)
   local room = vim.o.columns - 2
-  if vim.fn.strdisplaywidth(prompt) <= room then
+  if vim.api.nvim_strwidth(prompt) <= room then
     return prompt
   end
   return vim.fn.strcharpart(prompt, 0, room - 1) .. "…"

@@ -453,7 +453,7 @@ local function flush_notices()
   if best then
     local text = "codecompanion: " .. best.text
     local room = math.max(20, vim.v.echospace - 1)
-    if vim.fn.strdisplaywidth(text) > room then
+    if vim.api.nvim_strwidth(text) > room then
       -- The screen gets one line; the whole text is in the log (:CodeCompanionLog).
       require("codecompanion.host").log({ text })
       text = vim.fn.strcharpart(text, 0, room - 1) .. "…"

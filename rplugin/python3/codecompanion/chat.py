@@ -73,6 +73,7 @@ class Chat:
         self.messages = messages or MessageStore()
         self.tools = tool_factory(self)
         self.title: str | None = None
+        self.updated = _now()  # the time of the last message: what the Restore picker shows
         self._task: asyncio.Task[None] | None = None
         self._full_outputs: dict[str, str] = {}
         self._save_pending = False
@@ -106,7 +107,7 @@ class Chat:
             "title": self.title,
             "adapter": self.adapter.name,
             "model": self.model,
-            "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "updated": self.updated,
             "messages": self.messages.to_list(),
             "tools": self.tools.to_state(),
             "cwd": str(getattr(self.tools, "cwd", "") or "") or None,
@@ -141,6 +142,7 @@ class Chat:
     def add(self, message: Message) -> Message:
         """Append a message and save the chat."""
         self.messages.add(message)
+        self.updated = _now()
         self.save()
         return message
 
@@ -403,12 +405,22 @@ class Chat:
             self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
 
     def full_output(self, call_id: str | None = None) -> str | None:
-        """The uncapped output of a call (the last truncated one when none is given)."""
+        """The uncapped output of a call (the last one when none is given); an uncut output is
+        its result as shown."""
         if call_id is None:
-            if not self._full_outputs:
-                return None
-            call_id = next(reversed(self._full_outputs))
-        return self._full_outputs.get(call_id)
+            if self._full_outputs:
+                call_id = next(reversed(self._full_outputs))
+            else:
+                results = [m for m in self.messages if m.role == "tool" and m.tool_call_id]
+                call_id = results[-1].tool_call_id if results else None
+        if call_id is None:
+            return None
+        if call_id in self._full_outputs:
+            return self._full_outputs[call_id]
+        for message in self.messages:
+            if message.role == "tool" and message.tool_call_id == call_id:
+                return message.content or ""  # uncut: what the model was sent is all of it
+        return None
 
     def clear(self, new_id: str | None = None) -> None:
         """Forget the conversation (system prompts stay); a running turn is stopped first.
@@ -445,3 +457,7 @@ def first_line(text: str) -> str:
     """A chat's title: the first non-empty line of its first message, cut to TITLE_LIMIT."""
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S")

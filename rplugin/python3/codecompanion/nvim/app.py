@@ -163,6 +163,8 @@ class App:
     def _restore(self, chat: Chat, saved: dict[str, Any]) -> None:
         """Give a chat its saved title, offered tools, YOLO and remembered approvals."""
         chat.title = saved.get("title")
+        if isinstance(saved.get("updated"), str):
+            chat.updated = saved["updated"]
         chat.tools.restore_state(saved.get("tools") or {})
         if chat.tools.yolo:
             chat.view.render([_var("codecompanion_yolo", True)])
@@ -324,9 +326,7 @@ class App:
         call_id = args.get("call_id")
         text = chat.full_output(call_id if isinstance(call_id, str) else None)
         if text is None:
-            chat.view.notify(
-                "no cut tool output here: put the cursor on a cut tool's output", "info"
-            )
+            chat.view.notify("no tool output here: put the cursor on a tool's line or output")
             return
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 
