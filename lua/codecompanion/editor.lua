@@ -168,8 +168,9 @@ function M.review(chan, rid, req)
       all[i] = i - 1
     end
     preview.show(view, 1)
+    local again = type(req.note) == "string" and "It changed while you reviewed: " or ""
     preview.select({ "Accept all", "Reject all", "Review each hunk" }, {
-      prompt = ("Apply %d change(s) to %s?"):format(count, path),
+      prompt = ("%sApply %d change(s) to %s?"):format(again, count, path),
       kind = "codecompanion.diff",
     }, function(choice)
       if choice == "Accept all" then

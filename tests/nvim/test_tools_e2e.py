@@ -421,3 +421,37 @@ def test_restored_chat_shows_tool_lines_and_folds(
     body = next(i for i, line in enumerate(lines, 1) if line.startswith("$ seq"))
     assert ed.lua("local l = ... return vim.fn.foldclosed(l)", body) != -1
     assert "## Me" in lines[-3:]
+
+
+def test_typing_in_the_file_during_its_review_asks_again(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "notes.txt"
+    target.write_text("alpha\nbeta\ngamma\n")
+    edit = {
+        "filepath": "notes.txt",
+        "edits": [{"oldText": "gamma", "newText": "GAMMA", "replaceAll": False}],
+        "explanation": "shout gamma",
+        "mode": None,
+    }
+    provider_server.enqueue(
+        openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited")
+    )
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed.nvim.command("edit notes.txt")
+    source = ed.nvim.current.buffer.number
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{insert_edit_into_file} please")
+    wait_for(lambda: [p for p in ed.prompts() if p["kind"] == "codecompanion.diff"])
+    ed.nvim.api.buf_set_lines(source, 0, 1, False, ["ALPHA typed during the review"])
+    ed.answer("Accept all", "Accept all")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    reviews = [p["prompt"] for p in ed.prompts() if p["kind"] == "codecompanion.diff"]
+    assert len(reviews) == 2 and reviews[1].startswith("It changed while you reviewed")
+    assert ed.lines(source) == ["ALPHA typed during the review", "beta", "GAMMA"]
+    assert target.read_text() == "alpha\nbeta\ngamma\n"  # the buffer is edited, never saved

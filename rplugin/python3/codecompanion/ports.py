@@ -80,9 +80,9 @@ class Editor(Protocol):
         ...
 
     async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str]
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
-        """Show a diff and let the user accept or reject each hunk."""
+        """Show a diff and let the user accept or reject each hunk (`note`: why asked again)."""
         ...
 
 
