@@ -91,9 +91,13 @@ def test_status_says_what_the_chat_is_doing(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:
     provider_server.enqueue(
-        openai_tool_calls([("c1", "run_command", {"cmd": "echo hi"})]), openai_text("done")
+        openai_tool_calls([("c1", "run_command", {"cmd": "echo hi"})]),
+        openai_text("done"),
+        openai_tool_calls([("c2", "run_command", {"cmd": "sleep 3"})]),
+        openai_text("slept"),
     )
-    ed = start_nvim(config_file=config_file(""))
+    allow = "opts = {'tools': {'run_command': {'allow': ['sleep *']}}}\n"
+    ed = start_nvim(config_file=config_file(allow))
     ed.open_chat()
     wait_for(lambda: ed.lua("return require('codecompanion').status()") == "openai · gpt-test")
     ed.send("@{run_command} say hi")
@@ -109,3 +113,11 @@ def test_status_says_what_the_chat_is_doing(
     assert ed.lua("return require('codecompanion').status()") == "openai · gpt-test"
     info = ed.lua("return require('codecompanion').status_info()")
     assert info["state"] == "" and info["running"] == 0
+    ed.send("now sleep")
+    wait_for(
+        lambda: (
+            ed.lua("return require('codecompanion').status()")
+            == "running 1 tool · openai · gpt-test"
+        )
+    )
+    ed.wait_event("CodeCompanionChatDone", count=2, timeout=15)

@@ -159,3 +159,45 @@ def test_edited_call_returns_focus_to_the_chat_and_its_line_shows_what_ran(
     wait_for(lambda: layout(screen) == before)
     shown = screen.screen()
     assert "title=second" in shown and "title=first" not in shown
+
+
+FLOAT_PICKER = (
+    "vim.ui.select = function(items, opts, on_choice)"
+    " local labels = {} for i, item in ipairs(items) do"
+    "   labels[i] = (opts.format_item or tostring)(item) end"
+    " local buf = vim.api.nvim_create_buf(false, true)"
+    " vim.api.nvim_buf_set_lines(buf, 0, -1, false, labels)"
+    " local win = vim.api.nvim_open_win(buf, true, {relative = 'editor', row = 18, col = 30,"
+    "   width = 40, height = #labels, border = 'single', title = 'PICKER ' .. opts.prompt})"
+    " vim.keymap.set('n', '<CR>', function() local i = vim.fn.line('.')"
+    "   vim.api.nvim_win_close(win, true) on_choice(items[i], i) end, {buffer = buf})"
+    " end"
+)
+
+
+def test_diff_stays_visible_with_a_floating_picker_and_focus_comes_back(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    edit = {
+        "filepath": "notes.txt",
+        "edits": [{"oldText": "beta", "newText": "BETA-NEW", "replaceAll": False}],
+        "explanation": "shout",
+        "mode": None,
+    }
+    provider_server.enqueue(
+        openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited it")
+    )
+    screen = tui(config_file=write_config(tmp_path, provider_server), cwd=project)
+    screen.lua(FLOAT_PICKER)  # a floating picker, as snacks, dressing or telescope show one
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    before = layout(screen)
+    screen.keys("G", "o", "@{insert_edit_into_file} shout", "Escape", "Enter")
+    shown = screen.wait_screen("PICKER Apply 1 change(s) to notes.txt?", "Accept all", "+BETA-NEW")
+    assert "-beta" in shown
+    screen.keys("Enter")  # Accept all
+    screen.wait_screen("edited it")
+    wait_for(lambda: layout(screen) == before)

@@ -87,7 +87,8 @@ class Tui:
     def lua(self, code: str) -> Any:
         """Run Lua in the TUI's Neovim (a separate `nvim --remote-expr`) and return its value."""
         literal = "'" + code.replace("'", "''") + "'"
-        expr = f"luaeval('vim.json.encode(assert(loadstring(_A))())', {literal})"
+        run = "(function(v) return vim.json.encode(v == nil and vim.NIL or v) end)"
+        expr = f"luaeval('{run}(assert(loadstring(_A))())', {literal})"
         out = subprocess.run(
             [nvim_binary(), "--server", self.listen, "--remote-expr", expr],
             capture_output=True,
