@@ -6,73 +6,7 @@ local ns = vim.api.nvim_create_namespace("codecompanion")
 local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
 local ns_spin = vim.api.nvim_create_namespace("codecompanion_spinner")
 
--- Status icons: Nerd Font glyphs (`icons = true`, or vim.g.have_nerd_font), symbols every
--- font has (the default), or plain words (`icons = false`).
-local ICON_SETS = {
-  nerd = {
-    pending = "\u{f051f} ",
-    awaiting_approval = "\u{f059} ",
-    running = "\u{f013} ",
-    success = "\u{f00c} ",
-    error = "\u{f00d} ",
-    rejected = "\u{f05e} ",
-    cancelled = "\u{f28d} ",
-    timeout = "\u{f1ad1} ",
-  },
-  symbols = {
-    pending = "… ",
-    awaiting_approval = "? ",
-    running = "⚙ ",
-    success = "✓ ",
-    error = "✗ ",
-    rejected = "✗ ",
-    cancelled = "⊘ ",
-    timeout = "⌛ ",
-  },
-  plain = {
-    pending = "[pending] ",
-    awaiting_approval = "[approve?] ",
-    running = "[running] ",
-    success = "[ok] ",
-    error = "[error] ",
-    rejected = "[rejected] ",
-    cancelled = "[cancelled] ",
-    timeout = "[timeout] ",
-  },
-}
-local HL = {
-  pending = "CodeCompanionToolPending",
-  awaiting_approval = "CodeCompanionToolAwaitingApproval",
-  running = "CodeCompanionToolRunning",
-  success = "CodeCompanionToolSuccess",
-  error = "CodeCompanionToolError",
-  rejected = "CodeCompanionToolRejected",
-  cancelled = "CodeCompanionToolCancelled",
-  timeout = "CodeCompanionToolTimeout",
-}
-local SPINNERS = {
-  symbols = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" },
-  plain = { "|", "/", "-", "\\" },
-}
-
---- The icon set in use: `setup({ icons = ... })`, else Nerd Font glyphs only if the user has them.
-function M.icon_set()
-  local choice = require("codecompanion.config").options.icons
-  if choice == false then
-    return "plain"
-  elseif choice == true or (choice == nil and vim.g.have_nerd_font) then
-    return "nerd"
-  end
-  return "symbols"
-end
-
-local function icons()
-  return ICON_SETS[M.icon_set()]
-end
-
-local function spin_frames()
-  return M.icon_set() == "plain" and SPINNERS.plain or SPINNERS.symbols
-end
+local icons = require("codecompanion.icons")
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
@@ -161,8 +95,8 @@ local function set_tool_icon(bufnr, entry, status, detail)
   if not row then
     return
   end
-  local text = icons()[status] or ""
-  local chunks = { { text, HL[status] or "CodeCompanionToolPending" } }
+  local text = icons.set()[status] or ""
+  local chunks = { { text, icons.HL[status] or "CodeCompanionToolPending" } }
   if detail and detail ~= "" then
     table.insert(chunks, { " " .. detail, "CodeCompanionToolDetail" })
   end
@@ -366,7 +300,7 @@ function M.start_spinner(bufnr, text)
   local s = state(bufnr)
   M.stop_spinner(bufnr)
   local frame = 0
-  local SPIN = spin_frames()
+  local SPIN = icons.spinner()
   local timer = vim.uv.new_timer()
   s.spinner = timer
   timer:start(
@@ -431,53 +365,12 @@ function M.apply(bufnr, ops)
   return true
 end
 
--- Notices that arrive together (a config error when the host starts and the first chat's
--- notice) are shown as one: the message area only ever gets one line, never "Press ENTER".
-local notices = { queue = {}, due = false }
-
-local function flush_notices()
-  local queue = notices.queue
-  notices.queue, notices.due = {}, false
-  local best = nil
-  for i, item in ipairs(queue) do
-    local repeated = false -- a notice another one already says (a longer one that contains it)
-    for j, other in ipairs(queue) do
-      if i ~= j and #other.text > #item.text and other.text:find(item.text, 1, true) then
-        repeated = true
-      end
-    end
-    if not repeated and (best == nil or item.level >= best.level) then
-      best = item
-    end
-  end
-  if best then
-    local text = "codecompanion: " .. best.text
-    local room = math.max(20, vim.v.echospace - 1)
-    if vim.api.nvim_strwidth(text) > room then
-      -- The screen gets one line; the whole text is in the log (:CodeCompanionLog).
-      require("codecompanion.host").log({ text })
-      text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
-    end
-    vim.notify(text, best.level)
-  end
-end
-
---- One line in the message area (the full text is in the log).
+--- One line in the message area (see codecompanion.notify).
 function M.notify(text, level)
-  text = table.concat(vim.split(tostring(text), "%s+", { trimempty = true }), " ")
-  local home = vim.env.HOME
-  if home and #home > 1 then -- paths under the home folder as ~/…: more of the line fits
-    text = text:gsub(vim.pesc(home) .. "/", "~/")
-  end
-  local levels = vim.log.levels
-  table.insert(notices.queue, { text = text, level = levels[(level or "info"):upper()] or levels.INFO })
-  if not notices.due then
-    notices.due = true
-    vim.defer_fn(flush_notices, 30)
-  end
+  require("codecompanion.notify").notify(text, level)
 end
 
---- The 0-based row of the last `## Me` header (0 when there is none).
+--- The 0-based row of the last `## Me` header (-1 when there is none).
 function M.user_header_row(bufnr)
   local s = state(bufnr)
   local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]

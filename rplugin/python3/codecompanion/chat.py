@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,16 +18,14 @@ from .adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from .context import ContextItem, render_ops, with_context
+from .compose import compose, first_line, unknown_mentions
+from .context import ContextItem, render_ops
 from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
 
 log = logging.getLogger("codecompanion.chat")
-
-MENTION = re.compile(r"@\{([^{}\s]+)\}")
-TITLE_LIMIT = 60
 
 SYSTEM_PROMPT = (
     "You are an AI programming assistant working inside the Neovim text editor. "
@@ -157,37 +154,20 @@ class Chat:
             self.view.notify("nothing to send: type your message under ## Me", "info")
             return False
         context = context or []
-        self._warn_unknown_mentions(text)
-        content = with_context(self.tools.parse_user_message(text), context)
+        warning = unknown_mentions(self.tools, text)
+        if warning:
+            self.view.notify(warning, "warn")
+        message = compose(self.tools, text, context)
         self.tools.reset_rounds()
         self._sync_system_prompts()
         if self.title is None:
             self.title = first_line(text)
-        message = Message(role="user", content=content)
-        if content != text:  # a restored chat shows what was typed, not what the model read
-            message.extra["typed"] = text
         if context:
-            message.extra["context"] = [item.summary() for item in context]
             self.view.render(render_ops(context))
         self.add(message)
         self.fire("ChatSubmitted")
         self._start()
         return True
-
-    def _warn_unknown_mentions(self, text: str) -> None:
-        """One line naming each `@{name}` that is neither a tool nor a group (sent as typed)."""
-        registry = getattr(self.tools, "registry", None)
-        if registry is None:
-            return
-        unknown = [
-            name
-            for name in dict.fromkeys(MENTION.findall(text))
-            if registry.get(name) is None and registry.group(name) is None
-        ]
-        if unknown:
-            listed = ", ".join(f"@{{{name}}}" for name in unknown)
-            known = ", ".join(registry.group_names() + registry.names())
-            self.view.notify(f"unknown tool {listed} (sent as typed); available: {known}", "warn")
 
     def regenerate(self) -> bool:
         """Drop the last answer (and its tool rounds) and ask again."""
@@ -407,20 +387,12 @@ class Chat:
     def full_output(self, call_id: str | None = None) -> str | None:
         """The uncapped output of a call (the last one when none is given); an uncut output is
         its result as shown."""
-        if call_id is None:
-            if self._full_outputs:
-                call_id = next(reversed(self._full_outputs))
-            else:
-                results = [m for m in self.messages if m.role == "tool" and m.tool_call_id]
-                call_id = results[-1].tool_call_id if results else None
-        if call_id is None:
-            return None
+        if call_id is None and self._full_outputs:
+            call_id = next(reversed(self._full_outputs))
         if call_id in self._full_outputs:
             return self._full_outputs[call_id]
-        for message in self.messages:
-            if message.role == "tool" and message.tool_call_id == call_id:
-                return message.content or ""  # uncut: what the model was sent is all of it
-        return None
+        result = self.messages.tool_result(call_id)  # uncut: what the model got is all of it
+        return None if result is None else result.content or ""
 
     def clear(self, new_id: str | None = None) -> None:
         """Forget the conversation (system prompts stay); a running turn is stopped first.
@@ -451,12 +423,6 @@ class Chat:
             if not any(m.tag == tag for m in self.messages):
                 position = sum(1 for m in self.messages if m.role == "system")
                 self.messages.insert_system(text, tag, position)
-
-
-def first_line(text: str) -> str:
-    """A chat's title: the first non-empty line of its first message, cut to TITLE_LIMIT."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
 
 
 def _now() -> str:
