@@ -20,19 +20,19 @@ local function flush_notices()
       best = item
     end
   end
-  if best then
-    local text = "codecompanion: " .. best.text
-    local room = math.max(20, vim.v.echospace - 1)
-    if vim.api.nvim_strwidth(text) > room then
-      -- The screen gets one line; the whole text is in the log (:CodeCompanionLog).
-      require("codecompanion.host").log({ text })
-      text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+  local dropped = {} -- said by the one shown, or less severe: kept in the log
+  for _, item in ipairs(queue) do
+    if item ~= best then
+      table.insert(dropped, "codecompanion: " .. item.text)
     end
-    vim.notify(text, best.level)
+  end
+  require("codecompanion.host").log(dropped)
+  if best then
+    vim.notify("codecompanion: " .. best.text, best.level)
   end
 end
 
---- One line in the message area (the full text is in the log when it had to be cut).
+--- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.
 function M.notify(text, level)
   text = table.concat(vim.split(tostring(text), "%s+", { trimempty = true }), " ")
   local home = vim.env.HOME
