@@ -53,6 +53,14 @@ def test_hash_buffer_sends_the_buffer_the_user_was_in(
     message = [m for m in saved_chat(ed)["messages"] if m["role"] == "user"][-1]  # type: ignore[index]
     assert message["extra"]["typed"] == "what is wrong in #{buffer}?"
     assert message["extra"]["context"] == [{"kind": "buffer", "path": "calc.py", "lines": 3}]
+    # Restored, the chat shows what was typed and the context line.
+    chat_id = ed.lua("return vim.b[...].codecompanion_chat_id", bufnr)
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    ed.lua("require('codecompanion').chat({restore = ...})", chat_id)
+    ed.wait_event("CodeCompanionChatRestored")
+    restored = wait_for(lambda: "It subtracts." in ed.text(0) and ed.lines(0))
+    assert "what is wrong in #{buffer}?" in restored
+    assert "> buffer `calc.py` (3 lines)" in restored
 
 
 def test_slash_file_and_slash_buffer_add_context_through_vim_ui_select(
