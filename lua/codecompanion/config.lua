@@ -73,6 +73,13 @@ local function problems(opts)
       if not ok then
         table.insert(found, ("%s: %s expected, got %s"):format(key, want, vim.inspect(value)))
         opts[key] = nil
+      elseif key == "keymaps" then
+        for name in pairs(value) do
+          if M.defaults.keymaps[name] == nil then
+            table.insert(found, ("unknown keymap %q"):format(name))
+            value[name] = nil
+          end
+        end
       elseif key == "window" then
         for wkey, wvalue in pairs(value) do
           local wok, wwant = check(wvalue, WINDOW[wkey] or "nil")

@@ -70,13 +70,14 @@ def test_setup_names_unknown_and_wrong_options_in_one_line(start_nvim: StartNvim
     ed.nvim.command("set columns=300")
     ed.lua(
         "require('codecompanion').setup({ yolo = 'yes', windw = {}, strategies = {},"
-        " display = {}, window = { layout = 'sideways' } })"
+        " display = {}, window = { layout = 'sideways' }, keymaps = { sned = { n = 'x' } } })"
     )
     warned = wait_for(lambda: [m for m in messages(ed) if "setup()" in m])
     assert len(warned) == 1
     line = warned[0]
     assert '"windw"' in line and "yolo" in line and "boolean expected" in line
     assert "display, strategies are CodeCompanion.nvim options" in line
+    assert 'unknown keymap "sned"' in line and "window.layout" in line
     options = ed.lua("return require('codecompanion.config').options")
     assert options["yolo"] is False and options["window"]["layout"] == "vertical"
 
