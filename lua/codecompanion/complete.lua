@@ -13,8 +13,6 @@ local LOCAL_ITEMS = {
   { word = "/file", kind = "command", menu = "Pick a file and add it to the chat" },
 }
 
-local TRIGGER = { ["@"] = true, ["#"] = true, ["/"] = true }
-
 --- Called by the host with its `@` items and the adapter names and models (plain data).
 function M.set_items(items, meta)
   cache.items, cache.at = items or {}, vim.uv.now()
@@ -99,8 +97,6 @@ local function word_before(line, col)
   return start - 1, before:sub(start)
 end
 
-M.word_before = word_before
-
 function M.omnifunc(findstart, base)
   if findstart == 1 then
     local start = word_before(vim.api.nvim_get_current_line(), vim.fn.col(".") - 1)
@@ -151,7 +147,5 @@ function M.on_complete_done(bufnr)
     end)
   end
 end
-
-M.TRIGGER = TRIGGER
 
 return M
