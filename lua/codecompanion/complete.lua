@@ -102,9 +102,8 @@ function M.omnifunc(findstart, base)
     local start = word_before(vim.api.nvim_get_current_line(), vim.fn.col(".") - 1)
     return start or -3
   end
-  if not cache.items then
-    M.fetch(function() end) -- the host's items are there for the next <C-x><C-o>
-  end
+  -- A missing or old cache is refreshed in the background: the next <C-x><C-o> has it.
+  M.fetch(function() end)
   local result = {}
   local prefix = base:sub(1, 1)
   local query = base:gsub("^[@#/]{?", "")
