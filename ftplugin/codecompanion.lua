@@ -14,21 +14,5 @@ vim.schedule(function()
   end
 end)
 
--- Completion plugins, when installed: `@` offers tools and groups in chat buffers.
-local ok_cmp, cmp = pcall(require, "cmp")
-if ok_cmp and type(cmp.register_source) == "function" then
-  pcall(cmp.register_source, "codecompanion", require("codecompanion.completion.cmp").new())
-  pcall(cmp.setup.buffer, {
-    sources = cmp.config.sources({ { name = "codecompanion" } }, { { name = "buffer" } }),
-  })
-end
-local ok_blink, blink = pcall(require, "blink.cmp")
-if ok_blink and type(blink.add_source_provider) == "function" then
-  pcall(blink.add_source_provider, "codecompanion", {
-    name = "codecompanion",
-    module = "codecompanion.completion.blink",
-  })
-  if type(blink.add_filetype_source) == "function" then
-    pcall(blink.add_filetype_source, "codecompanion", "codecompanion")
-  end
-end
+-- Completion plugins, when installed (registered on the first chat: they may load lazily).
+require("codecompanion.completion").register()

@@ -13,10 +13,58 @@ end, {
   nargs = "*",
   range = true,
   desc = "Open a chat (Toggle, Restore, Add, adapter=NAME model=NAME, or a prompt)",
-  complete = function(arglead)
+  complete = function(arglead, cmdline)
+    local items = { "Toggle", "Restore", "Add", "adapter=", "model=" }
+    local key = arglead:match("^(%w+)=")
+    if key == "adapter" or key == "model" then
+      -- From the host's cache (filled when it starts): command-line completion cannot wait.
+      local complete = require("codecompanion.complete")
+      local values = key == "adapter" and complete.adapters() or complete.models(cmdline:match("adapter=(%S+)"))
+      items = vim.tbl_map(function(value)
+        return key .. "=" .. value
+      end, values)
+    end
     return vim.tbl_filter(function(item)
       return item:find(arglead, 1, true) == 1
-    end, { "Toggle", "Restore", "Add", "adapter=", "model=" })
+    end, items)
+  end,
+})
+
+-- `:help codecompanion` works wherever the plugin runs (a checkout, `make run`): the help tags
+-- are generated when they are missing or older than the help file (two stat calls otherwise).
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h") .. "/doc"
+  local help, tags = vim.uv.fs_stat(doc .. "/codecompanion.txt"), vim.uv.fs_stat(doc .. "/tags")
+  if help and (not tags or tags.mtime.sec < help.mtime.sec) then
+    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc)) -- a read-only install keeps its own tags
+  end
+end
+
+require("codecompanion.highlights").setup()
+vim.api.nvim_create_autocmd("ColorScheme", {
+  group = vim.api.nvim_create_augroup("codecompanion_highlights", { clear = true }),
+  callback = function()
+    -- `:help codecompanion` works wherever the plugin runs (a checkout, `make run`): the help tags
+-- are generated when they are missing or older than the help file (two stat calls otherwise).
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h") .. "/doc"
+  local help, tags = vim.uv.fs_stat(doc .. "/codecompanion.txt"), vim.uv.fs_stat(doc .. "/tags")
+  if help and (not tags or tags.mtime.sec < help.mtime.sec) then
+    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc)) -- a read-only install keeps its own tags
+  end
+end
+
+require("codecompanion.highlights").setup()
+  end,
+})
+
+-- `#{buffer}` means the last file buffer the user was in before the chat.
+vim.api.nvim_create_autocmd("BufEnter", {
+  group = vim.api.nvim_create_augroup("codecompanion_context", { clear = true }),
+  callback = function(ev)
+    if vim.bo[ev.buf].buftype == "" then
+      require("codecompanion.context").track(ev.buf)
+    end
   end,
 })
 

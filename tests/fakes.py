@@ -180,7 +180,7 @@ class FakeEditor:
         return list(self.diagnostics_by_path.get(path, []))
 
     async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str]
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
         """Record the review and answer from `review`."""
         self.reviews.append((path, list(old), list(new)))

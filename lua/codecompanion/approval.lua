@@ -5,14 +5,17 @@ local M = {}
 local LABELS = {
   approve = "Approve",
   always = "Always approve (this tool, this chat)",
-  approve_all = "Approve all pending",
+  always_command = "Always approve this exact command (this chat)",
+  always_arguments = "Always approve these exact arguments (this chat)",
+  approve_all = "Approve all pending questions (diff reviews are still shown)",
   reject = "Reject",
   cancel = "Cancel (reject this and all queued calls)",
   edit = "Edit the arguments, then run",
 }
 
--- Edit buffers open for a pending approval, closed when the request is stopped.
+-- Edit buffers and argument previews open for a pending approval, closed when it is stopped.
 local open_edits = {}
+local open_previews = {}
 
 local function reply(chan, rid, choice, extra)
   pcall(vim.rpcnotify, chan, "codecompanion", "approval_reply", {
@@ -31,6 +34,7 @@ local function edit(chan, rid, req)
   pcall(vim.api.nvim_buf_set_name, buf, ("codecompanion://edit/%s"):format(rid))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(req.editable_text or "", "\n", { plain = true }))
   vim.bo[buf].filetype = req.editable_kind == "json" and "json" or "sh"
+  local origin = vim.api.nvim_get_current_win()
   vim.cmd("botright split")
   vim.api.nvim_win_set_buf(0, buf)
   open_edits[buf] = true
@@ -46,6 +50,8 @@ local function edit(chan, rid, req)
       if vim.api.nvim_buf_is_valid(buf) then
         pcall(vim.api.nvim_buf_delete, buf, { force = true })
       end
+      -- Back where the user was (the chat), not wherever closing the split leaves the cursor.
+      require("codecompanion.preview").refocus(origin)
     end)
   end
   local function submit()
@@ -63,22 +69,40 @@ local function edit(chan, rid, req)
       finish("reject", nil)
     end,
   })
-  vim.notify("codecompanion: edit, then :w to run (q to reject)", vim.log.levels.INFO)
+  -- Said in the window, not the message area: it stays visible while the user edits.
+  vim.wo.winbar = "%#CodeCompanionWinbar#codecompanion: edit, then :w to run (q to reject)"
 end
 
---- Ask the user about one tool call (called by the host).
+--- The label of a choice; "always" says what it remembers (a tool, or one command or path).
+function M.label(item, req)
+  if item == "always" and req and type(req.always_scope) == "string" then
+    return LABELS["always_" .. req.always_scope] or LABELS.always
+  end
+  return LABELS[item] or item
+end
+
+--- Ask the user about one tool call (called by the host): every argument is on screen
+--- (in a preview at the top) while the question is asked.
 function M.ask(chan, rid, req)
   vim.schedule(function()
     -- User CodeCompanionToolApprovalRequested/Finished are fired by the host (approvals.py),
     -- once per question, in order with the chat's rendering: not here.
     local choices = req.choices or { "approve", "always", "reject", "cancel", "edit" }
-    vim.ui.select(choices, {
-      prompt = req.prompt,
+    local preview = require("codecompanion.preview")
+    local view = nil
+    if type(req.preview) == "table" and #req.preview > 0 then
+      view = preview.open(req.preview, { title = "Tool call: " .. req.tool_name, choices = #choices })
+      open_previews[rid] = view
+    end
+    preview.select(choices, {
+      prompt = view and preview.one_row(req.prompt) or req.prompt,
       kind = "codecompanion.approval",
       format_item = function(item)
-        return LABELS[item] or item
+        return M.label(item, req)
       end,
     }, function(choice)
+      open_previews[rid] = nil
+      preview.close(view)
       if choice == "reject" then
         vim.ui.input({ prompt = "Reason for rejecting (optional): " }, function(reason)
           reply(chan, rid, "reject", { reason = reason ~= "" and reason or nil })
@@ -94,6 +118,10 @@ end
 
 --- The request was stopped: close any edit buffer still open for it.
 function M.dismiss()
+  for rid, view in pairs(open_previews) do
+    open_previews[rid] = nil
+    require("codecompanion.preview").close(view)
+  end
   for buf, _ in pairs(open_edits) do
     open_edits[buf] = nil
     if vim.api.nvim_buf_is_valid(buf) then

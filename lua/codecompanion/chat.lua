@@ -30,7 +30,8 @@ function M.submit(bufnr)
   if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
     vim.cmd("stopinsert")
   end
-  send(bufnr, "chat_submit", { text = text })
+  local context = require("codecompanion.context").take(bufnr, text)
+  send(bufnr, "chat_submit", { text = text, context = context })
 end
 
 function M.stop(bufnr)
@@ -45,8 +46,16 @@ function M.regenerate(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
 end
 
+--- Clear the chat: it goes on as a new saved chat (the old one can still be restored).
 function M.clear(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_clear")
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local old = chat_id(bufnr)
+  if not old then
+    return send(bufnr, "chat_clear")
+  end
+  require("codecompanion").reattach(bufnr)
+  local new = require("codecompanion").renew_id(bufnr)
+  host.notify("chat_clear", { id = old, new_id = new })
 end
 
 --- The call id of the tool line (or folded output) under the cursor, if any.
@@ -54,11 +63,15 @@ local function call_under_cursor(bufnr)
   local row = vim.fn.line(".") - 1
   local best, best_row = nil, -1
   for call_id, entry in pairs(render.state(bufnr).tools) do
+    if entry.context then
+      goto continue
+    end
     local mark = vim.api.nvim_buf_get_extmark_by_id(bufnr, vim.api.nvim_create_namespace("codecompanion_tools"), entry.mark, {})
     local start = mark[1]
     if start and start <= row and start > best_row then
       best, best_row = call_id, start
     end
+    ::continue::
   end
   return best
 end
@@ -134,11 +147,16 @@ function M.help()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  local width = 60
+  -- The window fits its content (and the editor).
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.api.nvim_strwidth(line))
+  end
+  width = math.min(width, vim.o.columns - 4)
   vim.api.nvim_open_win(buf, true, {
     relative = "editor",
     width = width,
-    height = #lines,
+    height = math.min(#lines, vim.o.lines - 6),
     row = 2,
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
     border = "rounded",
@@ -155,18 +173,32 @@ function M.attach(bufnr)
     end, { buffer = bufnr, desc = "codecompanion: " .. ACTIONS[name].desc, nowait = true })
   end)
   vim.bo[bufnr].omnifunc = "v:lua.require'codecompanion.complete'.omnifunc"
+  vim.api.nvim_create_autocmd("CompleteDone", {
+    buffer = bufnr,
+    callback = function()
+      require("codecompanion.complete").on_complete_done(bufnr)
+    end,
+  })
 end
 
---- Fold text of a tool's output: the tool line (name and arguments) and its status.
+--- Fold text of a tool's output (the tool line and its status) or of a context block,
+--- coloured with CodeCompanionFold.
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
+  local text = nil
   for _, entry in pairs(render.state(bufnr).tools) do
     if render.body_range(bufnr, entry) == vim.v.foldstart then
-      return ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
+      if entry.context then
+        text = ("  %s"):format(entry.title)
+      else
+        text = ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
+      end
+      break
     end
   end
-  return ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
+  text = text or ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
+  return { { text, "CodeCompanionFold" } }
 end
 
 return M

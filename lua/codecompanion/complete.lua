@@ -1,49 +1,150 @@
--- `@` completion of tools and groups: an omnifunc that needs no plugin.
+-- Completion in chat buffers: `@` tools and groups, `#` variables, `/` slash commands.
+-- Nothing here waits on the host: items come from a cache the host fills (at start and on
+-- reload), and completion plugins get them through their callbacks.
 local M = {}
 
-local cache = { items = nil, at = 0 }
+-- Filled by the host (`set_items`); `at` is when, so a stale cache is refreshed in the background.
+local cache = { items = nil, at = 0, adapters = {}, models = {} }
 
-local function items()
-  local now = vim.uv.now()
-  if cache.items and now - cache.at < 5000 then
-    return cache.items
+-- Items that need no host: `#{buffer}` and the slash commands.
+local LOCAL_ITEMS = {
+  { word = "#{buffer}", kind = "variable", menu = "The buffer you were in before the chat (numbered lines)" },
+  { word = "/buffer", kind = "command", menu = "Pick an open buffer and add it to the chat" },
+  { word = "/file", kind = "command", menu = "Pick a file and add it to the chat" },
+}
+
+--- Called by the host with its `@` items and the adapter names and models (plain data).
+function M.set_items(items, meta)
+  cache.items, cache.at = items or {}, vim.uv.now()
+  if type(meta) == "table" then
+    cache.adapters = meta.adapters or cache.adapters
+    cache.models = meta.models or cache.models
   end
-  local result = require("codecompanion.host").request("completion_items", {})
-  cache.items, cache.at = result or {}, now
-  return cache.items
 end
 
-M.items = items
+--- Forget the host's items (the config changed): the next completion asks again.
+function M.invalidate()
+  cache.items = nil
+end
+
+--- Every item: the host's (cached) and the local ones.
+function M.items()
+  local result = vim.list_extend({}, cache.items or {})
+  return vim.list_extend(result, LOCAL_ITEMS)
+end
+
+--- Items for `callback(items)`, asking the host in the background when the cache is empty or old.
+function M.fetch(callback)
+  if cache.items and vim.uv.now() - cache.at < 5000 then
+    return callback(M.items())
+  end
+  require("codecompanion.host").request_async("completion_items", {}, function(value)
+    if type(value) == "table" then
+      M.set_items(value.items, value.meta)
+    end
+    callback(M.items())
+  end)
+end
+
+--- Adapter names and models for `:CodeCompanionChat adapter=<Tab> model=<Tab>`.
+function M.adapters(fetch)
+  if #cache.adapters == 0 and fetch ~= false then
+    M.fetch(function() end) -- for the next <Tab>: command-line completion cannot wait
+  end
+  return cache.adapters
+end
+
+function M.models(adapter)
+  local models = cache.models[adapter or ""] or {}
+  if adapter == nil then
+    models = {}
+    for _, list in pairs(cache.models) do
+      vim.list_extend(models, list)
+    end
+  end
+  return models
+end
+
+local KINDS = { group = 9, tool = 3, variable = 6, command = 14 } -- LSP CompletionItemKind
 
 --- Items in the LSP CompletionItem shape, for nvim-cmp and blink.cmp.
-function M.lsp_items()
+function M.lsp_items(items)
   local result = {}
-  for _, item in ipairs(items()) do
+  for _, item in ipairs(items or M.items()) do
     table.insert(result, {
       label = item.word,
       insertText = item.word,
-      kind = item.kind == "group" and 9 or 3, -- Module / Function
+      filterText = item.word,
+      kind = KINDS[item.kind] or 1,
       documentation = item.menu,
+      data = { codecompanion = item.kind },
     })
   end
   return result
 end
 
+--- The start of the word being completed before the cursor (0-based column) and its text.
+local function word_before(line, col)
+  local before = line:sub(1, col)
+  -- `:` and `-` in names: @{mcp:<server>}
+  local start = before:find("[@#][%w_{:%-]*$") or before:find("^/%w*$") or before:find("%s/%w*$")
+  if not start then
+    return nil
+  end
+  if before:sub(start, start):match("%s") then
+    start = start + 1
+  end
+  return start - 1, before:sub(start)
+end
+
 function M.omnifunc(findstart, base)
   if findstart == 1 then
-    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)
-    local start = line:find("@[%w_{:%-]*$") -- `:` for @{mcp:<server>}
-    return start and (start - 1) or -3
+    local start = word_before(vim.api.nvim_get_current_line(), vim.fn.col(".") - 1)
+    return start or -3
   end
+  -- A missing or old cache is refreshed in the background: the next <C-x><C-o> has it.
+  M.fetch(function() end)
   local result = {}
-  local query = base:gsub("^@{?", "")
-  for _, item in ipairs(items()) do
-    local name = item.word:gsub("^@{", ""):gsub("}$", "")
-    if name:find(query, 1, true) == 1 then
+  local prefix = base:sub(1, 1)
+  local query = base:gsub("^[@#/]{?", "")
+  for _, item in ipairs(M.items()) do
+    local name = item.word:gsub("^[@#/]{?", ""):gsub("}$", "")
+    if item.word:sub(1, 1) == prefix and name:find(query, 1, true) == 1 then
       table.insert(result, { word = item.word, kind = item.kind, menu = item.menu })
     end
   end
   return result
+end
+
+--- A slash command was completed: the word is removed and its picker runs.
+function M.run_command(bufnr, word)
+  local context = require("codecompanion.context")
+  if word == "/file" then
+    context.pick_file(bufnr)
+  elseif word == "/buffer" then
+    context.pick_buffer(bufnr)
+  end
+end
+
+--- Remove `word` just before the cursor (the completed slash command) from the chat buffer.
+function M.remove_before_cursor(word)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_get_current_line()
+  if col >= #word and line:sub(col - #word + 1, col) == word then
+    vim.api.nvim_buf_set_text(0, row - 1, col - #word, row - 1, col, { "" })
+    vim.api.nvim_win_set_cursor(0, { row, col - #word })
+  end
+end
+
+--- For 'omnifunc' (and any completion that ends with CompleteDone): run a chosen slash command.
+function M.on_complete_done(bufnr)
+  local word = (vim.v.completed_item or {}).word
+  if word == "/file" or word == "/buffer" then
+    M.remove_before_cursor(word)
+    vim.schedule(function()
+      M.run_command(bufnr, word)
+    end)
+  end
 end
 
 return M

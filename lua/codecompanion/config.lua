@@ -9,8 +9,9 @@ M.defaults = {
   model = nil,
   log_level = "INFO",
   start = "deferred", -- "deferred": start the host right after setup(); "lazy": on first use
-  window = { layout = "vertical", width = 0.45 },
+  window = { layout = "vertical", width = 0.45 }, -- height: horizontal and float layouts
   yolo = false,
+  icons = nil, -- nil: Nerd Font glyphs when vim.g.have_nerd_font, else plain; true / false
   keymaps = {
     send = { n = { "<CR>", "<C-s>" }, i = "<C-s>" },
     stop = { n = { "q", "<C-c>" } },
@@ -27,10 +28,105 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
+M.MIN_VERSION = "0.10"
+
+-- The type (or the values) each option takes; options not listed here are unknown.
+local SCHEMA = {
+  python = "string",
+  host = { "job", "rplugin" },
+  config_file = "string",
+  adapter = "string",
+  model = "string",
+  log_level = { "DEBUG", "INFO", "WARNING", "ERROR" },
+  start = { "deferred", "lazy" },
+  window = "table",
+  yolo = "boolean",
+  icons = "boolean",
+  keymaps = "table",
+}
+local WINDOW = { layout = { "vertical", "horizontal", "float", "buffer" }, width = "number", height = "number" }
+-- Options of CodeCompanion.nvim that mean nothing here (named, so a copied config is understood).
+local FOREIGN = { strategies = true, interactions = true, display = true, prompt_library = true, extensions = true }
+
+local function check(value, want)
+  if value == nil then
+    return true
+  end
+  if type(want) == "table" then
+    return vim.tbl_contains(want, value), "one of " .. table.concat(want, ", ")
+  end
+  return type(value) == want, want
+end
+
+--- The problems of `opts` as short phrases; bad values are removed so defaults apply.
+local function problems(opts)
+  local found, foreign = {}, {}
+  for key, value in pairs(opts) do
+    if FOREIGN[key] then
+      table.insert(foreign, key)
+      opts[key] = nil
+    elseif SCHEMA[key] == nil then
+      table.insert(found, ("unknown option %q"):format(key))
+      opts[key] = nil
+    else
+      local ok, want = check(value, SCHEMA[key])
+      if not ok then
+        table.insert(found, ("%s: %s expected, got %s"):format(key, want, vim.inspect(value)))
+        opts[key] = nil
+      elseif key == "keymaps" then
+        for name in pairs(value) do
+          if M.defaults.keymaps[name] == nil then
+            table.insert(found, ("unknown keymap %q"):format(name))
+            value[name] = nil
+          end
+        end
+      elseif key == "window" then
+        for wkey, wvalue in pairs(value) do
+          local wok, wwant = check(wvalue, WINDOW[wkey] or "nil")
+          if not wok then
+            table.insert(found, ("window.%s: %s expected, got %s"):format(wkey, wwant, vim.inspect(wvalue)))
+            value[wkey] = nil
+          end
+        end
+      end
+    end
+  end
+  if #foreign > 0 then
+    table.sort(foreign)
+    table.insert(found, table.concat(foreign, ", ") .. " are CodeCompanion.nvim options that mean nothing here")
+  end
+  table.sort(found)
+  return found
+end
+
+--- Neovim is recent enough (else one line says so).
+function M.supported()
+  if vim.fn.has("nvim-" .. M.MIN_VERSION) == 1 then
+    return true
+  end
+  local v = vim.version()
+  vim.notify(
+    ("codecompanion: Neovim %s or newer is needed (this is %d.%d.%d)"):format(M.MIN_VERSION, v.major, v.minor, v.patch),
+    vim.log.levels.ERROR
+  )
+  return false
+end
+
 function M.setup(opts)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  opts = vim.deepcopy(opts or {})
+  local found = type(opts) == "table" and problems(opts) or { "setup() takes a table" }
+  if type(opts) ~= "table" then
+    opts = {}
+  end
+  if #found > 0 then
+    require("codecompanion.render").notify(
+      "setup(): " .. table.concat(found, "; ") .. " (see :help codecompanion-setup)",
+      "warn"
+    )
+  end
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- `false` disables a keymap: keep it false rather than merging a default back in.
-  for name, value in pairs((opts or {}).keymaps or {}) do
+  for name, value in pairs(opts.keymaps or {}) do
     M.options.keymaps[name] = value
   end
   return M.options

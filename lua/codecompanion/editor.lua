@@ -103,43 +103,74 @@ function M.diagnostics(chan, rid, path, min_severity)
   end
 end
 
+local DIFF_HL = { ["+"] = "CodeCompanionDiffAdd", ["-"] = "CodeCompanionDiffDelete", ["@"] = "CodeCompanionDiffHunk" }
+
+local function diff_highlights(lines)
+  local result = {}
+  for row, line in ipairs(lines) do
+    if row > 2 then -- the ---/+++ file lines are not changes
+      result[row] = DIFF_HL[line:sub(1, 1)]
+    end
+  end
+  return result
+end
+
 --- Show a proposed change and let the user accept or reject each hunk (answered by rpcnotify).
+--- The diff is drawn before each question, and focus comes back to where it was after it.
+-- Diff reviews open per chat id, for the statusline.
+local reviewing = {}
+
+function M.reviewing(chat_id)
+  return (reviewing[chat_id] or 0) > 0
+end
+
 function M.review(chan, rid, req)
+  local chat_id = req.chat_id or ""
+  reviewing[chat_id] = (reviewing[chat_id] or 0) + 1
+  local function finished()
+    reviewing[chat_id] = math.max(0, (reviewing[chat_id] or 1) - 1)
+  end
   vim.schedule(function()
-    local buf = vim.api.nvim_create_buf(false, true)
-    vim.bo[buf].bufhidden = "wipe"
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(req.diff, "\n", { plain = true }))
-    vim.bo[buf].filetype = "diff"
-    vim.bo[buf].modifiable = false
-    vim.cmd("botright split")
-    local win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, buf)
+    local preview = require("codecompanion.preview")
+    local origin = vim.api.nvim_get_current_win()
+    local lines = vim.split(req.diff, "\n", { plain = true })
+    local count = #req.hunks
+    local path = vim.fn.fnamemodify(req.path, ":~:.")
+    local view = preview.open(lines, {
+      title = ("Review: %s (%d change%s)"):format(path, count, count == 1 and "" or "s"),
+      filetype = "diff",
+      choices = 3,
+      highlights = diff_highlights(lines),
+    })
     local accepted, rejected = {}, {}
     local function done(reason)
-      pcall(vim.api.nvim_win_close, win, true)
+      finished()
+      preview.close(view)
+      preview.refocus(origin)
       pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", {
         rid = rid,
         value = { accepted = accepted, rejected = rejected, reason = reason or vim.NIL },
       })
     end
     local function ask_hunk(i)
-      if i > #req.hunks then
+      if i > count then
         return done(nil)
       end
-      local hunk = req.hunks[i]
-      pcall(vim.api.nvim_win_set_cursor, win, { hunk.row, 0 })
-      vim.cmd("normal! zt")
-      vim.ui.select({ "Accept", "Reject" }, { prompt = ("Hunk %d/%d of %s"):format(i, #req.hunks, req.path) }, function(c)
+      local prompt = ("Hunk %d/%d of %s"):format(i, count, path)
+      preview.show(view, req.hunks[i].row, "Review: " .. prompt)
+      preview.select({ "Accept", "Reject" }, { prompt = prompt, kind = "codecompanion.diff_hunk" }, function(c)
         table.insert(c == "Accept" and accepted or rejected, i - 1)
         ask_hunk(i + 1)
       end)
     end
     local all = {}
-    for i = 1, #req.hunks do
+    for i = 1, count do
       all[i] = i - 1
     end
-    vim.ui.select({ "Accept all", "Reject all", "Review each hunk" }, {
-      prompt = ("Apply %d change(s) to %s?"):format(#req.hunks, req.path),
+    preview.show(view, 1)
+    local again = type(req.note) == "string" and "It changed while you reviewed: " or ""
+    preview.select({ "Accept all", "Reject all", "Review each hunk" }, {
+      prompt = ("%sApply %d change(s) to %s?"):format(again, count, path),
       kind = "codecompanion.diff",
     }, function(choice)
       if choice == "Accept all" then
@@ -149,6 +180,7 @@ function M.review(chan, rid, req)
         ask_hunk(1)
       else
         rejected = all
+        preview.close(view)
         vim.ui.input({ prompt = "Reason (optional): " }, function(reason)
           done(reason ~= "" and reason or nil)
         end)

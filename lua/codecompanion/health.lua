@@ -60,10 +60,13 @@ function M.check()
   if val(report.tls) then
     health.ok("TLS certificates: " .. report.tls)
   end
+  local config_file = val(report.config_file) or require("codecompanion.config").config_file()
   if val(report.config_error) then
-    health.error("config: " .. report.config_error)
+    health.error("config file broken: " .. report.config_error, { "fix it, then :CodeCompanionReload" })
+  elseif not vim.uv.fs_stat(config_file) then
+    health.info(("no config file at %s: the defaults apply (see :help codecompanion-config)"):format(config_file))
   else
-    health.ok("config file: " .. (val(report.config_file) or "none"))
+    health.ok("config file: " .. config_file)
   end
   if val(report.adapter) then
     local line = ("adapter: %s (model %s)"):format(report.adapter, val(report.model) or "default")

@@ -1,6 +1,6 @@
 -- The Python host: started by the plugin itself as an RPC job, restarted when it dies.
--- Messages go out with rpcnotify only. The one wait is M.request (health, @{ completion items):
--- vim.wait for the host's answer notification, bounded by a timeout.
+-- Messages go out with rpcnotify only. The one wait is M.request (:checkhealth): vim.wait for
+-- the host's answer notification, bounded by a timeout. Completion uses M.request_async.
 local M = {}
 
 local state = { chan = nil, ready = false, restarts = 0, last_exit = nil, mode = nil, last_stderr = nil }
@@ -26,6 +26,11 @@ local function append_log(lines)
     fd:write(text, "\n")
     fd:close()
   end
+end
+
+--- Append lines to the log file (what a one-line message had to cut).
+function M.log(lines)
+  append_log(lines)
 end
 
 function M.python()
@@ -146,11 +151,11 @@ function M.notify(method, args)
   return ok
 end
 
-local replies = { next = 0, values = {} }
+local replies = { next = 0, values = {}, callbacks = {} }
 
 --- Ask the host and wait for its answer, at most `timeout_ms` (default 2 s): never an
---- rpcrequest, so a stuck host cannot freeze Neovim. Only for user-initiated questions
---- (health, completion items).
+--- rpcrequest, so a stuck host cannot freeze Neovim. Only for questions the user asked
+--- for and waits on (:checkhealth); never on a typing path (see `request_async`).
 function M.request(method, args, timeout_ms)
   if not M.ensure() then
     return nil, "host not running"
@@ -172,8 +177,40 @@ function M.request(method, args, timeout_ms)
   return value, nil
 end
 
---- The host's answer to `M.request` (called by the host).
+--- Ask the host without waiting: `callback(value, err)` runs when it answers (or after
+--- `timeout_ms`, default 2 s, with an error). For everything on a typing path (completion).
+function M.request_async(method, args, callback, timeout_ms)
+  if not M.ensure() then
+    return callback(nil, "host not running")
+  end
+  replies.next = replies.next + 1
+  local rid = replies.next
+  local timer = vim.uv.new_timer()
+  replies.callbacks[rid] = function(value)
+    replies.callbacks[rid] = nil
+    timer:stop()
+    timer:close()
+    if type(value) == "table" and value.error and value.error ~= vim.NIL then
+      return callback(nil, value.error)
+    end
+    callback(value, nil)
+  end
+  timer:start(timeout_ms or 2000, 0, vim.schedule_wrap(function()
+    if replies.callbacks[rid] then
+      replies.callbacks[rid] = nil
+      timer:close()
+      callback(nil, ("the host did not answer %s in time"):format(method))
+    end
+  end))
+  M.notify("request", { rid = rid, method = method, args = args or vim.empty_dict() })
+end
+
+--- The host's answer to `M.request` or `M.request_async` (called by the host).
 function M.reply(rid, value)
+  local callback = replies.callbacks[rid]
+  if callback then
+    return callback(value)
+  end
   replies.values[rid] = value == nil and vim.NIL or value
 end
 

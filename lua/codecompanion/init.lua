@@ -10,6 +10,9 @@ local M = {}
 local chats = { by_buf = {}, order = {}, last = nil, counter = 0 }
 
 function M.setup(opts)
+  if not config.supported() then
+    return
+  end
   config.setup(opts)
   if config.options.start == "deferred" then
     -- Start the host off the start-up path: Neovim shows its UI first. The Markdown
@@ -27,21 +30,55 @@ local function new_id()
   return ("%d-%d-%d"):format(os.time(), vim.fn.getpid(), chats.counter)
 end
 
+--- A size option: a fraction of `total` (below 1) or an absolute number of cells.
+local function size(value, default, total)
+  value = value or default
+  return math.max(1, value < 1 and math.floor(total * value) or math.floor(value))
+end
+
+--- A window of this tab that shows a chat (reused by the next chat, as CodeCompanion does).
+local function chat_window()
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if chats.by_buf[vim.api.nvim_win_get_buf(win)] then
+      return win
+    end
+  end
+  return nil
+end
+
+local function open_float(bufnr, win_opts)
+  local width = size(win_opts.width, 0.6, vim.o.columns)
+  local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
+  vim.api.nvim_open_win(bufnr, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - width) / 2),
+    border = "rounded",
+    title = " CodeCompanion ",
+    title_pos = "center",
+  })
+end
+
 local function open_window(bufnr)
   local win_opts = config.options.window or {}
-  if win_opts.layout == "buffer" then
+  local reuse = win_opts.layout ~= "buffer" and chat_window()
+  if reuse then
+    vim.api.nvim_set_current_win(reuse)
+    vim.api.nvim_win_set_buf(reuse, bufnr)
+  elseif win_opts.layout == "buffer" then
     vim.api.nvim_set_current_buf(bufnr)
+  elseif win_opts.layout == "float" then
+    open_float(bufnr, win_opts)
   elseif win_opts.layout == "horizontal" then
     vim.cmd("botright split")
     vim.api.nvim_win_set_buf(0, bufnr)
+    vim.api.nvim_win_set_height(0, size(win_opts.height, 0.4, vim.o.lines))
   else
     vim.cmd("botright vsplit")
     vim.api.nvim_win_set_buf(0, bufnr)
-    local width = win_opts.width or 0.45
-    if width < 1 then
-      width = math.floor(vim.o.columns * width)
-    end
-    vim.api.nvim_win_set_width(0, width)
+    vim.api.nvim_win_set_width(0, size(win_opts.width, 0.45, vim.o.columns))
   end
   vim.wo.wrap = true
   vim.wo.linebreak = true
@@ -59,7 +96,8 @@ local function create_buffer(id)
   vim.b[bufnr].codecompanion_chat_id = id
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "## Me", "", "" })
   local s = render.state(bufnr)
-  s.user_header = vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, {})
+  s.user_header =
+    vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, render.header_mark("## Me"))
   chats.by_buf[bufnr] = id
   table.insert(chats.order, bufnr)
   chats.last = bufnr
@@ -72,7 +110,7 @@ local function create_buffer(id)
       end
       -- The last window of the chat closed (not hidden by Toggle): stop what runs; it is saved.
       if #vim.fn.win_findbuf(bufnr) <= 1 and not vim.b[bufnr].codecompanion_hiding then
-        host.notify("chat_stop", { id = id, quiet = true })
+        host.notify("chat_stop", { id = chats.by_buf[bufnr] or id, quiet = true })
       end
     end,
   })
@@ -80,11 +118,12 @@ local function create_buffer(id)
     buffer = bufnr,
     once = true,
     callback = function()
-      host.notify("chat_close", { id = id })
+      local current = chats.by_buf[bufnr] or id -- a cleared chat has a new id
+      host.notify("chat_close", { id = current })
       vim.api.nvim_exec_autocmds("User", {
         pattern = "CodeCompanionChatClosed",
         modeline = false,
-        data = { id = id, bufnr = bufnr },
+        data = { id = current, bufnr = bufnr },
       })
       chats.by_buf[bufnr] = nil
       if chats.last == bufnr then
@@ -133,6 +172,24 @@ end
 
 function M.chat_id(bufnr)
   return chats.by_buf[bufnr]
+end
+
+--- The buffer of chat `id`, or nil.
+function M.chat_buffer(id)
+  for bufnr, chat in pairs(chats.by_buf) do
+    if chat == id then
+      return bufnr
+    end
+  end
+  return nil
+end
+
+--- A cleared chat goes on under a new id: the old one stays saved as it was.
+function M.renew_id(bufnr)
+  local id = new_id()
+  chats.by_buf[bufnr] = id
+  vim.b[bufnr].codecompanion_chat_id = id
+  return id
 end
 
 function M.last_chat()
@@ -234,6 +291,52 @@ function M.reattach(bufnr)
   })
 end
 
+--- The chat's state for a statusline: { state, running, adapter, model } (state "" when idle).
+function M.status_info(bufnr)
+  bufnr = bufnr or M.last_chat()
+  local id = bufnr and chats.by_buf[bufnr]
+  if not id or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  local s = render.state(bufnr)
+  local running, awaiting = 0, false
+  for _, entry in pairs(s.tools) do
+    if entry.status == "running" then
+      running = running + 1
+    elseif entry.status == "awaiting_approval" then
+      awaiting = true
+    end
+  end
+  local state = ""
+  if awaiting then
+    state = "awaiting approval"
+  elseif require("codecompanion.editor").reviewing(id) then
+    state = "awaiting review"
+  elseif running > 0 then
+    state = ("running %d tool%s"):format(running, running == 1 and "" or "s")
+  elseif require("codecompanion.stream_highlight").is_streaming(bufnr) then
+    state = "streaming"
+  elseif not vim.bo[bufnr].modifiable then
+    state = "waiting"
+  end
+  return { state = state, running = running, adapter = s.adapter, model = s.model }
+end
+
+--- One short string for a statusline: e.g. "running 2 tools · openai · gpt-4.1".
+function M.status(bufnr)
+  local info = M.status_info(bufnr)
+  if not info then
+    return ""
+  end
+  local parts = {}
+  for _, part in ipairs({ info.state, info.adapter, info.model }) do
+    if part and part ~= "" then
+      table.insert(parts, part)
+    end
+  end
+  return table.concat(parts, " · ")
+end
+
 function M.reload()
   host.notify("reload", {})
 end
@@ -265,7 +368,31 @@ function M.command(opts)
     chat_opts.prompt = args:gsub("adapter=%S+", ""):gsub("model=%S+", "")
     chat_opts.prompt = vim.trim(chat_opts.prompt)
   end
-  return M.chat(chat_opts)
+  if not chat_opts.adapter then
+    return M.chat(chat_opts)
+  end
+  -- A wrong adapter name opens nothing: one line lists the valid names. The names come from
+  -- the host's cache, or from the host without Neovim waiting for it.
+  local function check(names)
+    if vim.tbl_contains(names, chat_opts.adapter) then
+      return M.chat(chat_opts)
+    end
+    render.notify(
+      ("no adapter %q: valid names are %s"):format(chat_opts.adapter, table.concat(names, ", ")),
+      "error"
+    )
+  end
+  local known = require("codecompanion.complete").adapters(false)
+  if #known > 0 then
+    return check(known)
+  end
+  require("codecompanion.complete").fetch(function()
+    local names = require("codecompanion.complete").adapters()
+    if #names == 0 then
+      return M.chat(chat_opts) -- the host cannot say: it reports the name itself
+    end
+    check(names)
+  end)
 end
 
 return M

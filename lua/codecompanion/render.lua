@@ -6,25 +6,7 @@ local ns = vim.api.nvim_create_namespace("codecompanion")
 local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
 local ns_spin = vim.api.nvim_create_namespace("codecompanion_spinner")
 
-local ICONS = {
-  pending = "󰔟 ",
-  awaiting_approval = "? ",
-  running = "⚙ ",
-  success = "✓ ",
-  error = "✗ ",
-  rejected = "✗ ",
-  cancelled = "⊘ ",
-  timeout = "⏱ ",
-}
-local HL = {
-  success = "DiagnosticOk",
-  error = "DiagnosticError",
-  rejected = "DiagnosticWarn",
-  cancelled = "DiagnosticWarn",
-  timeout = "DiagnosticError",
-  awaiting_approval = "DiagnosticInfo",
-}
-local SPIN = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+local icons = require("codecompanion.icons")
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
@@ -113,10 +95,10 @@ local function set_tool_icon(bufnr, entry, status, detail)
   if not row then
     return
   end
-  local text = ICONS[status] or ""
-  local chunks = { { text, HL[status] or "Comment" } }
+  local text = icons.set()[status] or ""
+  local chunks = { { text, icons.HL[status] or "CodeCompanionToolPending" } }
   if detail and detail ~= "" then
-    table.insert(chunks, { " " .. detail, "Comment" })
+    table.insert(chunks, { " " .. detail, "CodeCompanionToolDetail" })
   end
   entry.status = status
   vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, {
@@ -127,6 +109,11 @@ local function set_tool_icon(bufnr, entry, status, detail)
 end
 
 local handlers = {}
+
+--- Extmark options that colour a header line's text.
+function M.header_mark(text)
+  return { end_col = #text, hl_group = "CodeCompanionHeader", priority = 90 }
+end
 
 function handlers.append(bufnr, op)
   append(bufnr, op.text)
@@ -141,7 +128,7 @@ function handlers.header(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.text)
   local row = vim.api.nvim_buf_line_count(bufnr) - 1
-  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {})
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, M.header_mark(op.text))
   if op.role == "user" then
     s.user_header = mark
   else
@@ -160,7 +147,7 @@ function handlers.usage(bufnr, op)
     -- One mark per header, updated as the turn's rounds add up.
     s.usage_mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {
       id = s.usage_header == s.llm_header and s.usage_mark or nil,
-      virt_text = { { op.text, "Comment" } },
+      virt_text = { { op.text, "CodeCompanionTokens" } },
       virt_text_pos = "eol",
     })
     s.usage_header = s.llm_header
@@ -179,6 +166,15 @@ end
 
 function handlers.tool_status(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
+  if entry and type(op.title) == "string" and op.title ~= entry.title then
+    local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.mark, {})[1]
+    if row then
+      -- Only the text changes: the line's marks (status icon, fold) stay where they are.
+      local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
+      vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { op.title })
+      entry.title = op.title
+    end
+  end
   if entry then
     set_tool_icon(bufnr, entry, op.status, op.detail)
   end
@@ -212,6 +208,24 @@ function M.refold(bufnr, win)
   end
 end
 
+--- Context sent with a message: one folded line (`zo` shows the lines the model read).
+function handlers.context(bufnr, op)
+  local s = state(bufnr)
+  append_block(bufnr, op.title)
+  local row = vim.api.nvim_buf_line_count(bufnr) - 1
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, { line_hl_group = "CodeCompanionContext" })
+  if op.text and op.text ~= vim.NIL and op.text ~= "" then
+    append(bufnr, "\n" .. op.text)
+  end
+  s.contexts = (s.contexts or 0) + 1
+  local entry = { mark = mark, title = op.title, context = true, body_mark = mark }
+  entry.body_len = vim.api.nvim_buf_line_count(bufnr) - row
+  s.tools["context:" .. s.contexts] = entry
+  for _, win in ipairs(windows(bufnr)) do
+    fold_body(bufnr, entry, win)
+  end
+end
+
 --- A tool's result: its text for the user, then (folded) what the model was sent, if different.
 function handlers.tool_output(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
@@ -241,6 +255,13 @@ function handlers.replace(bufnr, op)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   s.tools, s.llm_header, s.user_header = {}, nil, nil
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, op.lines)
+  -- The view starts at the top again, with the cursor on the last line (under `## Me`
+  -- after a clear): a view left scrolled past the end would look empty.
+  for _, win in ipairs(windows(bufnr)) do
+    vim.api.nvim_win_call(win, function()
+      vim.fn.winrestview({ topline = 1, lnum = #op.lines, col = 0 })
+    end)
+  end
 end
 
 function handlers.ready(bufnr, op)
@@ -258,12 +279,16 @@ function handlers.spinner(bufnr, op)
 end
 
 function handlers.notice(_, op)
-  vim.notify("codecompanion: " .. op.text, vim.log.levels[(op.level or "info"):upper()] or vim.log.levels.INFO)
+  M.notify(op.text, op.level)
 end
 
 function handlers.event(bufnr, op)
   local data = op.data or {}
   data.bufnr = bufnr
+  if type(data.adapter) == "string" then -- for the statusline (M.status)
+    local s = state(bufnr)
+    s.adapter, s.model = data.adapter, type(data.model) == "string" and data.model or nil
+  end
   vim.api.nvim_exec_autocmds("User", { pattern = "CodeCompanion" .. op.name, modeline = false, data = data })
 end
 
@@ -275,6 +300,7 @@ function M.start_spinner(bufnr, text)
   local s = state(bufnr)
   M.stop_spinner(bufnr)
   local frame = 0
+  local SPIN = icons.spinner()
   local timer = vim.uv.new_timer()
   s.spinner = timer
   timer:start(
@@ -288,7 +314,7 @@ function M.start_spinner(bufnr, text)
       local row = vim.api.nvim_buf_line_count(bufnr) - 1
       vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
       vim.api.nvim_buf_set_extmark(bufnr, ns_spin, row, 0, {
-        virt_text = { { SPIN[frame] .. " " .. text, "Comment" } },
+        virt_text = { { SPIN[frame] .. " " .. text, "CodeCompanionSpinner" } },
         virt_text_pos = "eol",
       })
     end)
@@ -339,27 +365,30 @@ function M.apply(bufnr, ops)
   return true
 end
 
---- One line in the message area.
+--- One line in the message area (see codecompanion.notify).
 function M.notify(text, level)
-  vim.notify("codecompanion: " .. text, vim.log.levels[(level or "info"):upper()] or vim.log.levels.INFO)
+  require("codecompanion.notify").notify(text, level)
+end
+
+--- The 0-based row of the last `## Me` header (-1 when there is none).
+function M.user_header_row(bufnr)
+  local s = state(bufnr)
+  local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
+  if row then
+    return row
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i]:match("^## Me") then
+      return i - 1
+    end
+  end
+  return -1
 end
 
 --- The user's message: every line below the last `## Me` header.
 function M.user_message(bufnr)
-  local s = state(bufnr)
-  local start = 0
-  local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
-  if row then
-    start = row + 1
-  else
-    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-    for i = #lines, 1, -1 do
-      if lines[i]:match("^## Me") then
-        start = i
-        break
-      end
-    end
-  end
+  local start = M.user_header_row(bufnr) + 1
   local lines = vim.api.nvim_buf_get_lines(bufnr, start, -1, false)
   return vim.trim(table.concat(lines, "\n"))
 end

@@ -84,6 +84,11 @@ local function on_tick()
   end
 end
 
+--- Whether text is streaming into `bufnr` now.
+function M.is_streaming(bufnr)
+  return streaming[bufnr] ~= nil
+end
+
 --- Text was appended to `bufnr`: watch the loop while it streams.
 function M.streamed(bufnr)
   streaming[bufnr] = vim.uv.hrtime()

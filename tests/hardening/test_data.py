@@ -90,23 +90,43 @@ def same_size(target: Path) -> Callable[[], Any]:
 
 @pytest.mark.parametrize("mode", [None, "overwrite"])
 @pytest.mark.parametrize("meanwhile", [change, delete, same_size])
-async def test_a_file_changed_after_it_was_read_is_not_overwritten(
+async def test_a_file_changed_during_its_review_is_never_overwritten_unseen(
     tmp_path: Path, mode: str | None, meanwhile: Callable[[Path], Callable[[], Any]]
 ) -> None:
     target = tmp_path / "notes.txt"
     target.write_text(ORIGINAL)
-    system, chat = make_system(tmp_path, reviewing(meanwhile(target)))
-    before = target.read_text() if target.exists() else None
+    action = meanwhile(target)
+    done: list[bool] = []
+
+    def once() -> None:  # someone else's change while the first review is open
+        if not done:
+            done.append(True)
+            action()
+
+    editor = reviewing(once)
+    system, chat = make_system(tmp_path, editor)
     await system.run([edit_call(mode)])
     result = chat.result("e")
-    assert result.is_error and "nothing was written" in result.for_llm, result.for_llm
-    after = target.read_text() if target.exists() else None
-    assert after != ORIGINAL or before is None
-    if meanwhile is delete:
-        assert not target.exists()
+    changed = None if meanwhile is delete else target.read_text()
+    if meanwhile is delete or mode is None:  # `gamma` is gone from their text
+        # Nothing to edit any more: refused, their change (or deletion) stands.
+        assert result.is_error and "nothing was written" in result.for_llm, result.for_llm
+        assert len(editor.reviews) == 1
+        assert target.exists() == (meanwhile is not delete)
+        if changed is not None:
+            assert changed in ("someone else's work\n", ORIGINAL.upper())
     else:
-        assert after in ("someone else's work\n", ORIGINAL.upper())
-    assert [p.name for p in tmp_path.iterdir()] == (["notes.txt"] if after else [])
+        # The user was asked again, about the change to what is there now, and accepted it.
+        assert not result.is_error, result.for_llm
+        assert len(editor.reviews) == 2
+        seen = editor.reviews[1][1]
+        assert (
+            seen
+            == ("someone else's work\n" if meanwhile is change else ORIGINAL.upper()).split("\n")[
+                :-1
+            ]
+        )
+    assert [p.name for p in tmp_path.iterdir()] == (["notes.txt"] if changed is not None else [])
 
 
 async def test_a_file_created_while_create_file_waited_is_kept(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ end
 _G.cc_test = { answers = {}, inputs = {}, prompts = {}, events = {} }
 
 -- Answers are labels ("approve", "Yes", "Accept all") or indexes; with none queued the prompt waits.
-vim.ui.select = function(items, opts, on_choice)
+-- CC_TEST_STOCK_UI=1 keeps Neovim's own vim.ui.select / vim.ui.input (screen tests under tmux).
+local stock = vim.env.CC_TEST_STOCK_UI == "1"
+local select = function(items, opts, on_choice)
   table.insert(_G.cc_test.prompts, { prompt = opts and opts.prompt, items = items, kind = opts and opts.kind })
   local function answer()
     local want = table.remove(_G.cc_test.answers, 1)
@@ -29,10 +31,14 @@ vim.ui.select = function(items, opts, on_choice)
   vim.defer_fn(answer, 5)
 end
 
-vim.ui.input = function(_, on_confirm)
+local input = function(_, on_confirm)
   vim.defer_fn(function()
     on_confirm(table.remove(_G.cc_test.inputs, 1) or "")
   end, 5)
+end
+
+if not stock then
+  vim.ui.select, vim.ui.input = select, input
 end
 
 vim.api.nvim_create_autocmd("User", {

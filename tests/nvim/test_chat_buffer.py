@@ -200,8 +200,11 @@ def test_omnifunc_completes_tools_and_groups(
 ) -> None:
     ed = start_nvim(config_file=config_file(""))
     ed.open_chat()
-    items = ed.lua(
-        "return vim.bo.omnifunc ~= '' and require('codecompanion.complete').omnifunc(0, '@{re')"
+    # The items come from a cache the host fills when it starts: omnifunc never waits on it.
+    items = wait_for(
+        lambda: ed.lua(
+            "return vim.bo.omnifunc ~= '' and require('codecompanion.complete').omnifunc(0, '@{re')"
+        )
     )
     words = [item["word"] for item in items]
     assert "@{read_file}" in words
@@ -275,13 +278,14 @@ def test_completion_sources_for_cmp_and_blink_list_tools(
 ) -> None:
     ed = start_nvim(config_file=config_file(""))
     ed.open_chat()
-    got = ed.lua(
-        "local out = {};"
+    # Both answer through their callbacks, once the host's items are there.
+    ed.lua(
+        "_G.out = {};"
         "require('codecompanion.completion.cmp').new():complete({}, function(r) out.cmp = r end);"
         "require('codecompanion.completion.blink').new():get_completions({}, function(r)"
-        " out.blink = r end);"
-        "return out"
+        " out.blink = r end)"
     )
+    got = wait_for(lambda: ed.lua("return (out.cmp and out.blink) and out or nil"))
     for source in ("cmp", "blink"):
         labels = {item["label"] for item in got[source]["items"]}
         assert {"@{read_file}", "@{agent}"} <= labels

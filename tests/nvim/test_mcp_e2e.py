@@ -16,7 +16,7 @@ import pytest
 
 from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
 from tests.mcp.conftest import TOKEN, HttpServer, free_port, start_http_server
-from tests.nvim.harness import Editor
+from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 
@@ -67,6 +67,8 @@ def test_mcp_tools_run_with_approval_and_servers_stop_on_quit(
         env={"WEB_TOKEN": f"Bearer {TOKEN}"},
     )
     bufnr = ed.open_chat()
+    # Completion answers from the cache the host fills when it starts (it never waits on it).
+    wait_for(lambda: ed.lua("return #require('codecompanion.complete').omnifunc(0, '@{mcp:')") > 0)
     start = ed.lua(
         "vim.api.nvim_set_current_line('see @{mcp:ti'); vim.cmd('normal! $');"
         "vim.api.nvim_win_set_cursor(0, {vim.fn.line('.'), #vim.fn.getline('.')});"

@@ -264,21 +264,30 @@ def test_cancel_answers_every_call_and_does_not_auto_submit(
 
 
 def test_offline_demo_runs_the_whole_tool_loop(start_nvim: StartNvim, tmp_path: Path) -> None:
-    project = tmp_path / "demo"
+    project = tmp_path / "project"
     project.mkdir()
-    ed = start_nvim(cwd=project)
-    bufnr = ed.open_chat()
-    ed.answer("Accept all", "approve", "Accept all")
-    ed.send("show me")
-    ed.wait_event("CodeCompanionChatDone", timeout=20)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    ed = start_nvim(cwd=project, env={"TMPDIR": str(temp)})
+    ed.nvim.command("set columns=300")
+    for run in range(2):  # a second chat runs the whole demo again
+        bufnr = ed.open_chat()
+        intro = wait_for(lambda b=bufnr: "Offline demo" in ed.text(b) and ed.text(b))
+        assert "type anything under `## Me`" in intro
+        folder = Path(intro.split("temporary folder `")[1].split("`")[0])
+        assert folder.parent == temp
+        ed.answer("Accept all", "approve", "Accept all")
+        ed.send("show me")
+        ed.wait_event("CodeCompanionChatDone", count=run + 1, timeout=20)
+        assert (folder / "codecompanion-demo.md").read_text() == "# Demo\n\nhello codecompanion\n"
+        text = ed.text(bufnr)
+        assert "That was the offline demo" in text
+        assert text.count("## LLM (demo · demo)") == 1
     messages = ed.nvim.exec_lua("return vim.fn.execute('messages')")
     assert "no provider configured" in messages
-    assert (project / "codecompanion-demo.md").read_text() == "# Demo\n\nhello codecompanion\n"
+    assert list(project.iterdir()) == []  # nothing written into the user's project
     prompts = [p["prompt"] for p in ed.prompts()]
     assert any("wc -l codecompanion-demo.md" in (p or "") for p in prompts)
-    text = ed.text(bufnr)
-    assert "That was the offline demo" in text
-    assert text.count("## LLM (demo · demo)") == 1
 
 
 def test_diagnostics_of_a_loaded_buffer_reach_the_model(
@@ -339,10 +348,15 @@ def test_reload_picks_up_a_changed_config(
     path.write_text(path.read_text() + CALCULATOR)
     ed.nvim.command("CodeCompanionReload")
     wait_for(lambda: "config reloaded" in ed.nvim.exec_lua("return vim.fn.execute('messages')"))
-    ed.lua("package.loaded['codecompanion.complete'] = nil")
-    after = ed.lua("return require('codecompanion.complete').items()")
-    assert "@{calculator}" in [i["word"] for i in after]
+    # The host pushes the new items into Lua's completion cache.
+    wait_for(
+        lambda: (
+            "@{calculator}"
+            in [i["word"] for i in ed.lua("return require('codecompanion.complete').items()")]
+        )
+    )
     path.write_text("this is not python(\n")
+    ed.nvim.command("set columns=300")  # room for the whole line (narrower screens cut it)
     ed.nvim.command("CodeCompanionReload")
     line = wait_for(
         lambda: [
@@ -407,3 +421,37 @@ def test_restored_chat_shows_tool_lines_and_folds(
     body = next(i for i, line in enumerate(lines, 1) if line.startswith("$ seq"))
     assert ed.lua("local l = ... return vim.fn.foldclosed(l)", body) != -1
     assert "## Me" in lines[-3:]
+
+
+def test_typing_in_the_file_during_its_review_asks_again(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "notes.txt"
+    target.write_text("alpha\nbeta\ngamma\n")
+    edit = {
+        "filepath": "notes.txt",
+        "edits": [{"oldText": "gamma", "newText": "GAMMA", "replaceAll": False}],
+        "explanation": "shout gamma",
+        "mode": None,
+    }
+    provider_server.enqueue(
+        openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited")
+    )
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed.nvim.command("edit notes.txt")
+    source = ed.nvim.current.buffer.number
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{insert_edit_into_file} please")
+    wait_for(lambda: [p for p in ed.prompts() if p["kind"] == "codecompanion.diff"])
+    ed.nvim.api.buf_set_lines(source, 0, 1, False, ["ALPHA typed during the review"])
+    ed.answer("Accept all", "Accept all")
+    ed.wait_event("CodeCompanionChatDone", timeout=15)
+    reviews = [p["prompt"] for p in ed.prompts() if p["kind"] == "codecompanion.diff"]
+    assert len(reviews) == 2 and reviews[1].startswith("It changed while you reviewed")
+    assert ed.lines(source) == ["ALPHA typed during the review", "beta", "GAMMA"]
+    assert target.read_text() == "alpha\nbeta\ngamma\n"  # the buffer is edited, never saved

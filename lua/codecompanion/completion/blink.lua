@@ -1,5 +1,6 @@
--- blink.cmp source for `@{tool}` / `@{group}`; add `codecompanion = { module = "codecompanion.completion.blink" }`
--- to blink's `sources.providers` (setup() does it when blink is loaded).
+-- blink.cmp source for chat buffers: `@{tool}`, `#{buffer}`, `/file`, `/buffer`; add
+-- `codecompanion = { module = "codecompanion.completion.blink" }` to blink's `sources.providers`
+-- (setup() does it when blink is loaded). It answers through blink's callback.
 local source = {}
 
 function source.new()
@@ -11,13 +12,37 @@ function source:enabled()
 end
 
 function source:get_trigger_characters()
-  return { "@" }
+  return { "@", "#", "/" }
 end
 
 function source:get_completions(_, callback)
-  local items = require("codecompanion.complete").lsp_items()
-  callback({ items = items, is_incomplete_forward = false, is_incomplete_backward = false })
-  return function() end
+  local cancelled = false
+  require("codecompanion.complete").fetch(function(items)
+    if not cancelled then
+      local lsp = require("codecompanion.complete").lsp_items(items)
+      callback({ items = lsp, is_incomplete_forward = false, is_incomplete_backward = false })
+    end
+  end)
+  return function()
+    cancelled = true
+  end
+end
+
+--- A chosen slash command runs its picker instead of staying in the message.
+function source:execute(_, item, callback, default_implementation)
+  local word = item.label
+  if default_implementation then
+    default_implementation()
+  end
+  if word == "/file" or word == "/buffer" then
+    local bufnr = vim.api.nvim_get_current_buf()
+    vim.schedule(function()
+      local complete = require("codecompanion.complete")
+      complete.remove_before_cursor(word)
+      complete.run_command(bufnr, word)
+    end)
+  end
+  callback()
 end
 
 return source

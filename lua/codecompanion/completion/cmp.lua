@@ -1,4 +1,5 @@
--- nvim-cmp source for `@{tool}` / `@{group}` in chat buffers. Registered by setup() when cmp is installed.
+-- nvim-cmp source for chat buffers: `@{tool}`, `#{buffer}`, `/file`, `/buffer`.
+-- Registered once by setup() when cmp is installed; it answers through cmp's callback.
 local source = {}
 
 function source.new()
@@ -10,15 +11,31 @@ function source:is_available()
 end
 
 function source:get_trigger_characters()
-  return { "@" }
+  return { "@", "#", "/" }
 end
 
 function source:get_keyword_pattern()
-  return [[@{\?\w*]]
+  return [[\%([@#]{\?\w*\|/\w*\)]]
 end
 
 function source:complete(_, callback)
-  callback({ items = require("codecompanion.complete").lsp_items(), isIncomplete = false })
+  require("codecompanion.complete").fetch(function(items)
+    callback({ items = require("codecompanion.complete").lsp_items(items), isIncomplete = false })
+  end)
+end
+
+--- A chosen slash command runs its picker (the typed word is removed first).
+function source:execute(item, callback)
+  local word = item.label
+  if word == "/file" or word == "/buffer" then
+    local complete = require("codecompanion.complete")
+    local bufnr = vim.api.nvim_get_current_buf()
+    complete.remove_before_cursor(word)
+    vim.schedule(function()
+      complete.run_command(bufnr, word)
+    end)
+  end
+  callback(item)
 end
 
 return source

@@ -18,6 +18,8 @@ from .adapters.base import (
     ToolCallEvent,
     Usage,
 )
+from .compose import compose, first_line, unknown_mentions
+from .context import ContextItem, render_ops
 from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
@@ -68,6 +70,7 @@ class Chat:
         self.messages = messages or MessageStore()
         self.tools = tool_factory(self)
         self.title: str | None = None
+        self.updated = _now()  # the time of the last message: what the Restore picker shows
         self._task: asyncio.Task[None] | None = None
         self._full_outputs: dict[str, str] = {}
         self._save_pending = False
@@ -101,7 +104,7 @@ class Chat:
             "title": self.title,
             "adapter": self.adapter.name,
             "model": self.model,
-            "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "updated": self.updated,
             "messages": self.messages.to_list(),
             "tools": self.tools.to_state(),
             "cwd": str(getattr(self.tools, "cwd", "") or "") or None,
@@ -136,25 +139,32 @@ class Chat:
     def add(self, message: Message) -> Message:
         """Append a message and save the chat."""
         self.messages.add(message)
+        self.updated = _now()
         self.save()
         return message
 
     # ----- the turn loop ---------------------------------------------------------------
 
-    def submit(self, text: str) -> bool:
-        """Start a turn with the user's text; refused (one line) while busy or when empty."""
+    def submit(self, text: str, context: list[ContextItem] | None = None) -> bool:
+        """Start a turn with the user's text and context; refused (one line) when busy or empty."""
         if self.busy:
             self.view.notify("a request is running: wait, or stop it with q", "warn")
             return False
         if not text.strip():
             self.view.notify("nothing to send: type your message under ## Me", "info")
             return False
-        content = self.tools.parse_user_message(text)
+        context = context or []
+        warning = unknown_mentions(self.tools, text)
+        if warning:
+            self.view.notify(warning, "warn")
+        message = compose(self.tools, text, context)
         self.tools.reset_rounds()
         self._sync_system_prompts()
         if self.title is None:
-            self.title = " ".join(text.split())[:60]
-        self.add(Message(role="user", content=content))
+            self.title = first_line(text)
+        if context:
+            self.view.render(render_ops(context))
+        self.add(message)
         self.fire("ChatSubmitted")
         self._start()
         return True
@@ -367,30 +377,40 @@ class Chat:
                 ]
             )
         else:
-            self.view.render(
-                [RenderOp("tool_status", {"call_id": call.id, "status": status, "detail": detail})]
-            )
+            data = {"call_id": call.id, "status": status, "detail": detail}
+            if status == "running":  # the arguments that run: edited ones replace the model's
+                data["title"] = transcript.tool_title(call)
+            self.view.render([RenderOp("tool_status", data)])
         if status == "running":
             self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
 
     def full_output(self, call_id: str | None = None) -> str | None:
-        """The uncapped output of a call (the last truncated one when none is given)."""
-        if call_id is None:
-            if not self._full_outputs:
-                return None
+        """The uncapped output of a call (the last one when none is given); an uncut output is
+        its result as shown."""
+        if call_id is None and self._full_outputs:
             call_id = next(reversed(self._full_outputs))
-        return self._full_outputs.get(call_id)
+        if call_id in self._full_outputs:
+            return self._full_outputs[call_id]
+        result = self.messages.tool_result(call_id)  # uncut: what the model got is all of it
+        return None if result is None else result.content or ""
 
-    def clear(self) -> None:
-        """Forget the conversation (system prompts stay); a running turn is stopped first."""
+    def clear(self, new_id: str | None = None) -> None:
+        """Forget the conversation (system prompts stay); a running turn is stopped first.
+
+        With `new_id` the chat goes on under that id: the saved history stays as it was.
+        """
         if self.busy and self._task is not None:
             # The stopped turn still stores its partial answer: clear once it has ended.
-            self._task.add_done_callback(lambda _task: self._clear_now())
+            self._task.add_done_callback(lambda _task: self._clear_now(new_id))
             self.stop()
             return
-        self._clear_now()
+        self._clear_now(new_id)
 
-    def _clear_now(self) -> None:
+    def _clear_now(self, new_id: str | None = None) -> None:
+        if new_id is not None and new_id != self.id:
+            self.save_now()
+            self.id = new_id
+            self._full_outputs.clear()
         self.messages.clear()
         self.title = None
         self.save()
@@ -403,3 +423,7 @@ class Chat:
             if not any(m.tag == tag for m in self.messages):
                 position = sum(1 for m in self.messages if m.role == "system")
                 self.messages.insert_system(text, tag, position)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S")

@@ -114,7 +114,7 @@ def _error_line(exc: BaseException, filename: str) -> int:
     return line
 
 
-def _assignment_lines(filename: str) -> dict[str, int]:
+def assignment_lines(filename: str) -> dict[str, int]:
     """The line where each top-level name is (last) assigned, for pointing at bad values."""
     try:
         with open(filename, encoding="utf-8") as handle:
@@ -148,7 +148,7 @@ def _checked(filename: str, namespace: Mapping[str, Any]) -> Config:
         if value is not None:
             setattr(config, name, value)
     if problems:
-        lines = _assignment_lines(filename)
+        lines = assignment_lines(filename)
         problems.sort(key=lambda problem: lines.get(problem[0], 0))
         name, message = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

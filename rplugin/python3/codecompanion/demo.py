@@ -6,6 +6,9 @@ the model creates and reads a file, asks to run a command (the approval prompt),
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from .loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
 
 DEMO_FILE = "codecompanion-demo.md"
@@ -68,11 +71,34 @@ def demo_turns() -> list[Turn]:
     ]
 
 
+OVER = (
+    "The demo is over: configure a provider to chat for real. "
+    "Open a new chat (or clear this one with gx) to see the demo again."
+)
+
+
 def start_demo_server() -> LoopbackServer:
     """Start the demo server in a background thread; the caller stops it."""
     server = LoopbackServer().start()
-    server.enqueue(*demo_turns())
-    server.set_default(
-        openai_text("The demo is over: configure a provider to chat for real.", chunks=4)
-    )
+    server.set_default(openai_text(OVER, chunks=4))
     return server
+
+
+def rewind(server: LoopbackServer) -> None:
+    """Script the demo again for a new demo chat (unless one is still running it)."""
+    if server.pending() == 0:
+        server.enqueue(*demo_turns())
+
+
+def demo_project() -> Path:
+    """A fresh temporary folder for a demo chat: the demo never writes into the user's project."""
+    return Path(tempfile.mkdtemp(prefix="codecompanion-demo-"))
+
+
+def hint(folder: Path) -> str:
+    """What the chat buffer says before the first message of a demo chat."""
+    return (
+        "_Offline demo (no provider is configured): type anything under `## Me` and press "
+        "<CR>. The model will create, read, measure (with your approval) and edit "
+        f"`{DEMO_FILE}` in the temporary folder `{folder}`._"
+    )

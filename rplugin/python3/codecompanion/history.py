@@ -100,16 +100,40 @@ class ChatStore:
                 continue
             if not isinstance(data, dict):
                 continue
+            if not any(
+                isinstance(m, dict)
+                and m.get("role") == "user"
+                and (m.get("opts") or {}).get("visible", True)
+                for m in data.get("messages") or []
+            ):
+                continue  # an empty chat (never used, or just cleared) is nothing to restore
             infos.append(
                 (
                     mtime,
                     SavedChatInfo(
                         id=path.stem,
-                        title=str(data.get("title") or path.stem),
+                        title=str(data.get("title") or _first_line(data) or path.stem),
                         updated=str(data.get("updated") or ""),
                         adapter=data.get("adapter"),
                     ),
                 )
             )
-        infos.sort(key=lambda item: item[0], reverse=True)
+        # Newest last message first (a file's mtime also changes when Neovim quits).
+        infos.sort(key=lambda item: (item[1].updated, item[0]), reverse=True)
         return [info for _, info in infos]
+
+
+def _first_line(data: dict[str, Any]) -> str:
+    """The first non-empty line the user typed in a saved chat."""
+    for message in data.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            extra = message.get("extra") or {}
+            text = (
+                extra.get("typed")
+                if isinstance(extra.get("typed"), str)
+                else message.get("content")
+            )
+            for line in str(text or "").splitlines():
+                if line.strip():
+                    return line.strip()[:60]
+    return ""

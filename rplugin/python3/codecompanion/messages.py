@@ -231,6 +231,13 @@ class MessageStore:
             if call.id not in answered
         ]
 
+    def tool_result(self, call_id: str | None = None) -> Message | None:
+        """The result message of call `call_id` (the last result when None)."""
+        results = [m for m in self._messages if m.role == "tool" and m.tool_call_id]
+        if call_id is None:
+            return results[-1] if results else None
+        return next((m for m in results if m.tool_call_id == call_id), None)
+
     def to_list(self) -> list[dict[str, Any]]:
         """Every message in its stored shape."""
         return [m.to_dict() for m in self._messages]

@@ -19,6 +19,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
     editable_text: str | None = None  # JSON of the arguments, or the command line, for "edit"
+    always_scope: Literal["tool", "command", "arguments"] = "tool"  # what "always" remembers
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,9 @@ class Editor(Protocol):
         ...
 
     async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str]
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
-        """Show a diff and let the user accept or reject each hunk."""
+        """Show a diff and let the user accept or reject each hunk (`note`: why asked again)."""
         ...
 
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .context import replay_ops
 from .messages import Message, ToolCall
 from .ports import RenderOp
 
@@ -77,7 +78,10 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
     in_answer = False
     for message in history:
         if message.role == "user" and message.visible:
-            ops += [header("user", USER_HEADER), append(message.content or "")]
+            typed = message.extra.get("typed")
+            text = typed if isinstance(typed, str) else message.content or ""
+            ops += [header("user", USER_HEADER), append(text)]
+            ops += replay_ops(message.extra.get("context"))
             in_answer = False
             continue
         hidden_text = not message.visible and not message.tool_calls  # calls are stored hidden

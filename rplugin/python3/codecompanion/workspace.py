@@ -75,6 +75,7 @@ class Workspace:
         from .plugins import load_plugins
 
         self.plugins = load_plugins(ADAPTERS)
+        self.config = self._check_adapter(self.config)  # plugins may add adapter names
         # One line for the user (the host points it at Neovim): an MCP server restarted, say.
         self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
         self.registry = self._make_registry()
@@ -124,9 +125,23 @@ class Workspace:
         log_file = self.env.get("CODECOMPANION_LOG")
         return Path(log_file).parent if log_file else Path(self.options.data_dir) / "logs"
 
+    def _check_adapter(self, config: Config) -> Config:
+        """The config with an adapter name that exists (else a `file:line` error naming it)."""
+        if config.adapter is not None and config.adapter not in self.adapter_names():
+            from .config import assignment_lines
+
+            line = assignment_lines(config.path or "").get("adapter", 0)
+            problem = (
+                f"{config.path}:{line}: adapter {config.adapter!r} does not exist; "
+                f"valid names: {', '.join(self.adapter_names())}"
+            )
+            config.error = problem if config.error is None else f"{problem} (and more)"
+            config.adapter = None
+        return config
+
     def reload(self) -> str | None:
         """Re-read the config file; returns its one-line error, if any."""
-        self.config = load_config(self.options.config_file)
+        self.config = self._check_adapter(load_config(self.options.config_file))
         self.stop_mcp()
         self.registry = self._make_registry()
         from .adapters import KeyResolver
@@ -188,7 +203,10 @@ class Workspace:
         from .adapters import create_adapter
 
         chosen = name or self.default_adapter()
+        broken = f"config file broken: {self.config.error}; " if self.config.error else ""
         if chosen is None or chosen == "demo":
+            if broken:  # say why there is no provider: the file that should name it is broken
+                return self.demo_adapter(), f"{broken}using the offline demo"
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
         try:
             adapter = create_adapter(
@@ -197,23 +215,31 @@ class Workspace:
                 ssl_context=self.ssl_context(),
                 extra=self.plugins.adapters,
             )
-            return adapter, None
+            return adapter, (f"{broken}using {chosen}" if broken else None)
         except ConfigError as exc:
-            return self.demo_adapter(), f"adapter {chosen}: {exc}; using the offline demo"
+            return self.demo_adapter(), f"{broken}adapter {chosen}: {exc}; using the offline demo"
 
     def demo_adapter(self) -> ChatAdapter:
         """The offline demo: an OpenAI-style adapter talking to an in-process loopback server."""
         from .adapters import create_adapter
-        from .demo import start_demo_server
+        from .demo import rewind, start_demo_server
 
         if self._demo is None:
             self._demo = start_demo_server()
+        rewind(self._demo)
         settings = AdapterSettings(
             name="openai_compatible", url=self._demo.url + "/v1", api_key="demo", model="demo"
         )
         adapter = create_adapter(settings, key_resolver=self.keys, ssl_context=self.ssl_context())
         adapter.name = "demo"
         return adapter
+
+    def rewind_demo(self) -> None:
+        """A demo chat was cleared: its next message starts the demo again."""
+        from .demo import rewind
+
+        if self._demo is not None:
+            rewind(self._demo)
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""

@@ -35,6 +35,7 @@ class FakeEditor:
     writes: list[tuple[str, list[str]]] = field(default_factory=list)
     diagnostic_calls: list[tuple[str, str]] = field(default_factory=list)
     on_review: Callable[[], object] | None = None
+    notes: list[str | None] = field(default_factory=list)
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         lines = self.buffers.get(path)
@@ -52,11 +53,12 @@ class FakeEditor:
         return list(self.diagnostic_map.get(path, []))
 
     async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str]
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
         from codecompanion.diffs import hunks
 
         self.reviews.append((path, list(old), list(new)))
+        self.notes.append(note)
         if self.on_review is not None:
             self.on_review()
         answer = self.decisions.pop(0) if self.decisions else "accept"

@@ -180,12 +180,14 @@ async def test_indentation_insensitive_match_reindents(tools: FakeTools, code: P
     assert "Applied diff" in out.for_llm
 
 
-async def test_refuses_when_file_changed_on_disk(project: Path, code: Path) -> None:
+async def test_refuses_when_file_changed_on_disk_and_the_edit_no_longer_applies(
+    project: Path, code: Path
+) -> None:
     editor = FakeEditor(on_review=lambda: code.write_text("changed by someone\n"))
     tools = FakeTools(cwd=project, editor=editor)
     out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
     assert out.status == "error"
-    assert "changed on disk" in out.for_llm
+    assert "changed during the review and the edits no longer apply" in out.for_llm
     assert code.read_text() == "changed by someone\n"
 
 
@@ -203,15 +205,52 @@ async def test_loaded_modified_buffer_is_edited_not_saved(project: Path, code: P
     assert code.read_text() == SOURCE
 
 
-async def test_buffer_changed_during_review_is_refused(project: Path, code: Path) -> None:
+async def test_typing_during_the_review_asks_again_and_keeps_what_was_typed(
+    project: Path, code: Path
+) -> None:
+    editor = FakeEditor(buffers={str(code): SOURCE.splitlines()})
+    typed: list[bool] = []
+
+    def type_once() -> None:
+        if not typed:
+            typed.append(True)
+            editor.buffers[str(code)].append("typed meanwhile")
+
+    editor.on_review = type_once
+    tools = FakeTools(cwd=project, editor=editor)
+    out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
+    assert out.status == "success", out.for_llm
+    assert len(editor.reviews) == 2 and editor.notes[0] is None
+    assert "changed while you reviewed" in (editor.notes[1] or "")
+    assert editor.reviews[1][1][-1] == "typed meanwhile"  # the second diff is against it
+    buffer = editor.buffers[str(code)]
+    assert buffer[1] == "    value = 10" and buffer[-1] == "typed meanwhile"
+    assert code.read_text() == SOURCE
+
+
+async def test_opening_the_file_during_the_review_edits_the_buffer_not_the_disk(
+    project: Path, code: Path
+) -> None:
+    editor = FakeEditor()
+    # The user opens the file while its review is open (read from disk): buffer and disk would
+    # diverge if the edit went to the disk.
+    editor.on_review = lambda: editor.buffers.setdefault(str(code), SOURCE.splitlines())
+    tools = FakeTools(cwd=project, editor=editor)
+    out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
+    assert out.status == "success", out.for_llm
+    assert len(editor.reviews) == 2
+    assert editor.buffers[str(code)][1] == "    value = 10"
+    assert code.read_text() == SOURCE
+
+
+async def test_a_file_that_changes_under_every_review_is_refused(project: Path, code: Path) -> None:
     editor = FakeEditor(buffers={str(code): SOURCE.splitlines()})
     editor.on_review = lambda: editor.buffers[str(code)].append("typed meanwhile")
     tools = FakeTools(cwd=project, editor=editor)
     out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
     assert out.status == "error"
-    assert "changed while the edit was prepared" in out.for_llm
-    assert editor.buffers[str(code)][-1] == "typed meanwhile"
-    assert editor.writes == []
+    assert "kept changing during the review" in out.for_llm
+    assert editor.writes == [] and len(editor.reviews) == 3
 
 
 async def test_partial_hunk_acceptance(project: Path, code: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..chat import Chat
-from ..demo import DEMO_TOOLS
+from ..context import read_items
+from ..demo import DEMO_TOOLS, demo_project, hint
 from ..messages import MessageStore
 from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
@@ -89,9 +90,19 @@ class App:
         self.workspace = Workspace(options)
         self._hook(self.workspace)
         if self.workspace.config.error:
-            self.bridge.echo_error(f"config: {self.workspace.config.error}")
+            self.bridge.echo_error(f"config file broken: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
         group_watch().start()
+        self._push_completion()
+
+    def _push_completion(self) -> None:
+        """Lua completes from a cache: fill it now, so typing never waits on the host."""
+        from .completion import completion_payload
+
+        payload = completion_payload(self._workspace())
+        self.bridge.notify_lua(
+            "codecompanion.complete", "set_items", payload["items"], payload["meta"]
+        )
 
     def _workspace(self) -> Workspace:
         if self.workspace is None:
@@ -115,6 +126,7 @@ class App:
         elif chat.adapter.name == "demo":
             for name in DEMO_TOOLS:
                 chat.tools.add_tool(name)
+            chat.view.render(demo_intro(chat.tools.cwd))
         old = self.chats.pop(chat_id, None)
         if old is not None:  # the buffer was reopened with the same id: the new chat replaces it
             old.stop()
@@ -133,8 +145,11 @@ class App:
             model if isinstance(model, str) else None,
         )
         view = NvimChatView(self.bridge, int(args["bufnr"]))
-        # A restored chat keeps its project root (confinement and approvals belong to it).
+        # A restored chat keeps its project root (confinement and approvals belong to it);
+        # a new demo chat works in a temporary folder, never in the user's project.
         cwd = Path(str(saved.get("cwd") or args.get("cwd") or ".")).resolve()
+        if adapter.name == "demo" and not saved:
+            cwd = demo_project()
         chat = Chat(
             chat_id=str(args["id"]),
             adapter=adapter,
@@ -149,6 +164,8 @@ class App:
     def _restore(self, chat: Chat, saved: dict[str, Any]) -> None:
         """Give a chat its saved title, offered tools, YOLO and remembered approvals."""
         chat.title = saved.get("title")
+        if isinstance(saved.get("updated"), str):
+            chat.updated = saved["updated"]
         chat.tools.restore_state(saved.get("tools") or {})
         if chat.tools.yolo:
             chat.view.render([_var("codecompanion_yolo", True)])
@@ -192,7 +209,8 @@ class App:
     def do_chat_submit(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
         if chat is not None:
-            if not chat.submit(str(args.get("text") or "")):
+            context = read_items(args.get("context"))
+            if not chat.submit(str(args.get("text") or ""), context):
                 chat.view.render([])  # nothing queued; the buffer stays as it is
 
     def do_chat_stop(self, args: dict[str, Any]) -> None:
@@ -214,7 +232,16 @@ class App:
 
     def do_chat_clear(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
-        if chat is not None:
+        if chat is None:
+            return
+        if chat.adapter.name == "demo":
+            self._workspace().rewind_demo()
+        new_id = args.get("new_id")
+        if isinstance(new_id, str) and new_id and new_id not in self.chats:
+            # Lua already sends under the new id; the old saved chat is left as it was.
+            self.chats[new_id] = self.chats.pop(chat.id)
+            chat.clear(new_id)
+        else:
             chat.clear()
 
     def do_chat_regenerate(self, args: dict[str, Any]) -> None:
@@ -301,9 +328,7 @@ class App:
         call_id = args.get("call_id")
         text = chat.full_output(call_id if isinstance(call_id, str) else None)
         if text is None:
-            chat.view.notify(
-                "no cut tool output here: put the cursor on a cut tool's output", "info"
-            )
+            chat.view.notify("no tool output here: put the cursor on a tool's line or output")
             return
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 
@@ -332,8 +357,9 @@ class App:
     def do_reload(self, args: dict[str, Any]) -> None:
         workspace = self._workspace()
         error = workspace.reload()
+        self._push_completion()
         if error:
-            self.bridge.echo_error(f"config: {error}")
+            self.bridge.echo_error(f"config file broken: {error}")
             return
         message = "config reloaded" + self._reload_chats(workspace)
         self.bridge.notify_lua("codecompanion.render", "notify", message, "info")
@@ -366,9 +392,10 @@ class App:
 
     # ----- requests --------------------------------------------------------------------
 
-    def ask_completion_items(self, args: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self._workspace().registry.completion_items()
-        return items
+    def ask_completion_items(self, args: dict[str, Any]) -> dict[str, Any]:
+        from .completion import completion_payload
+
+        return completion_payload(self._workspace())
 
     def ask_health(self, args: dict[str, Any]) -> dict[str, Any]:
         from .health import report
@@ -388,3 +415,15 @@ def _var(name: str, value: Any) -> Any:
     from ..ports import RenderOp
 
     return RenderOp("set_var", {"name": name, "value": value})
+
+
+def demo_intro(folder: Path) -> list[Any]:
+    """A demo chat's buffer: what to type, above `## Me`."""
+    from ..ports import RenderOp
+    from ..transcript import USER_HEADER, block
+
+    return [
+        RenderOp("replace", {"lines": [""]}),
+        block(hint(folder)),
+        RenderOp("ready", {"text": USER_HEADER}),
+    ]

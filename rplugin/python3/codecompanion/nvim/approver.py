@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from typing import Any
 
@@ -24,6 +25,7 @@ class NvimApprover:
         """Show the choices for one call and await the user's decision."""
         payload: dict[str, Any] = dataclasses.asdict(request)
         payload["choices"] = list(request.choices)
+        payload["preview"] = argument_lines(request.arguments)
         payload["editable_kind"] = (
             "json" if (request.editable_text or "").lstrip()[:1] in "{[" else "text"
         )
@@ -40,6 +42,20 @@ class NvimApprover:
         """A yes/no question."""
         answer = await self.bridge.ask_lua("codecompanion.approval", "confirm", question)
         return _decision(answer).choice == "approve"
+
+
+def argument_lines(arguments: dict[str, Any]) -> list[str]:
+    """Every argument of a call, whole: `key: value`, multi-line values indented below."""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+        rows = text.split("\n")
+        if len(rows) == 1:
+            lines.append(f"{key}: {text}")
+        else:
+            lines.append(f"{key}:")
+            lines += [f"  {row}" for row in rows]
+    return lines
 
 
 def _decision(answer: Any) -> ApprovalDecision:

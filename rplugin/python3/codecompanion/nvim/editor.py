@@ -45,7 +45,7 @@ class NvimEditor:
         return result
 
     async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str]
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
         """Show a diff and ask about each hunk (indexes into `diffs.hunks(old, new)`)."""
         diff, rows = unified(path, old, new)
@@ -53,7 +53,9 @@ class NvimEditor:
         if not hunks:
             return HunkDecision(accepted=())
         answer: Any = await self.bridge.ask_lua(
-            "codecompanion.editor", "review", {"path": path, "diff": diff, "hunks": hunks}
+            "codecompanion.editor",
+            "review",
+            {"path": path, "diff": diff, "hunks": hunks, "chat_id": chat_id, "note": note},
         )
         if not isinstance(answer, dict):
             return HunkDecision(accepted=(), rejected=tuple(range(len(hunks))))

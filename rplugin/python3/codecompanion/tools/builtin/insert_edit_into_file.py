@@ -136,18 +136,50 @@ async def _load(self: Tool, args: dict[str, Any]) -> tuple[FileText, str]:
     return await read_source(self.tools.editor, path, shown), shown
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
-    """Apply the edits (atomically), after the user's review when due."""
+async def _reviewed(self: Tool, args: dict[str, Any]) -> tuple[FileText, str, str, Any, Review]:
+    """Read, edit and review; when the text changes while the review is open (the user typed
+    in the file, or opened it), the edits are made again on what is there now and the user is
+    asked again, so what is written never overwrites what they typed."""
     mode = _mode(args)
     edits = parse_edits(args.get("edits"), need_old=mode is None)
+    note: str | None = None
+    for _attempt in range(MAX_REVIEWS):
+        try:
+            source, shown = await _load(self, args)
+            new, applied = await _off_loop(source.text, _changed_text, mode, edits, source.text)
+        except ToolError as exc:
+            if note is None:
+                raise
+            raise ToolError(
+                f"The file changed during the review and the edits no longer apply ({exc}); "
+                "nothing was written. Read the file again."
+            ) from None
+        new = with_trailing_newline(new, source.text)
+        if new == source.text:
+            raise ToolError(f"The edits leave {shown} unchanged; nothing was written.")
+        outcome = await review(self, str(source.path), source.lines, split_lines(new), note)
+        if not outcome.reviewed or await _unchanged(self, source, shown):
+            return source, shown, new, applied, outcome
+        note = f"{shown} changed while you reviewed: this is the change to what is there now."
+    raise ToolError(
+        f"{shown} kept changing during the review ({MAX_REVIEWS} times); nothing was written."
+    )
+
+
+async def _unchanged(self: Tool, source: FileText, shown: str) -> bool:
+    """Whether the file still reads as it did before the review (and from the same place)."""
+    try:
+        now = await read_source(self.tools.editor, source.path, shown)
+    except ToolError:  # deleted or unreadable now: the next read says what happened
+        return False
+    return now.text == source.text and now.from_buffer == source.from_buffer
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Apply the edits (atomically), after the user's review when due."""
     explanation = arg_opt_text(args, "explanation") or ""
-    source, shown = await _load(self, args)
-    new, applied = await _off_loop(source.text, _changed_text, mode, edits, source.text)
-    new = with_trailing_newline(new, source.text)
-    if new == source.text:
-        raise ToolError(f"The edits leave {shown} unchanged; nothing was written.")
+    source, shown, new, applied, outcome = await _reviewed(self, args)
     old_lines = source.lines
-    outcome = await review(self, str(source.path), old_lines, split_lines(new))
     if outcome.nothing_accepted:
         reason = f' Reason: "{outcome.reason}".' if outcome.reason else ""
         raise Failure(
@@ -160,6 +192,9 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     for_llm = _report(self, shown, where, applied, (rejection_note(outcome), diff_text))
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
     return Reply(for_llm, user, {"path": str(source.path), "written_to": where})
+
+
+MAX_REVIEWS = 3  # a file that changes under every review is refused after this many
 
 
 def _prompt(self: Tool) -> str:

@@ -126,9 +126,19 @@ def default_prompt(tool: Tool) -> str:
     summary = ", ".join(
         f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in tool.args.items()
     )
-    if len(summary) > 160:
-        summary = summary[:157] + "..."
+    # Never cut: a field past any cut is exactly where a hostile call would hide.
     return f"Run the {tool.name} tool?" + (f" ({summary})" if summary else "")
+
+
+def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments"]:
+    """What "always" remembers: the whole tool, or only this command line / these arguments."""
+    # A line the rules cannot read is never covered tool-wide: only this one line is remembered.
+    per_call = (
+        tool.opts.get("require_cmd_approval") or not allowed_in_yolo(tool) or doubts(tool, key)
+    )
+    if not per_call:
+        return "tool"
+    return "command" if command_argument(tool) is not None else "arguments"
 
 
 async def needs_asking(tool: Tool, system: CallContext) -> bool:
@@ -207,12 +217,14 @@ class ApprovalGate:
         if blanket and self.system.yolo:
             self._log(tool, "approved (YOLO)")
             return Verdict("run", approved=True, reason="yolo")
+        if not await needs_asking(tool, self.system):
+            # "Approve all pending" answers questions only: a call that asks nothing (a file
+            # edit) keeps its own diff review.
+            self._log(tool, "runs without approval")
+            return Verdict("run")
         if blanket and approve_all:
             self._log(tool, "approved (approve all)")
             return Verdict("run", approved=True, reason="approve_all")
-        if not await needs_asking(tool, self.system):
-            self._log(tool, "runs without approval")
-            return Verdict("run")
         return await self._ask(tool, key, queued)
 
     async def decided_by(self, tool: Tool, decide: Callable[[], Awaitable[bool]]) -> Verdict:
@@ -249,6 +261,7 @@ class ApprovalGate:
             arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
+            always_scope=_always_scope(tool, key),
         )
         # CodeCompanion's data: `name` when asked, `choice` when answered (the view adds bufnr).
         # These are the only places the two events fire: exactly once per question.
@@ -279,9 +292,7 @@ class ApprovalGate:
         if choice == "approve_all":
             return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
         if choice == "always":
-            per_command = bool(tool.opts.get("require_cmd_approval")) or not allowed_in_yolo(tool)
-            # A line the rules cannot read is never covered tool-wide: remember this one line.
-            per_command = per_command or bool(doubts(tool, key))
+            per_command = _always_scope(tool, key) != "tool"
             self.system.approvals.remember(tool.name, key, per_command)
             return Verdict("run", approved=True, reason="always")
         if choice == "cancel":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 from ...messages import ToolCall
@@ -252,7 +253,8 @@ class Orchestrator:
         """Run the approved call's cmds and its success/error output."""
         tool = run.tool
         assert tool is not None
-        self.reporter.status(run.call, "running")
+        # The tool line shows the arguments that run (after an edit or a repair).
+        self.reporter.status(replace(run.call, arguments=tool.args), "running")
 
         async def on_success(stdout: list[Any]) -> None:
             await self.code.output(run, "success", stdout)

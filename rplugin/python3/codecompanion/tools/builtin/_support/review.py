@@ -17,6 +17,7 @@ class Review:
     total: int
     rejected: tuple[Hunk, ...] = ()
     reason: str | None = None
+    reviewed: bool = False  # the user saw it (the file may have changed meanwhile)
 
     @property
     def nothing_accepted(self) -> bool:
@@ -34,16 +35,25 @@ def needs_review(self: Tool) -> bool:
     )
 
 
-async def review(self: Tool, path: str, old: list[str], new: list[str]) -> Review:
-    """Show old → new to the user when due; the lines with only the accepted hunks applied."""
+async def review(
+    self: Tool, path: str, old: list[str], new: list[str], note: str | None = None
+) -> Review:
+    """Show old → new to the user when due; the lines with only the accepted hunks applied.
+
+    `note` says why the user is asked again (the file changed during the last review).
+    """
     changes = await asyncio.to_thread(hunks, old, new)
     if not changes or not needs_review(self):
         return Review(list(new), len(changes))
-    decision = await self.tools.editor.review_diff(self.tools.chat_id, path, old, new)
+    editor = self.tools.editor
+    if note is None:
+        decision = await editor.review_diff(self.tools.chat_id, path, old, new)
+    else:
+        decision = await editor.review_diff(self.tools.chat_id, path, old, new, note=note)
     accepted = {i for i in decision.accepted if 0 <= i < len(changes)}
     rejected = tuple(h for i, h in enumerate(changes) if i not in accepted)
     lines = apply_hunks(old, new, accepted)
-    return Review(lines, len(changes), rejected, decision.reason)
+    return Review(lines, len(changes), rejected, decision.reason, reviewed=True)
 
 
 def describe_hunk(hunk: Hunk) -> str:

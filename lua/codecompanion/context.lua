@@ -1,0 +1,161 @@
+-- Context for a message: `#{buffer}` (the buffer the user was in before the chat), `/file` and
+-- `/buffer` (picked with vim.ui.select, so the user's picker UI is used). Picked context waits,
+-- shown under `## Me`, and is sent with the next message.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("codecompanion_context")
+local state = { last = nil, pending = {} } -- pending: chat bufnr -> list of context items
+
+local function is_chat(bufnr)
+  return vim.bo[bufnr].filetype == "codecompanion"
+end
+
+--- Remember the last real file buffer entered (called on BufEnter).
+function M.track(bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == "" and not is_chat(bufnr) then
+    state.last = bufnr
+  end
+end
+
+--- The buffer `#{buffer}` means: the last file buffer the user was in, if it is still loaded.
+function M.last_buffer()
+  if state.last and vim.api.nvim_buf_is_loaded(state.last) then
+    return state.last
+  end
+  return nil
+end
+
+local function relative(path)
+  return vim.fn.fnamemodify(path, ":~:.")
+end
+
+--- A context item for a loaded buffer: path, filetype and its lines (unsaved changes included).
+function M.from_buffer(bufnr, kind)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  return {
+    kind = kind or "buffer",
+    path = name ~= "" and relative(name) or ("[No Name " .. bufnr .. "]"),
+    filetype = vim.bo[bufnr].filetype,
+    lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+  }
+end
+
+--- A context item for a file on disk (read when picked).
+function M.from_file(path)
+  local ok, lines = pcall(vim.fn.readfile, path)
+  if not ok then
+    vim.notify("codecompanion: cannot read " .. path, vim.log.levels.WARN)
+    return nil
+  end
+  return { kind = "file", path = relative(path), filetype = vim.filetype.match({ filename = path }) or "", lines = lines }
+end
+
+local function show_pending(bufnr)
+  vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+  local items = state.pending[bufnr] or {}
+  if #items == 0 then
+    return
+  end
+  local render = require("codecompanion.render")
+  local row = math.max(0, render.user_header_row(bufnr))
+  local virt = {}
+  for _, item in ipairs(items) do
+    table.insert(virt, {
+      { ("  %s %s (%d lines) will be sent with the message"):format(item.kind, item.path, #item.lines), "CodeCompanionContext" },
+    })
+  end
+  vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { virt_lines = virt })
+end
+
+--- Add a context item to the chat's next message.
+function M.add(bufnr, item)
+  if not item then
+    return
+  end
+  state.pending[bufnr] = state.pending[bufnr] or {}
+  for _, known in ipairs(state.pending[bufnr]) do
+    if known.path == item.path then
+      return
+    end
+  end
+  table.insert(state.pending[bufnr], item)
+  show_pending(bufnr)
+end
+
+--- The context to send with `text` (picked items, and `#{buffer}`); clears what was pending.
+function M.take(bufnr, text)
+  local items = state.pending[bufnr] or {}
+  state.pending[bufnr] = nil
+  pcall(vim.api.nvim_buf_clear_namespace, bufnr, ns, 0, -1)
+  if text:find("#{buffer}", 1, true) then
+    local source = M.last_buffer()
+    if source then
+      local item = M.from_buffer(source, "buffer")
+      item.mention = "#{buffer}"
+      table.insert(items, 1, item)
+    else
+      vim.notify("codecompanion: #{buffer}: no file buffer was open before the chat", vim.log.levels.WARN)
+    end
+  end
+  return items
+end
+
+--- `/buffer`: pick one of the open file buffers.
+function M.pick_buffer(chat)
+  local choices = {}
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.bo[bufnr].buflisted and vim.bo[bufnr].buftype == "" and not is_chat(bufnr) then
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      if name ~= "" then
+        table.insert(choices, { bufnr = bufnr, label = relative(name) })
+      end
+    end
+  end
+  if #choices == 0 then
+    return vim.notify("codecompanion: /buffer: no file buffer is open", vim.log.levels.WARN)
+  end
+  vim.ui.select(choices, {
+    prompt = "Add a buffer to the chat",
+    kind = "codecompanion.buffer",
+    format_item = function(choice)
+      return choice.label
+    end,
+  }, function(choice)
+    if choice then
+      M.add(chat, M.from_buffer(choice.bufnr, "buffer"))
+    end
+  end)
+end
+
+--- The project's files, listed without blocking Neovim (rg, else git ls-files), for `cb(files)`.
+local function list_files(cwd, cb)
+  local cmd = vim.fn.executable("rg") == 1 and { "rg", "--files", "--hidden", "--glob", "!.git" }
+    or { "git", "ls-files", "--cached", "--others", "--exclude-standard" }
+  local ok = pcall(vim.system, cmd, { cwd = cwd, text = true }, function(out)
+    local files = vim.split(out.stdout or "", "\n", { trimempty = true })
+    table.sort(files)
+    vim.schedule(function()
+      cb(files)
+    end)
+  end)
+  if not ok then
+    cb({})
+  end
+end
+
+--- `/file`: pick a file of the project (Neovim's cwd).
+function M.pick_file(chat)
+  local cwd = vim.fn.getcwd()
+  list_files(cwd, function(files)
+    if #files == 0 then
+      return vim.notify("codecompanion: /file: no files found in " .. relative(cwd), vim.log.levels.WARN)
+    end
+    vim.ui.select(files, { prompt = "Add a file to the chat", kind = "codecompanion.file" }, function(choice)
+      if choice then
+        M.add(chat, M.from_file(vim.fs.joinpath(cwd, choice)))
+      end
+    end)
+  end)
+end
+
+return M

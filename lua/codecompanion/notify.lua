@@ -1,0 +1,50 @@
+-- One line in the message area at a time.
+local M = {}
+
+-- Notices that arrive together (a config error when the host starts and the first chat's
+-- notice) are shown as one: the message area only ever gets one line, never "Press ENTER".
+local notices = { queue = {}, due = false }
+
+local function flush_notices()
+  local queue = notices.queue
+  notices.queue, notices.due = {}, false
+  local best = nil
+  for i, item in ipairs(queue) do
+    local repeated = false -- a notice another one already says (a longer one that contains it)
+    for j, other in ipairs(queue) do
+      if i ~= j and #other.text > #item.text and other.text:find(item.text, 1, true) then
+        repeated = true
+      end
+    end
+    if not repeated and (best == nil or item.level >= best.level) then
+      best = item
+    end
+  end
+  local dropped = {} -- said by the one shown, or less severe: kept in the log
+  for _, item in ipairs(queue) do
+    if item ~= best then
+      table.insert(dropped, "codecompanion: " .. item.text)
+    end
+  end
+  require("codecompanion.host").log(dropped)
+  if best then
+    vim.notify("codecompanion: " .. best.text, best.level)
+  end
+end
+
+--- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.
+function M.notify(text, level)
+  text = table.concat(vim.split(tostring(text), "%s+", { trimempty = true }), " ")
+  local home = vim.env.HOME
+  if home and #home > 1 then -- paths under the home folder as ~/…: more of the line fits
+    text = text:gsub(vim.pesc(home) .. "/", "~/")
+  end
+  local levels = vim.log.levels
+  table.insert(notices.queue, { text = text, level = levels[(level or "info"):upper()] or levels.INFO })
+  if not notices.due then
+    notices.due = true
+    vim.defer_fn(flush_notices, 30)
+  end
+end
+
+return M

@@ -1,0 +1,102 @@
+-- What a question is about, on screen before the question is asked: a float at the top of the
+-- editor that leaves the bottom rows free for the prompt (the stock vim.ui.select prints its
+-- list there, over the windows). The float never takes focus, so the layout and the cursor are
+-- as they were once it closes.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("codecompanion_preview")
+
+-- Rows the stock prompt needs: its question, one row per choice, the "Type number" row and
+-- the separator above the message area.
+local function free_rows(choices)
+  return choices + 3
+end
+
+--- Open a preview of `lines`; opts: title, filetype, choices (count), highlights (row -> group).
+function M.open(lines, opts)
+  opts = opts or {}
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  if opts.filetype then
+    vim.bo[buf].filetype = opts.filetype
+  end
+  for row, group in pairs(opts.highlights or {}) do
+    vim.api.nvim_buf_set_extmark(buf, ns, row - 1, 0, { line_hl_group = group, priority = 50 })
+  end
+  vim.bo[buf].modifiable = false
+  local room = vim.o.lines - vim.o.cmdheight - free_rows(opts.choices or 3) - 2
+  local width = math.max(20, vim.o.columns - 2)
+  local rows = 0 -- lines wrap in the float: count screen rows, not lines
+  for _, line in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.api.nvim_strwidth(line) / width))
+  end
+  local win = vim.api.nvim_open_win(buf, false, {
+    relative = "editor",
+    row = 0,
+    col = 0,
+    width = width,
+    height = math.max(1, math.min(room, rows)),
+    border = "rounded",
+    title = opts.title and (" " .. opts.title .. " ") or nil,
+    title_pos = opts.title and "center" or nil,
+    style = "minimal",
+    focusable = true,
+    zindex = 45, -- below pickers (50), so a floating picker is never hidden by it
+  })
+  vim.wo[win].wrap = true
+  vim.wo[win].winhighlight = "NormalFloat:CodeCompanionPreview,FloatBorder:CodeCompanionPreviewBorder"
+  return { buf = buf, win = win }
+end
+
+--- Put 1-based `row` of the preview at its top and draw the screen now.
+function M.show(preview, row, title)
+  if not vim.api.nvim_win_is_valid(preview.win) then
+    return
+  end
+  pcall(vim.api.nvim_win_set_cursor, preview.win, { row, 0 })
+  vim.api.nvim_win_call(preview.win, function()
+    vim.cmd("normal! zt")
+  end)
+  if title then
+    pcall(vim.api.nvim_win_set_config, preview.win, { title = " " .. title .. " ", title_pos = "center" })
+  end
+  vim.cmd("redraw")
+end
+
+function M.close(preview)
+  if preview and vim.api.nvim_win_is_valid(preview.win) then
+    pcall(vim.api.nvim_win_close, preview.win, true)
+  end
+end
+
+--- A prompt that fits on one row (what it is about is in the preview above it).
+function M.one_row(prompt)
+  local room = vim.o.columns - 2
+  if vim.api.nvim_strwidth(prompt) <= room then
+    return prompt
+  end
+  return vim.fn.strcharpart(prompt, 0, room - 1) .. "…"
+end
+
+--- Ask with vim.ui.select once the preview is drawn (stock select blocks the screen at once).
+--- The stock select leaves its list in the message area: it is cleared before the answer is
+--- handled, so a message that follows is one line, not a "Press ENTER" prompt.
+function M.select(items, opts, on_choice)
+  vim.cmd("redraw")
+  vim.schedule(function()
+    vim.ui.select(items, opts, function(...)
+      vim.cmd("redraw")
+      on_choice(...)
+    end)
+  end)
+end
+
+--- Focus `win` again if it still exists (a picker or a split may have moved it).
+function M.refocus(win)
+  if win and vim.api.nvim_win_is_valid(win) and vim.api.nvim_get_current_win() ~= win then
+    pcall(vim.api.nvim_set_current_win, win)
+  end
+end
+
+return M

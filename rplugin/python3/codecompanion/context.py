@@ -1,0 +1,98 @@
+"""Context sent with a message (`#{buffer}`, `/file`, `/buffer`): what the model reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .ports import RenderOp
+
+MAX_LINES = 5000  # lines of one buffer or file sent to the model
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """A buffer or file shared with the model: where it is, its filetype and its lines."""
+
+    kind: str
+    path: str
+    filetype: str
+    lines: tuple[str, ...]
+    mention: str | None = None  # the text in the message it stands for, e.g. `#{buffer}`
+
+    @classmethod
+    def from_lua(cls, data: Mapping[str, Any]) -> ContextItem | None:
+        """Read one item sent by Lua; None when it is malformed."""
+        lines = data.get("lines")
+        path = data.get("path")
+        if not isinstance(path, str) or not isinstance(lines, list):
+            return None
+        mention = data.get("mention")
+        return cls(
+            kind=str(data.get("kind") or "file"),
+            path=path,
+            filetype=str(data.get("filetype") or ""),
+            lines=tuple(str(line) for line in lines),
+            mention=mention if isinstance(mention, str) else None,
+        )
+
+    @property
+    def title(self) -> str:
+        """The one line the chat shows for it."""
+        return f"> {self.kind} `{self.path}` ({len(self.lines)} lines)"
+
+    def numbered(self) -> str:
+        """The lines with their 1-based numbers, as the model reads them."""
+        shown = self.lines[:MAX_LINES]
+        width = len(str(len(shown)))
+        text = "\n".join(f"{i:>{width}}: {line}" for i, line in enumerate(shown, 1))
+        cut = len(self.lines) - len(shown)
+        return text + (f"\n[{cut} more lines not shown]" if cut > 0 else "")
+
+    def for_llm(self) -> str:
+        """The block the model reads."""
+        language = self.filetype or ""
+        return (
+            f"Content of the {self.kind} `{self.path}`"
+            + (f" (filetype {self.filetype})" if self.filetype else "")
+            + f", with line numbers:\n```{language}\n{self.numbered()}\n```"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """What a saved chat keeps about it (the content is in the message already)."""
+        return {"kind": self.kind, "path": self.path, "lines": len(self.lines)}
+
+
+def read_items(raw: Any) -> list[ContextItem]:
+    """Context items from Lua's list; malformed ones are dropped."""
+    items = (
+        [ContextItem.from_lua(d) for d in raw if isinstance(d, Mapping)]
+        if isinstance(raw, list)
+        else []
+    )
+    return [item for item in items if item is not None]
+
+
+def with_context(text: str, items: list[ContextItem]) -> str:
+    """The message the model reads: mentions name what they stand for, context blocks follow."""
+    for item in items:
+        if item.mention:
+            text = text.replace(item.mention, f"the {item.kind} `{item.path}` (below)")
+    blocks = [item.for_llm() for item in items]
+    return "\n\n".join([text, *blocks]) if blocks else text
+
+
+def render_ops(items: list[ContextItem]) -> list[RenderOp]:
+    """One folded line per item in the chat (`zo` shows what was sent)."""
+    return [RenderOp("context", {"title": item.title, "text": item.numbered()}) for item in items]
+
+
+def replay_ops(summaries: Any) -> list[RenderOp]:
+    """The lines a restored chat shows for the context its message carried."""
+    ops = []
+    for data in summaries if isinstance(summaries, list) else []:
+        if isinstance(data, Mapping):
+            title = f"> {data.get('kind')} `{data.get('path')}` ({data.get('lines')} lines)"
+            ops.append(RenderOp("context", {"title": title, "text": ""}))
+    return ops
