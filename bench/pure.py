@@ -84,13 +84,30 @@ def time_parser(chunks: list[bytes]) -> float:
     return elapsed / len(chunks) * 1e6
 
 
+def time_long_line(size: int = 10_000_000, piece: int = 4096) -> float:
+    """One SSE event of `size` bytes on one line, fed in `piece`-byte chunks (ms)."""
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * size + b'"}}]}\n\n'
+    adapter = OpenAIAdapter(AdapterSettings(name="openai", url="http://127.0.0.1:9/v1"))
+    parser = adapter.new_parser()
+    start = time.perf_counter()
+    events = []
+    for offset in range(0, len(body), piece):
+        events += parser.feed(body[offset : offset + piece])
+    elapsed = (time.perf_counter() - start) * 1000
+    if sum(len(e.text) for e in events if isinstance(e, TextDelta)) != size:
+        raise RuntimeError("the long line did not parse to one text event")
+    return elapsed
+
+
 def run(results: Results, runs: int) -> None:
-    """f and g, each `runs` times after one warm-up."""
+    """f, g and the 10 MB line, each `runs` times after one warm-up."""
     content, edit = fuzzy_edit()
     chunks = parser_stream()
     for index in range(runs + 1):
         f = time_fuzzy_edit(content, edit)
         g = time_parser(chunks)
+        line = time_long_line()
         if index:
             results.add("f", f)
             results.add("g", g)
+            results.note("one 10 MB SSE line in 4 KB chunks (ms)", line)

@@ -13,6 +13,7 @@ from . import transcript
 from .adapters.base import (
     ChatAdapter,
     Finish,
+    ProviderState,
     ReasoningDelta,
     TextDelta,
     ToolCallEvent,
@@ -45,6 +46,7 @@ class Answer:
     usage: Usage | None = None
     error: str | None = None
     cancelled: bool = False
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 class Chat:
@@ -285,7 +287,9 @@ class Chat:
                 answer.reasoning.append(event.text)
                 self.view.render([transcript.append(event.text)])
             elif isinstance(event, ToolCallEvent):
-                answer.calls.append(event.call)
+                answer.calls.append(self.messages.unique_call(event.call, answer.calls))
+            elif isinstance(event, ProviderState):
+                answer.state.update(event.data)
             elif isinstance(event, Usage):
                 answer.usage = event
             elif isinstance(event, Finish):
@@ -307,7 +311,8 @@ class Chat:
             if answer.error:
                 self.view.notify(answer.error, "error")
         elif answer.calls:
-            self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls)))
+            extra = {"provider_state": answer.state} if answer.state else {}
+            self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra))
         if answer.usage and answer.usage.total_tokens:
             # The header shows the whole turn: automatic tool rounds add up.
             self._turn_tokens += answer.usage.total_tokens

@@ -248,7 +248,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, turn: Turn, stopping: threading.Event) -> None:
         if turn.stall and stopping.wait(turn.stall):
             return
-        streamed = turn.drop_after is not None or len(turn.body_chunks) > 1 or turn.delay > 0
+        streamed = (
+            turn.drop_after is not None or len(turn.body_chunks) > 1 or turn.delay > 0 or turn.hold
+        )
         self.send_response(turn.status)
         for name, value in turn.headers.items():
             self.send_header(name, value)
@@ -267,7 +269,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             else:
                 self.wfile.write(chunk)
-        if turn.drop_after is not None:
+        if turn.hold:
+            self.wfile.flush()
+            stopping.wait(turn.hold)
+            self._drop()
+        elif turn.drop_after is not None:
             self._drop()
         elif streamed:
             self.wfile.write(b"0\r\n\r\n")

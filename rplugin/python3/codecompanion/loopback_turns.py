@@ -21,6 +21,7 @@ class Turn:
     delay: float = 0.0
     drop_after: int | None = None
     stall: float = 0.0
+    hold: float = 0.0  # after the last chunk, keep the connection open this long, then drop it
 
     @classmethod
     def sse(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -219,6 +220,22 @@ class MessageStore:
 
     def _unanswered(self) -> set[str | None]:
         return {call.id for call in self.pending_calls()}
+
+    def unique_call(self, call: ToolCall, answer: Iterable[ToolCall] = ()) -> ToolCall:
+        """`call`, renamed `<id>_<n>` if its id is already used in the history or in `answer`.
+
+        Providers sometimes repeat an id (twice in one answer, or again later); every call
+        needs its own id so that its one result can be told apart in every provider's shape.
+        """
+        taken = {c.id for m in self._messages for c in m.tool_calls}
+        taken |= {m.tool_call_id for m in self._messages if m.tool_call_id is not None}
+        taken |= {c.id for c in answer}
+        if call.id not in taken:
+            return call
+        n = 2
+        while f"{call.id}_{n}" in taken:
+            n += 1
+        return dataclasses.replace(call, id=f"{call.id}_{n}")
 
     def pending_calls(self) -> list[ToolCall]:
         """Calls the model made that have no result yet, in order."""

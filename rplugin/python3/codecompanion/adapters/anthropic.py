@@ -174,6 +174,12 @@ class AnthropicAdapter(HTTPAdapter):
         if isinstance(parser, AnthropicParser) and parser.thinking and parser.calls:
             self._thinking[parser.calls[0].id] = parser.thinking
 
+    def answer_state(self, parser: ResponseParser) -> dict[str, Any]:
+        """The thinking blocks that led to the calls: Anthropic wants them back, signed."""
+        if isinstance(parser, AnthropicParser) and parser.thinking and parser.calls:
+            return {"anthropic_thinking": copy.deepcopy(parser.thinking)}
+        return {}
+
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], model: str
     ) -> RequestSpec:
@@ -225,7 +231,10 @@ class AnthropicAdapter(HTTPAdapter):
             blocks.append(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
             )
-        thinking = self._thinking.get(message.tool_calls[0].id) if message.tool_calls else None
+        saved = message.extra.get("provider_state")
+        thinking = saved.get("anthropic_thinking") if isinstance(saved, dict) else None
+        if not thinking and message.tool_calls:
+            thinking = self._thinking.get(message.tool_calls[0].id)
         if blocks:
             _push(out, "assistant", blocks)
         if thinking:

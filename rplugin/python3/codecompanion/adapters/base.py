@@ -46,7 +46,17 @@ class Finish:
     reason: str | None = None
 
 
-Event = TextDelta | ReasoningDelta | ToolCallEvent | Usage | Finish
+@dataclass(frozen=True)
+class ProviderState:
+    """What the provider wants back with this answer's calls (thinking blocks, signatures).
+
+    Saved with the answer's calls, so a restored chat can continue its tool loop.
+    """
+
+    data: dict[str, Any]
+
+
+Event = TextDelta | ReasoningDelta | ToolCallEvent | Usage | Finish | ProviderState
 
 
 @dataclass

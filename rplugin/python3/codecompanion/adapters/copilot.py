@@ -118,7 +118,7 @@ class CopilotAdapter(OpenAIAdapter):
                 f"GitHub Copilot: no sign-in found in {directory}: "
                 "sign in with copilot.vim or copilot.lua (:Copilot auth)"
             )
-        self._secrets.add(token)
+        self._remember(token)
         return token
 
     async def copilot_token(self) -> CopilotToken:
@@ -150,7 +150,7 @@ class CopilotAdapter(OpenAIAdapter):
             await response.aclose()
         if not isinstance(data, dict) or not isinstance(data.get("token"), str):
             raise AuthenticationError("GitHub Copilot: the token endpoint sent no token")
-        self._secrets.add(data["token"])
+        self._remember(data["token"])
         now = time.time()
         expires = data.get("expires_at")
         if not isinstance(expires, (int, float)):

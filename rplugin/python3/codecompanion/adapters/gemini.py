@@ -83,6 +83,12 @@ class GeminiAdapter(HTTPAdapter):
         if isinstance(parser, GeminiParser):
             self._signatures.update(parser.signatures)
 
+    def answer_state(self, parser: ResponseParser) -> dict[str, Any]:
+        """The calls' thought signatures, in call order (ids may be renamed by the chat)."""
+        if isinstance(parser, GeminiParser) and parser.signatures:
+            return {"gemini_signatures": [parser.signatures.get(c.id) for c in parser.calls]}
+        return {}
+
     def parse_models(self, data: Any) -> list[str]:
         """Names of models that can chat, without the `models/` prefix."""
         names = []
@@ -129,16 +135,28 @@ class GeminiAdapter(HTTPAdapter):
                 parts: list[dict[str, Any]] = []
                 if message.content:
                     parts.append({"text": message.content})
-                for call in message.tool_calls:
+                saved = _saved_signatures(message)
+                for index, call in enumerate(message.tool_calls):
                     part: dict[str, Any] = {
                         "functionCall": {"id": call.id, "name": call.name, "args": call.arguments}
                     }
-                    if call.id in self._signatures:
-                        part["thoughtSignature"] = self._signatures[call.id]
+                    signature = saved[index] if index < len(saved) else None
+                    signature = signature or self._signatures.get(call.id)
+                    if signature:
+                        part["thoughtSignature"] = signature
                     parts.append(part)
                 if parts:
                     _push(out, "model", parts)
         return out
+
+
+def _saved_signatures(message: Message) -> list[str | None]:
+    """The signatures saved with the message's calls, in call order."""
+    state = message.extra.get("provider_state")
+    saved = state.get("gemini_signatures") if isinstance(state, dict) else None
+    if not isinstance(saved, list):
+        return []
+    return [item if isinstance(item, str) else None for item in saved]
 
 
 def _result(message: Message) -> dict[str, Any]:

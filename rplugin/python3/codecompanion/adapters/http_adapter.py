@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import email.utils
 import json
 import logging
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -14,6 +16,13 @@ from typing import Any, ClassVar
 
 import httpx
 
+from ..bounded_body import (
+    ACCEPT_ENCODING,
+    BodyTooLarge,
+    UnsupportedEncoding,
+    decoded_chunks,
+    read_capped,
+)
 from ..errors import (
     AdapterError,
     AuthenticationError,
@@ -24,7 +33,7 @@ from ..errors import (
     StreamInterrupted,
 )
 from ..messages import Message
-from .base import AdapterSettings, Event, ToolCallEvent
+from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
 from .keys import KeyResolver, describe_key
 from .streaming import IdFactory, ResponseParser
@@ -34,6 +43,13 @@ log = logging.getLogger("codecompanion.adapters")
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"}
 )
+# Custom headers whose name says they carry a credential.
+_SECRET_NAME = re.compile(r"(?i)auth|key|token|secret|password|cookie|signature|session")
+
+
+def is_secret_header(name: str) -> bool:
+    """True for a header that carries a credential."""
+    return name.lower() in SECRET_HEADERS or bool(_SECRET_NAME.search(name))
 
 
 @dataclass
@@ -47,7 +63,7 @@ class RequestSpec:
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers safe to log: credentials replaced by ***."""
-    return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+    return {k: ("***" if is_secret_header(k) else v) for k, v in headers.items()}
 
 
 def error_text(data: Any) -> str:
@@ -78,6 +94,12 @@ class HTTPAdapter:
     default_api_key: ClassVar[str | None] = None
     key_required: ClassVar[bool] = True
     models_path: ClassVar[str] = "/models"
+    # Decoded bytes one answer may take; a 10 MB event still fits, a decompression bomb does not.
+    max_body_bytes: ClassVar[int] = 64_000_000
+    # After a finish reason, how long to wait for the end marker (usage may come between).
+    finish_grace: ClassVar[float] = 2.0
+    # After the end marker, how long the rest of the body may take before the connection is dropped.
+    drain_wait: ClassVar[float] = 0.2
 
     def __init__(
         self,
@@ -99,6 +121,9 @@ class HTTPAdapter:
         self._client: httpx.AsyncClient | None = None
         self._secrets: set[str] = set()
         self._auto_model: str | None = None
+        for name, value in settings.headers.items():
+            if is_secret_header(name) and isinstance(value, str):
+                self._remember(value)
 
     # -- what providers define -------------------------------------------------------------
 
@@ -126,6 +151,10 @@ class HTTPAdapter:
 
     def after_response(self, parser: ResponseParser) -> None:
         """Keep what later requests must send back (signatures); called after a full answer."""
+
+    def answer_state(self, parser: ResponseParser) -> dict[str, Any]:
+        """What must travel with this answer's calls in later requests (saved with them)."""
+        return {}
 
     # -- shared behaviour ----------------------------------------------------------------------
 
@@ -170,13 +199,24 @@ class HTTPAdapter:
         except AuthenticationError as exc:
             raise AuthenticationError(f"{self.label}: {exc}") from None
         if key:
-            self._secrets.add(key)
+            self._remember(key)
         return key
+
+    def _remember(self, secret: str) -> None:
+        """Mask `secret` in this adapter's messages and in the host's log."""
+        if len(secret) < 8:
+            return  # masking a short value would mangle ordinary words
+        self.keys.remember(secret)
+        self._secrets.add(secret)
+        # A header value is often "Bearer <token>": the token alone may be echoed back.
+        for word in secret.split():
+            if len(word) >= 8 and word != secret:
+                self._remember(word)
 
     async def connection(self) -> tuple[str, dict[str, str]]:
         """The base URL and headers (with credentials) for the next request."""
         key = await self.api_key()
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if key:
             headers.update(self.auth_headers(key))
         headers.update(self.settings.headers)
@@ -198,11 +238,15 @@ class HTTPAdapter:
         base, headers = await self.connection()
         response = await self._send("GET", self.models_url(base), headers, None, {}, None)
         try:
-            raw = await response.aread()
+            raw, cut = await read_capped(response, self.max_body_bytes)
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None
+        except UnsupportedEncoding as exc:
+            raise ProviderError(f"{self.label}: {exc}") from None
         finally:
             await response.aclose()
+        if cut:
+            raise ProviderError(f"{self.label}: the model list is {self._too_large()}")
         try:
             return self.parse_models(json.loads(raw))
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -213,7 +257,30 @@ class HTTPAdapter:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
     ) -> AsyncIterator[Event]:
-        """Send one request and yield its normalized events; raises AdapterError on failure."""
+        """Send one request and yield its normalized events; raises AdapterError on failure.
+
+        Whatever the provider echoes into an error (an in-stream error, a body) has every
+        secret this adapter sent masked.
+        """
+        try:
+            async for event in self._stream(messages, tools):
+                yield event
+        except AdapterError as exc:
+            raise self.redacted(exc) from None
+
+    def redacted(self, exc: AdapterError) -> AdapterError:
+        """`exc`, or a copy of it with every secret masked."""
+        text = str(exc)
+        clean = self.redact(text)
+        if clean == text:
+            return exc
+        masked = copy.copy(exc)
+        masked.args = (clean,)
+        return masked
+
+    async def _stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> AsyncIterator[Event]:
         model = await self.resolve_model()
         self.ids.observe(call.id for m in messages for call in m.tool_calls)
         spec = self.build_request(messages, tools, model)
@@ -225,7 +292,7 @@ class HTTPAdapter:
         watch = BodyWatch()
         try:
             try:
-                async for chunk in response.aiter_bytes():
+                async for chunk in self._chunks(response, parser):
                     watch.body(chunk)
                     for event in self._parse(parser.feed, chunk):
                         watch.event(event)
@@ -251,7 +318,49 @@ class HTTPAdapter:
                 raise problem
         finally:
             await response.aclose()
+        state = self.answer_state(parser)
+        if state:
+            yield ProviderState(state)
         self.after_response(parser)
+
+    async def _chunks(
+        self, response: httpx.Response, parser: ResponseParser
+    ) -> AsyncIterator[bytes]:
+        """The decoded body up to the provider's end marker, capped at `max_body_bytes`.
+
+        A server may keep the connection open after the end (`[DONE]`, `message_stop`): the
+        answer is complete there. After a finish reason without an end marker, a quiet
+        `finish_grace` ends it too.
+        """
+        chunks = decoded_chunks(response, self.max_body_bytes)
+        try:
+            while not parser.finished:
+                wait = None if parser.finish_reason is None else self.finish_grace
+                try:
+                    yield await asyncio.wait_for(chunks.__anext__(), wait)
+                except asyncio.TimeoutError:
+                    return
+            await self._drain(chunks)
+        except StopAsyncIteration:
+            return
+        except BodyTooLarge:
+            raise ProviderError(f"{self.label}: the answer is {self._too_large()}") from None
+        except UnsupportedEncoding as exc:
+            raise ProviderError(f"{self.label}: {exc}") from None
+        finally:
+            await chunks.aclose()
+
+    async def _drain(self, chunks: AsyncIterator[bytes]) -> None:
+        """Read the body's own end briefly, so the pooled connection can serve the next turn."""
+        deadline = asyncio.get_running_loop().time() + self.drain_wait
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            try:
+                await asyncio.wait_for(chunks.__anext__(), left)
+            except (asyncio.TimeoutError, StopAsyncIteration, BodyTooLarge):
+                return
+
+    def _too_large(self) -> str:
+        return f"larger than {self.max_body_bytes // 1_000_000} MB (decompressed); it was not read"
 
     def _parse(self, step: Callable[[bytes], list[Event]], data: bytes) -> list[Event]:
         """One parser step; a parser bug becomes a one-line ProviderError, not a crash."""
@@ -297,12 +406,12 @@ class HTTPAdapter:
 
     async def _error_detail(self, response: httpx.Response) -> str:
         try:
-            raw = await response.aread()
-        except httpx.HTTPError:
+            raw, _cut = await read_capped(response, 8000)
+        except (httpx.HTTPError, UnsupportedEncoding):
             raw = b""
         finally:
             await response.aclose()
-        text = raw[:8000].decode("utf-8", errors="replace")
+        text = raw.decode("utf-8", errors="replace")
         try:
             text = error_text(json.loads(text))
         except ValueError:

@@ -32,9 +32,22 @@ class KeyResolver:
         self._env = env
         self._cache: dict[str, str] = {}
         self._running: dict[str, asyncio.Future[str]] = {}
+        # Every secret handed out (keys, secret headers): what logs and messages must mask.
+        self.known: set[str] = set()
+
+    def remember(self, secret: str) -> None:
+        """Mask `secret` wherever this resolver's secrets are masked (too short ones are not)."""
+        if len(secret) >= 8:
+            self.known.add(secret)
 
     async def resolve(self, spec: str | None) -> str | None:
         """The key for `spec` (None without a spec); AuthenticationError if it cannot be had."""
+        key = await self._resolve(spec)
+        if key:
+            self.remember(key)
+        return key
+
+    async def _resolve(self, spec: str | None) -> str | None:
         if spec is None:
             return None
         if spec.startswith("env:"):

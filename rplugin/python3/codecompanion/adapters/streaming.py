@@ -7,7 +7,6 @@ see decoded objects, through `on_object`.
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import json
 import logging
@@ -19,6 +18,8 @@ from typing import Any
 from ..errors import AdapterError, ProviderError
 from ..messages import ToolCall
 from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
+from .lines import LineSplitter
+from .text_repair import clean_text, clean_value, high_surrogate
 
 log = logging.getLogger("codecompanion.adapters")
 
@@ -79,14 +80,16 @@ def make_call(
     call_id: str | None, name: str, arguments: Any, new_id: Callable[[], str]
 ) -> ToolCall:
     """One complete call; empty arguments mean {}, text that is not a JSON object is kept raw."""
-    cid = call_id or new_id()
+    cid = clean_text(call_id or new_id())
+    name = clean_text(name)
     if isinstance(arguments, dict):
-        return ToolCall(cid, name, arguments)
+        return ToolCall(cid, name, _cleaned(arguments))
     if arguments is None:
         return ToolCall(cid, name, {})
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     if not text.strip():
         return ToolCall(cid, name, {})
+    text = clean_text(text)
     try:
         decoded = json.loads(text)
     except JSON_ERRORS:
@@ -95,37 +98,15 @@ def make_call(
         return ToolCall(cid, name, {})
     if not isinstance(decoded, dict):
         return ToolCall(cid, name, {}, text)
-    return ToolCall(cid, name, decoded)
+    return ToolCall(cid, name, _cleaned(decoded))
 
 
-class LineSplitter:
-    """Bytes in any split become text lines; handles CRLF, lone CR and UTF-8 cut mid-character."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._tail = ""
-
-    def feed(self, data: bytes) -> list[str]:
-        """The lines completed by `data`."""
-        return self._split(self._tail + self._decoder.decode(data), final=False)
-
-    def close(self) -> list[str]:
-        """The last, unterminated line, if any."""
-        return self._split(self._tail + self._decoder.decode(b"", final=True), final=True)
-
-    def _split(self, text: str, final: bool) -> list[str]:
-        hold = ""
-        if not final and text.endswith("\r"):
-            text, hold = text[:-1], "\r"  # the next chunk may start with its "\n"
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        tail = lines.pop()
-        if final:
-            self._tail = ""
-            return [*lines, tail] if tail else lines
-        self._tail = tail + hold
-        return lines
+def _cleaned(arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        value: dict[str, Any] = clean_value(arguments)
+    except RecursionError:  # nested past what the cleaner walks: the JSON decoder allowed it
+        return arguments
+    return value
 
 
 @dataclass
@@ -271,14 +252,15 @@ class ResponseParser:
         self._sse = SSEDecoder()
         self._seq = JSONSeqDecoder()
         self._objects = 0
+        self._held: dict[type, str] = {}
 
     def feed(self, data: bytes) -> list[Event]:
-        """The events completed by this piece of the body."""
-        if self.error is not None or not data:
+        """The events completed by this piece of the body (none after its end marker)."""
+        if self.error is not None or not data or self.finished:
             return []
         out: list[Event] = []
         self._lines_in(self._lines.feed(data), out)
-        return out
+        return self._mend(out)
 
     def close(self) -> list[Event]:
         """The events left at the end of the body, ending with one Finish."""
@@ -293,6 +275,25 @@ class ResponseParser:
                 self._dispatch(None, doc, out)
         if self.error is None:
             out += self.finish()
+        return self._mend(out, final=True)
+
+    def _mend(self, events: list[Event], final: bool = False) -> list[Event]:
+        """Text events whose characters are whole: a surrogate pair split across two events is
+        joined (its first half held back), lone halves become U+FFFD."""
+        out: list[Event] = []
+        for event in events:
+            if isinstance(event, (TextDelta, ReasoningDelta)):
+                kind = type(event)
+                text = self._held.pop(kind, "") + event.text
+                if text and high_surrogate(text[-1]) and not final:
+                    text, self._held[kind] = text[:-1], text[-1]
+                if text:
+                    out.append(kind(clean_text(text)))
+                continue
+            if self._held and (final or isinstance(event, Finish)):
+                out += [kind("\ufffd") for kind in self._held]  # the second half never came
+                self._held.clear()
+            out.append(event)
         return out
 
     def raise_for_error(self) -> None:
@@ -340,6 +341,8 @@ class ResponseParser:
     def _lines_in(self, lines: list[str], out: list[Event]) -> None:
         sse = self._sse
         for line in lines:
+            if self.finished:
+                return  # whatever follows the end marker (keep-alive comments) is not the answer
             if self._mode is None:
                 head = line.lstrip()[:1]
                 if not head:

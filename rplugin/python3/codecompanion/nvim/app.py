@@ -17,6 +17,7 @@ from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
+from .logsetup import mask_secrets
 from .view import NvimChatView
 
 log = logging.getLogger("codecompanion.nvim")
@@ -111,7 +112,9 @@ class App:
         return self.workspace
 
     def _hook(self, workspace: Workspace) -> None:
-        """The workspace's one-line notices (an MCP server restarted) go to Neovim."""
+        """The workspace's one-line notices (an MCP server restarted) go to Neovim; the log
+        masks every secret its adapters use."""
+        mask_secrets(workspace.keys.known)
         workspace.notify = lambda line: self.bridge.notify_lua(
             "codecompanion.render", "notify", line, "warn"
         )

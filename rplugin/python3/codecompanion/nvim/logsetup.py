@@ -12,11 +12,26 @@ _SECRET = re.compile(
 
 
 class RedactingFormatter(logging.Formatter):
-    """Masks anything that looks like a credential in the formatted record."""
+    """Masks anything that looks like a credential, and every known secret, in the record."""
+
+    def __init__(self, fmt: str) -> None:
+        super().__init__(fmt)
+        # The workspace's resolver fills this set as keys are resolved (see `mask_secrets`).
+        self.secrets: set[str] = set()
 
     def format(self, record: logging.LogRecord) -> str:
         """Format, then replace secret values with `***`."""
-        return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}***", super().format(record))
+        text = super().format(record)
+        for secret in list(self.secrets):
+            text = text.replace(secret, "***")
+        return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+
+
+def mask_secrets(secrets: set[str]) -> None:
+    """Make the log mask every value of `secrets` (a set that keeps growing)."""
+    for handler in logging.getLogger("codecompanion").handlers:
+        if isinstance(handler.formatter, RedactingFormatter):
+            handler.formatter.secrets = secrets
 
 
 def setup_logging(path: str | None = None, level: str | None = None) -> None:
