@@ -175,7 +175,9 @@ class FakeEditor:
         self.buffers[path] = list(lines)
         return True
 
-    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
         """The scripted diagnostics of `path` (severity is not filtered)."""
         return list(self.diagnostics_by_path.get(path, []))
 

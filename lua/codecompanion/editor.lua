@@ -48,14 +48,48 @@ end
 local SEVERITY = { ERROR = 1, WARNING = 2, INFORMATION = 3, HINT = 4 }
 local NAMES = { "ERROR", "WARNING", "INFORMATION", "HINT" }
 
+--- Why `path` must not be loaded into a buffer, or nil: only regular files (a FIFO would block
+--- Neovim itself in bufload) up to `max_bytes`.
+local function load_problem(path, max_bytes)
+  local info = vim.uv.fs_lstat(path)
+  if not info then
+    return "it does not exist"
+  end
+  if info.type ~= "file" then
+    return ("it is not a regular file (%s)"):format(info.type)
+  end
+  if max_bytes and info.size > max_bytes then
+    return ("it is %d bytes, over the %d-byte limit for loading it into Neovim"):format(info.size, max_bytes)
+  end
+  return nil
+end
+
+--- A buffer loaded only to read diagnostics goes away again, unless the user took it up.
+local function drop_fresh(bufnr)
+  vim.schedule(function()
+    if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buflisted or vim.bo[bufnr].modified then
+      return
+    end
+    if #vim.fn.win_findbuf(bufnr) == 0 then
+      pcall(vim.api.nvim_buf_delete, bufnr, {})
+    end
+  end)
+end
+
 --- Diagnostics for `path` at `min_severity` or worse; loads the buffer and waits briefly for LSP.
-function M.diagnostics(chan, rid, path, min_severity)
+--- A buffer loaded here is wiped afterwards, so later edits of the file go to the disk.
+function M.diagnostics(chan, rid, path, min_severity, max_bytes)
   local bufnr = find_buffer(path)
   local fresh = false
   if not bufnr then
+    local problem = load_problem(path, max_bytes)
+    if problem then
+      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = { error = problem } })
+      return
+    end
     bufnr = vim.fn.bufadd(path)
-    vim.fn.bufload(bufnr)
     vim.bo[bufnr].buflisted = false
+    vim.fn.bufload(bufnr)
     fresh = true
   end
   local limit = SEVERITY[min_severity or "HINT"] or 4
@@ -74,6 +108,9 @@ function M.diagnostics(chan, rid, path, min_severity)
       end
     end
     pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = result })
+    if fresh then
+      drop_fresh(bufnr)
+    end
   end
   if fresh or #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and #vim.diagnostic.get(bufnr) == 0 then
     -- A fresh buffer has no diagnostics yet: give LSP a moment to attach and publish.

@@ -39,7 +39,9 @@ class WatchingEditor:
         self.touched.append(path)
         return False
 
-    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
         self.touched.append(path)
         return [Diagnostic(0, 0, "ERROR", SECRET)]
 

@@ -75,8 +75,13 @@ class Editor(Protocol):
         """Replace a loaded buffer's lines (one undo step) without saving; False if not loaded."""
         ...
 
-    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
-        """LSP diagnostics for `path` at `min_severity` or worse."""
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
+        """LSP diagnostics for `path` at `min_severity` or worse.
+
+        A file not loaded yet is loaded only if it is a regular file of at most `max_bytes`.
+        """
         ...
 
     async def review_diff(

@@ -48,7 +48,9 @@ class FakeEditor:
         self.writes.append((path, list(lines)))
         return True
 
-    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
         self.diagnostic_calls.append((path, min_severity))
         return list(self.diagnostic_map.get(path, []))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..diffs import unified
+from ..errors import ToolError
 from ..ports import Diagnostic, HunkDecision
 from .bridge import Bridge
 
@@ -27,9 +28,18 @@ class NvimEditor:
         )
         return bool(done)
 
-    async def diagnostics(self, path: str, min_severity: str) -> list[Diagnostic]:
-        """LSP diagnostics; Lua waits briefly for a fresh buffer's language server."""
-        items = await self.bridge.ask_lua("codecompanion.editor", "diagnostics", path, min_severity)
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
+        """LSP diagnostics; Lua waits briefly for a fresh buffer's language server.
+
+        Lua loads only a regular file of at most `max_bytes`; ToolError otherwise.
+        """
+        items = await self.bridge.ask_lua(
+            "codecompanion.editor", "diagnostics", path, min_severity, max_bytes
+        )
+        if isinstance(items, dict) and isinstance(items.get("error"), str):
+            raise ToolError(f"Neovim did not load {path}: {items['error']}.")
         result = []
         for item in items if isinstance(items, list) else []:
             result.append(

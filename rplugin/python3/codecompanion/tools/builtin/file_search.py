@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
+import asyncio
 from typing import Any
 
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_int, arg_text, function_tool, nullable
 from ..model.tool import Tool
+from ._support.linear_regex import RegexError
 from ._support.paths import project_root
 from ._support.project_files import glob_filter, project_files
 
@@ -36,8 +37,10 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         raise ToolError(f"max_results must be 1 or more (got {limit}).")
     limit = min(limit, cap)
     try:
-        found = glob_filter(query, await project_files(project_root(self.tools)))
-    except re.error as exc:
+        listed = await project_files(project_root(self.tools))
+        # Off the event loop: a large project's listing takes a while to match, even linearly.
+        found = await asyncio.to_thread(glob_filter, query, listed)
+    except RegexError as exc:
         raise ToolError(f"{query!r} is not a valid glob: {exc}") from None
     if not found:
         return Reply(f"No files match `{query}`.", f"No files match `{query}`", {"count": 0})

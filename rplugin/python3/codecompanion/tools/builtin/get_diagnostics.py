@@ -14,7 +14,12 @@ from ._support.paths import display_path, project_root, resolve_path
 from ._support.text_files import read_source
 
 SEVERITIES = ("ERROR", "WARNING", "INFORMATION", "HINT")
-DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diagnostics": 50}
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "max_diagnostics": 50,
+    # A file not open yet is loaded into a hidden buffer (and wiped after): only this big.
+    "max_load_bytes": 5_000_000,
+}
 
 DESCRIPTION = (
     "Get the language server diagnostics (errors, warnings, ...) Neovim has for a file, with "
@@ -72,7 +77,8 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     shown = display_path(project_root(self.tools), path)
     # Neovim opens the file by name, so check the same file is there before and after.
     identity = await asyncio.to_thread(file_identity, path, shown)
-    found = await editor.diagnostics(str(path), severity)
+    load_cap = int(self.opts.get("max_load_bytes") or DEFAULT_OPTS["max_load_bytes"])
+    found = await editor.diagnostics(str(path), severity, load_cap)
     if await asyncio.to_thread(file_identity, path, shown) != identity:
         raise ToolError(f"{shown} was replaced while its diagnostics were read; try again.")
     try:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shutil
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from ..model.function_tool import (
 from ..model.tool import Tool
 from ..runtime.process import run_process
 from ._support.confined import read_file
+from ._support.linear_regex import LinearPattern, RegexError, compile_linear
 from ._support.paths import project_root
 from ._support.project_files import compile_glob, glob_filter, project_files
 from ._support.text_files import looks_binary
@@ -122,35 +124,62 @@ async def _search_rg(
     return _rg_hits(result.stdout, limit), result.timed_out
 
 
-def _scan(root: Path, files: list[str], pattern: re.Pattern[str], limit: int) -> list[Hit]:
-    """Hits from reading the files in Python (runs in a worker thread)."""
+@dataclass(frozen=True)
+class Scan:
+    """One Python search: what to look for, where, and when to give up."""
+
+    root: Path
+    files: list[str]
+    pattern: LinearPattern
+    limit: int
+    deadline: float
+    stop: threading.Event
+
+    def over(self) -> bool:
+        """True once the search was stopped or ran out of time."""
+        return self.stop.is_set() or time.monotonic() > self.deadline
+
+
+def _scan(scan: Scan) -> tuple[list[Hit], bool]:
+    """Hits from reading the files in Python (a worker thread), and whether it stopped early."""
     hits: list[Hit] = []
-    for name in files:
+    for name in scan.files:
+        if scan.over():
+            return hits, True
         try:
             # Like rg: links are not followed (not even a folder swapped for one meanwhile), so
             # a link cannot show a file outside the project; FIFOs and devices are not opened.
-            data, _info = read_file(root / name, name, MAX_FILE_BYTES)
+            data, _info = read_file(scan.root / name, name, MAX_FILE_BYTES)
         except (OSError, ToolError):
             continue
         if looks_binary(data):
             continue
         for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-            if pattern.search(line):
+            if number % 4096 == 0 and scan.over():
+                return hits, True
+            if scan.pattern.search(line):
                 hits.append(Hit(name, number, line))
-                if len(hits) > limit:
-                    return hits
-    return hits
+                if len(hits) > scan.limit:
+                    return hits, False
+    return hits, False
 
 
 async def _search_python(
-    root: Path, query: str, regexp: bool, include: str | None, limit: int
-) -> list[Hit]:
+    root: Path, query: str, regexp: bool, include: str | None, limit: int, timeout: float
+) -> tuple[list[Hit], bool]:
+    """Hits, and whether the search timed out. Matching is linear (RE2), and a stop or the
+    tool's timeout ends the worker thread too."""
     try:
-        pattern = re.compile(query if regexp else re.escape(query), re.IGNORECASE)
-    except re.error as exc:
+        pattern = compile_linear(query, ignore_case=True, literal=not regexp)
+    except RegexError as exc:
         raise ToolError(f"Invalid regular expression {query!r}: {exc}") from None
-    files = glob_filter(include, await project_files(root, hidden=False))
-    return await asyncio.to_thread(_scan, root, sorted(files), pattern, limit)
+    listed = await project_files(root, hidden=False)
+    files = await asyncio.to_thread(glob_filter, include, listed)
+    scan = Scan(root, sorted(files), pattern, limit, time.monotonic() + timeout, threading.Event())
+    try:
+        return await asyncio.to_thread(_scan, scan)
+    finally:
+        scan.stop.set()
 
 
 def _limit(self: Tool, args: dict[str, Any]) -> int:
@@ -171,17 +200,16 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     if include is not None:
         try:
             compile_glob(include)
-        except ValueError as exc:
+        except ValueError as exc:  # RegexError included
             raise ToolError(f"include_pattern {include!r} is not a valid glob: {exc}") from None
     limit = _limit(self, args)
     root = project_root(self.tools)
     rg = rg_executable(self.opts)
-    timed_out = False
+    _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     if rg:
-        _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
         hits, timed_out = await _search_rg(rg, root, query, regexp, include, limit, own)
     else:
-        hits = await _search_python(root, query, regexp, include, limit)
+        hits, timed_out = await _search_python(root, query, regexp, include, limit, own)
     return _reply(query, include, hits, limit, timed_out)
 
 

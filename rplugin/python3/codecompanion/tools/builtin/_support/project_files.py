@@ -7,9 +7,10 @@ import os
 import re
 from pathlib import Path
 
-from wcmatch import glob as wcglob
+import bracex
 
 from ...runtime.child_env import EnvPolicy
+from .linear_regex import LinearPattern, RegexError, compile_linear
 from .safe_git import run_git
 
 MAX_FILES = 200_000
@@ -68,15 +69,56 @@ async def project_files(root: Path, *, hidden: bool = True) -> list[str]:
     return await asyncio.to_thread(_walk, root, hidden)
 
 
-# `**` crosses folders, `*` and `?` do not, `{a,{b,c}}` picks (nested too), `[!a]` negates;
-# dot files match like others; case-insensitive, as file names often are for the model.
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.IGNORECASE | wcglob.FORCEUNIX
+BRACE_LIMIT = 1000  # patterns one glob's braces may expand to
 
 
-def compile_glob(pattern: str) -> wcglob.WcMatcher[str] | None:
+def _class(pattern: str, start: int) -> tuple[str, int]:
+    """The regex of a `[...]` class starting at `start`, and the index after it."""
+    end = pattern.find("]", start + 2)
+    if end == -1:
+        return re.escape("["), start + 1
+    body = pattern[start + 1 : end].replace("\\", "\\\\")
+    if body.startswith("!"):
+        return "[^" + body[1:] + "]", end + 1
+    return "[" + body + "]", end + 1
+
+
+def _translate(pattern: str) -> str:
+    """A brace-free glob as a regular expression: `**` as a whole segment crosses folders,
+    `*` and `?` do not, `[!a]` negates."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        at_segment = i == 0 or pattern[i - 1] == "/"
+        if at_segment and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif at_segment and pattern[i:] == "**":
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            while i < len(pattern) and pattern[i] == "*":
+                i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            part, i = _class(pattern, i)
+            out.append(part)
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out) + "/*"
+
+
+def compile_glob(pattern: str) -> LinearPattern | None:
     """A matcher for a glob, as in .gitignore: without a `/` it matches the file name anywhere.
 
-    None for an empty pattern; ValueError for one wcmatch cannot compile.
+    `{a,{b,c}}` picks (nested too; an unclosed brace is literal), dot files match like others,
+    case-insensitive. Matching runs in linear time (RE2) whatever the glob: `**?**?**~` or
+    `**/a/**/a/**/b` against a deep path cannot stall the search. None for an empty pattern;
+    ValueError (RegexError) for a broken one.
     """
     text = pattern.strip().replace("\\", "/")
     while text.startswith("./"):
@@ -89,9 +131,11 @@ def compile_glob(pattern: str) -> wcglob.WcMatcher[str] | None:
         text = "**/" + text
     text = text.lstrip("/")
     try:
-        return wcglob.compile(text, flags=_GLOB_FLAGS)
-    except re.error as exc:
-        raise ValueError(str(exc)) from None
+        expanded = bracex.expand(text, limit=BRACE_LIMIT)
+    except bracex.ExpansionLimitException:
+        raise RegexError(f"its braces expand to more than {BRACE_LIMIT} patterns") from None
+    alternatives = "|".join(f"(?:{_translate(one)})" for one in dict.fromkeys(expanded))
+    return compile_linear(alternatives, ignore_case=True, dot_all=True)
 
 
 def glob_filter(pattern: str | None, files: list[str]) -> list[str]:
@@ -99,4 +143,4 @@ def glob_filter(pattern: str | None, files: list[str]) -> list[str]:
     matcher = compile_glob(pattern) if pattern else None
     if matcher is None:
         return files
-    return [name for name in files if matcher.match(name)]
+    return [name for name in files if matcher.fullmatch(name)]
