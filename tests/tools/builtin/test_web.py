@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -154,3 +156,79 @@ async def test_web_search_errors_never_hang(tools: FakeTools, server: LoopbackSe
         web_search, {"query": "x", "domains": "a.com"}, tools, opts=_search_opts(server)
     )
     assert "`domains` must be a list" in out.for_llm
+
+
+def redirect(location: str, status: int = 302) -> Turn:
+    return Turn(status, {"Location": location, "Content-Length": "0"}, [b""])
+
+
+@pytest.fixture
+def other() -> Iterator[LoopbackServer]:
+    """A second site (another port: another origin)."""
+    with LoopbackServer() as started:
+        yield started
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+async def test_a_redirect_to_another_site_is_refused_unless_the_user_approves_it(
+    tools: FakeTools, server: LoopbackServer, other: LoopbackServer, status: int
+) -> None:
+    target = f"{other.url}/elsewhere?token=abc"
+    server.enqueue(redirect(target, status), method="GET")
+    other.enqueue(Turn.body(b"secret page", "text/plain"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": f"{server.url}/start"}, tools)
+    assert out.status == "error"
+    assert f"redirected to {target}, another site" in out.for_llm
+    assert tools.questions == [f"{server.url}/start redirects to another site: {target}. Fetch it?"]
+    assert other.requests == []
+    # Approved: the page of the other site is fetched.
+    tools.answers = [True]
+    server.enqueue(redirect(target, status), method="GET")
+    out = await run_tool(fetch_webpage, {"url": f"{server.url}/start"}, tools)
+    assert out.status == "success" and "secret page" in out.for_llm
+    assert f"Content of {target}" in out.for_llm
+    assert len(other.requests) == 1
+
+
+async def test_redirects_within_the_site_are_followed_without_a_question(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    server.enqueue(redirect("/two"), redirect(f"{server.url}/three"), method="GET")
+    server.enqueue(Turn.body(b"arrived", "text/plain"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": f"{server.url}/one"}, tools)
+    assert out.status == "success" and "arrived" in out.for_llm
+    assert [r.path for r in server.requests] == ["/one", "/two", "/three"]
+    assert tools.questions == []
+
+
+async def test_a_redirect_loop_and_a_redirect_to_a_file_url_are_errors(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    server.set_default(None)
+    for _ in range(7):
+        server.enqueue(redirect("/again"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": f"{server.url}/again"}, tools)
+    assert "redirected more than 5 times" in out.for_llm
+    server.enqueue(redirect("file:///etc/passwd"), method="GET")
+    out = await run_tool(fetch_webpage, {"url": server.url}, tools)
+    assert "Only http:// and https:// URLs" in out.for_llm
+
+
+async def test_a_compressed_page_is_cut_at_the_byte_limit_after_decompression(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b"word " * 200_000
+    bomb = b"".join(packer.compress(block) for _ in range(100)) + packer.flush()  # 100 MB
+    turn = Turn.body(bomb, "text/plain", chunk_size=65536)
+    turn.headers["Content-Encoding"] = "gzip"
+    server.enqueue(turn, method="GET")
+    tracemalloc.start()
+    try:
+        out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"max_bytes": 100_000})
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.status == "success"
+    assert "(cut to fit)" in out.for_llm
+    assert peak < 50_000_000

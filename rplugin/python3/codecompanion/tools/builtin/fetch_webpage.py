@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from ...bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
@@ -27,18 +28,26 @@ DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": True,
     "approval_key": approval_key,
     "timeout": 20_000,  # milliseconds, as CodeCompanion gives timeouts
-    "max_bytes": 3_000_000,
+    "max_bytes": 3_000_000,  # of the body after decompression
     "max_chars": 40_000,
 }
 
 DESCRIPTION = (
     "Fetch a web page (http or https) and return its text; HTML is converted to Markdown-like "
-    "text. Long pages are cut. The user approves each URL."
+    "text. Long pages are cut. The user approves each URL, and again any redirect to another "
+    "site."
 )
 
 PROPERTIES = {"url": {"type": "string", "description": "The full URL, starting with http(s)://."}}
 
 _TEXTUAL = ("text/", "json", "xml", "javascript", "yaml", "csv")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_HEADERS = {
+    "User-Agent": "codecompanion-fetch/1.0",
+    "Accept": "text/html,text/*;q=0.9,*/*;q=0.5",
+    "Accept-Encoding": ACCEPT_ENCODING,
+}
+MAX_REDIRECTS = 5
 
 
 @dataclass(frozen=True)
@@ -61,30 +70,63 @@ def _check_url(url: str) -> str:
     return url
 
 
-async def _download(url: str, timeout: float, max_bytes: int) -> Page:
-    headers = {
-        "User-Agent": "codecompanion-fetch/1.0",
-        "Accept": "text/html,text/*;q=0.9,*/*;q=0.5",
-    }
-    async with (
-        httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout), follow_redirects=True, max_redirects=5, headers=headers
-        ) as client,
-        client.stream("GET", url) as response,
-    ):
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > max_bytes:
-                break
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def same_site(approved: tuple[str, str, int | None], url: str) -> bool:
+    """True for the approved origin, or the same host moved from http to https."""
+    origin = _origin(url)
+    if origin == approved:
+        return True
+    upgrade = (("http", approved[1], 80), ("https", approved[1], 443))
+    return (approved, origin) == upgrade
+
+
+async def _fetch_one(client: httpx.AsyncClient, url: str, max_bytes: int) -> Page | str:
+    """One request: the page, or the URL a redirect points to (not followed here)."""
+    async with client.stream("GET", url) as response:
+        location = response.headers.get("location")
+        if response.is_redirect and location:
+            return str(urljoin(url, location.strip()))
+        try:
+            body, cut = await read_capped(response, max_bytes)
+        except UnsupportedEncoding as exc:
+            raise ToolError(f"Could not read {url}: {exc}.") from None
         return Page(
             str(response.url),
             response.status_code,
             response.headers.get("content-type", "").lower(),
-            bytes(body[:max_bytes]),
+            body,
             response.charset_encoding or "utf-8",
-            len(body) > max_bytes,
+            cut,
         )
+
+
+async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
+    """The page at `url`, following redirects within the approved site; a redirect to another
+    site is followed only if the user approves that site too."""
+    approved = {_origin(url)}
+    current = url
+    async with httpx.AsyncClient(timeout=httpx.Timeout(own), headers=_HEADERS) as client:
+        for _hop in range(MAX_REDIRECTS + 1):
+            # httpx's timeout is per operation; wait_for bounds each whole request.
+            found = await asyncio.wait_for(_fetch_one(client, current, max_bytes), own)
+            if isinstance(found, Page):
+                return found
+            target = _check_url(found)
+            if not any(same_site(origin, target) for origin in approved):
+                question = f"{current} redirects to another site: {target}. Fetch it?"
+                if not await self.tools.confirm(question):
+                    raise ToolError(
+                        f"{current} redirected to {target}, another site, and the user did not "
+                        "approve fetching it; nothing from there was read."
+                    )
+                approved.add(_origin(target))
+            current = target
+    raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times; nothing was read.")
 
 
 def _as_text(page: Page) -> str:
@@ -107,8 +149,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     max_bytes = int(self.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
     try:
-        # httpx's timeout is per operation; wait_for bounds the whole download.
-        page = await asyncio.wait_for(_download(url, own, max_bytes), own)
+        page = await _download(self, url, own, max_bytes)
     except (asyncio.TimeoutError, httpx.TimeoutException):
         raise ToolError(f"Fetching {url} timed out (limit {timeout:g}s).") from None
     except httpx.HTTPError as exc:
