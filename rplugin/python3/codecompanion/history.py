@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import glob
 import json
 import logging
@@ -17,6 +18,31 @@ log = logging.getLogger("codecompanion.history")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 STALE_TEMP = 600.0  # seconds after which a save's temp file can only be a leftover
+
+
+class DamagedChat(Exception):
+    """A saved chat that cannot be read: moved aside (never overwritten) and reported."""
+
+    def __init__(self, chat_id: str, reason: str, kept: Path | None) -> None:
+        self.chat_id = chat_id
+        self.reason = reason
+        self.kept = kept
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """One line for the user: which chat, why, and where the file is now."""
+        where = f"kept as {self.kept}" if self.kept else "left where it is (it could not be moved)"
+        return f"saved chat {self.chat_id} is damaged ({self.reason}); {where}, not restored"
+
+
+def _reason(exc: Exception, size: int) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        if exc.pos >= size - 1 or "Unterminated" in exc.msg:
+            return f"it ends early, cut at {size:,} bytes"
+        return f"not valid JSON: {exc.msg} at byte {exc.pos:,}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text at byte {exc.start:,}"
+    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 @dataclass(frozen=True)
@@ -76,29 +102,63 @@ class ChatStore:
                 log.debug("cannot remove stale temp file %s: %s", path, exc)
 
     def load(self, chat_id: str) -> dict[str, Any] | None:
-        """The saved state of one chat, or None when there is none (or it is unreadable)."""
+        """The saved state of one chat, or None when there is none.
+
+        DamagedChat when the file cannot be read: it is moved aside first, so a new chat saved
+        under the same id cannot overwrite what is left of it.
+        """
         path = self.path_for(chat_id)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
-            log.warning("cannot read saved chat %s: %s", path, exc)
-            return None
-        return data if isinstance(data, dict) else None
+        except OSError as exc:
+            raise DamagedChat(chat_id, f"unreadable: {exc.strerror}", None) from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except ValueError as exc:
+            raise self.set_aside(chat_id, _reason(exc, len(raw))) from None
+        if not isinstance(data, dict) or not isinstance(data.get("messages", []), list):
+            raise self.set_aside(chat_id, "not a saved chat (no list of messages)")
+        return data
+
+    def set_aside(self, chat_id: str, reason: str) -> DamagedChat:
+        """Move a damaged chat file to `<id>.json.damaged-<time>` and describe it."""
+        path = self.path_for(chat_id)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        kept = path.with_name(f"{path.name}.damaged-{stamp}")
+        count = 1
+        while kept.exists():
+            count += 1
+            kept = path.with_name(f"{path.name}.damaged-{stamp}-{count}")
+        try:
+            os.rename(path, kept)
+        except OSError as exc:
+            log.warning("cannot move damaged chat %s aside: %s", path, exc)
+            return DamagedChat(chat_id, reason, None)
+        log.warning("saved chat %s is damaged (%s); moved to %s", path, reason, kept)
+        return DamagedChat(chat_id, reason, kept)
 
     def list(self) -> list[SavedChatInfo]:
-        """Saved chats, newest first."""
+        """Saved chats, newest first (damaged ones are moved aside, see `scan`)."""
+        return self.scan()[0]
+
+    def scan(self) -> tuple[builtins.list[SavedChatInfo], builtins.list[DamagedChat]]:
+        """Saved chats, newest first; and the damaged ones found (now moved aside)."""
         if not self.folder.is_dir():
-            return []
-        infos: list[tuple[float, SavedChatInfo]] = []
+            return [], []
+        infos: builtins.list[tuple[float, SavedChatInfo]] = []
+        damaged: builtins.list[DamagedChat] = []
         for path in self.folder.glob("*.json"):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = self.load(path.stem)
                 mtime = path.stat().st_mtime
-            except (OSError, ValueError):
+            except DamagedChat as exc:
+                damaged.append(exc)
                 continue
-            if not isinstance(data, dict):
+            except (OSError, ValueError):
+                continue  # gone meanwhile, or a name that is not a chat id
+            if data is None:
                 continue
             if not any(
                 isinstance(m, dict)
@@ -107,20 +167,16 @@ class ChatStore:
                 for m in data.get("messages") or []
             ):
                 continue  # an empty chat (never used, or just cleared) is nothing to restore
-            infos.append(
-                (
-                    mtime,
-                    SavedChatInfo(
-                        id=path.stem,
-                        title=str(data.get("title") or _first_line(data) or path.stem),
-                        updated=str(data.get("updated") or ""),
-                        adapter=data.get("adapter"),
-                    ),
-                )
+            info = SavedChatInfo(
+                id=path.stem,
+                title=str(data.get("title") or _first_line(data) or path.stem),
+                updated=str(data.get("updated") or ""),
+                adapter=data.get("adapter"),
             )
+            infos.append((mtime, info))
         # Newest last message first (a file's mtime also changes when Neovim quits).
         infos.sort(key=lambda item: (item[1].updated, item[0]), reverse=True)
-        return [info for _, info in infos]
+        return [info for _, info in infos], damaged
 
 
 def _first_line(data: dict[str, Any]) -> str:

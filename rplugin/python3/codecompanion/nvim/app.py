@@ -10,6 +10,7 @@ from typing import Any
 from ..chat import Chat
 from ..context import read_items
 from ..demo import DEMO_TOOLS, demo_project, hint
+from ..history import DamagedChat
 from ..messages import MessageStore
 from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
@@ -122,8 +123,10 @@ class App:
     def do_chat_new(self, args: dict[str, Any]) -> None:
         """Open a chat: a new one, one restored from disk, or one reattached after a restart."""
         chat_id = str(args["id"])
-        saved = self._workspace().store.load(chat_id) if args.get("restore") else None
+        saved, damaged = self._saved(chat_id) if args.get("restore") else (None, None)
         chat, notice = self._new_chat(args, saved or {})
+        if damaged:
+            chat.view.notify(damaged, "error")
         if saved:
             self._restore(chat, saved)
         elif chat.adapter.name == "demo":
@@ -137,6 +140,19 @@ class App:
         if notice:
             chat.view.notify(notice, "warn")
         self._announce(chat, bool(saved), bool(args.get("reattach")))
+
+    def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, str | None]:
+        """A saved chat whose messages can be read, or the one line saying why it cannot."""
+        store = self._workspace().store
+        try:
+            saved = store.load(chat_id)
+            if saved:
+                MessageStore.from_list(saved.get("messages") or [])
+        except DamagedChat as exc:
+            return None, exc.line()
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return None, store.set_aside(chat_id, f"a message cannot be read: {exc}"[:160]).line()
+        return saved, None
 
     def _new_chat(self, args: dict[str, Any], saved: dict[str, Any]) -> tuple[Chat, str | None]:
         """The chat for a buffer, with the adapter and model asked for (or saved); and a notice."""
@@ -160,7 +176,7 @@ class App:
             events=LuaEvents(view),
             tool_factory=lambda c: self._tool_system(c, view, cwd, bool(args.get("yolo"))),
             store=workspace.store,
-            messages=MessageStore.from_list(saved["messages"]) if saved else None,
+            messages=MessageStore.from_list(saved.get("messages") or []) if saved else None,
         )
         return chat, notice
 
@@ -340,7 +356,9 @@ class App:
 
     async def _pick_restore(self) -> None:
         """`:CodeCompanionChat Restore`: pick a saved chat; Lua reopens it."""
-        saved = self._workspace().store.list()
+        saved, damaged = self._workspace().store.scan()
+        for problem in damaged:
+            self.bridge.notify_lua("codecompanion.render", "notify", problem.line(), "warn")
         if not saved:
             self.bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
             return

@@ -1,0 +1,79 @@
+"""A saved chat that cannot be read is reported in one line and kept aside: restoring it by id
+does not overwrite it with an empty chat, and the restore picker does not hide it silently."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, openai_text
+from tests.faults.support import chats_folder, codecompanion_lines, messages_area
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+# How the file is damaged, and the words the one line says about it.
+DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "truncated": (lambda data: data[: len(data) // 2], "ends early"),
+    "not-utf8": (lambda data: data[:20] + b"\xff\xfe" + data[20:], "not UTF-8"),
+    "not-a-chat": (lambda data: b"[1, 2, 3]", "not a saved chat"),
+    "bad-message": (
+        lambda data: json.dumps({"messages": [{"role": "robot", "content": "x"}]}).encode(),
+        "a message cannot be read",
+    ),
+}
+
+
+def saved_chat_file(ed: Editor) -> Path:
+    bufnr = ed.open_chat()
+    ed.send("remember 42")
+    ed.wait_event("CodeCompanionChatDone")
+    files = wait_for(lambda: sorted(chats_folder(ed).glob("*.json")))
+    assert len(files) == 1
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    # A round trip: the host has handled the close (and its last save) before the file is hurt.
+    ed.lua("return { require('codecompanion.host').request('sync') }")
+    return files[0]
+
+
+@pytest.mark.parametrize("kind", list(DAMAGE))
+def test_restoring_a_damaged_chat_by_id_reports_it_and_keeps_the_file(
+    kind: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+) -> None:
+    damage, words = DAMAGE[kind]
+    provider_server.enqueue(openai_text("42 it is"), openai_text("a fresh start"))
+    ed = start_nvim(config_file=config_file(""))
+    path = saved_chat_file(ed)
+    broken = damage(path.read_bytes())
+    path.write_bytes(broken)
+    ed.lua("require('codecompanion').chat({ restore = ... })", path.stem)
+    line = wait_for(lambda: [ln for ln in codecompanion_lines(ed) if "damaged" in ln])
+    assert len(line) == 1 and words in line[0] and path.stem in line[0], line
+    assert "Traceback" not in messages_area(ed)
+    kept = list(chats_folder(ed).glob(f"{path.stem}.json.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == broken
+    ed.send("hello again")
+    ed.wait_event("CodeCompanionChatDone", 2)
+    assert kept[0].read_bytes() == broken  # the new chat saved elsewhere, never over it
+
+
+def test_the_restore_picker_reports_a_damaged_chat_in_one_line(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+) -> None:
+    provider_server.enqueue(openai_text("42 it is"))
+    ed = start_nvim(config_file=config_file(""))
+    path = saved_chat_file(ed)
+    path.write_bytes(path.read_bytes()[:-40])
+    ed.nvim.command("CodeCompanionChat Restore")
+    # Notices arriving together show as one line, the most severe: the damaged chat's.
+    lines = wait_for(lambda: [ln for ln in codecompanion_lines(ed) if "damaged" in ln])
+    assert len(lines) == 1 and "ends early" in lines[0], lines
+    assert list(chats_folder(ed).glob(f"{path.stem}.json.damaged-*"))
