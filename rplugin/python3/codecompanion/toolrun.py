@@ -107,7 +107,7 @@ def _call(name: str, text: str) -> ToolCall:
     """The call, with the arguments as given: malformed JSON goes through repair as in a chat."""
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep is malformed too
         return ToolCall(_CALL_ID, name, {}, text)
     if not isinstance(decoded, dict):
         return ToolCall(_CALL_ID, name, {}, text)
@@ -156,6 +156,20 @@ def run(args: argparse.Namespace) -> int:
         message = f"There is no directory {args.cwd}."
         print(json.dumps({"status": "error", "for_llm": message, "for_user": None}))
         return 1
-    result = asyncio.run(_run_tool(args, sys.stdin, sys.stderr))
-    print(json.dumps(result, ensure_ascii=False))
+    try:
+        result = asyncio.run(_run_tool(args, sys.stdin, sys.stderr))
+    except Exception as exc:  # whatever the input, stdout gets one JSON object
+        message = f"The tool could not run: {type(exc).__name__}: {exc}"[:500]
+        result = {"status": "error", "for_llm": message, "for_user": None}
+    _print(result)
     return 0 if result["status"] == "success" else 1
+
+
+def _print(result: dict[str, Any]) -> None:
+    """One JSON line; escaped when the text cannot be written as it is (half characters from
+    undecodable arguments, a terminal that is not UTF-8)."""
+    try:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    except UnicodeEncodeError:
+        sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
