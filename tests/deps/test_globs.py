@@ -1,4 +1,5 @@
-"""Globs of file_search and grep_search through wcmatch: nested braces and the old cases."""
+"""Globs of file_search and grep_search (braces expanded, matched by RE2): nested braces and
+the old cases."""
 
 from __future__ import annotations
 

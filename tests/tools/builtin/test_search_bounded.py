@@ -21,6 +21,8 @@ HOSTILE_GLOBS = [
     "*a*a*a*a*a*a*a*a*a*a*a*b",
     "**/**/**/**/**/**/**/**/**/x",
     "{*a*,*a*,*a*}{*a*,*a*}{*a*,*a*}*b",
+    "**/a/**/a/**/a/**/b",
+    "**/a/**/a/**/a/**/a/**/a/**/b",
 ]
 HOSTILE_REGEXPS = ["(a|aa)+$", "(a*)*b", "(x+x+)+y", "(.*a){20}z", "^(\\w+\\s?)*$!"]
 
@@ -30,6 +32,9 @@ def deep_tree(root: Path) -> None:
     folder.mkdir(parents=True)
     (folder / ("a" * 120 + ".txt")).write_text("a" * 5000 + "\n")
     (root / "plain.txt").write_text("nothing\n")
+    steps = root / "/".join(["a"] * 300)  # a path of many short segments
+    steps.mkdir(parents=True)
+    (steps / "c").write_text("a\n")
 
 
 @pytest.mark.timeout(60)
