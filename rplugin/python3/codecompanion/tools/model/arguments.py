@@ -116,11 +116,15 @@ def _number(value: Any, prop: Any) -> int | float | None:
     if not isinstance(value, str) or _allows(prop, "string"):
         return None
     text = value.strip()
-    if _allows(prop, "integer") and re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
-    if _allows(prop, "number") and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
-        number = float(text)
-        return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+", text) else number
+    try:
+        if _allows(prop, "integer") and re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        if _allows(prop, "number") and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
+            number = float(text)
+            whole = number.is_integer() and re.fullmatch(r"[+-]?\d+", text)
+            return int(number) if whole else number
+    except (ValueError, OverflowError):  # more digits than int() takes: not a usable number
+        return None
     return None
 
 
