@@ -16,13 +16,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from ..bounded_body import (
-    ACCEPT_ENCODING,
-    BodyTooLarge,
-    UnsupportedEncoding,
-    decoded_chunks,
-    read_capped,
-)
+from ..bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..errors import (
     AdapterError,
     AuthenticationError,
@@ -33,6 +27,7 @@ from ..errors import (
     StreamInterrupted,
 )
 from ..messages import Message
+from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
 from .keys import KeyResolver, describe_key
@@ -246,7 +241,7 @@ class HTTPAdapter:
         finally:
             await response.aclose()
         if cut:
-            raise ProviderError(f"{self.label}: the model list is {self._too_large()}")
+            raise ProviderError(f"{self.label}: the model list is {self.body_limits().too_large()}")
         try:
             return self.parse_models(json.loads(raw))
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -292,7 +287,7 @@ class HTTPAdapter:
         watch = BodyWatch()
         try:
             try:
-                async for chunk in self._chunks(response, parser):
+                async for chunk in answer_chunks(response, parser, self.body_limits()):
                     watch.body(chunk)
                     for event in self._parse(parser.feed, chunk):
                         watch.event(event)
@@ -323,44 +318,9 @@ class HTTPAdapter:
             yield ProviderState(state)
         self.after_response(parser)
 
-    async def _chunks(
-        self, response: httpx.Response, parser: ResponseParser
-    ) -> AsyncIterator[bytes]:
-        """The decoded body up to the provider's end marker, capped at `max_body_bytes`.
-
-        A server may keep the connection open after the end (`[DONE]`, `message_stop`): the
-        answer is complete there. After a finish reason without an end marker, a quiet
-        `finish_grace` ends it too.
-        """
-        chunks = decoded_chunks(response, self.max_body_bytes)
-        try:
-            while not parser.finished:
-                wait = None if parser.finish_reason is None else self.finish_grace
-                try:
-                    yield await asyncio.wait_for(chunks.__anext__(), wait)
-                except asyncio.TimeoutError:
-                    return
-            await self._drain(chunks)
-        except StopAsyncIteration:
-            return
-        except BodyTooLarge:
-            raise ProviderError(f"{self.label}: the answer is {self._too_large()}") from None
-        except UnsupportedEncoding as exc:
-            raise ProviderError(f"{self.label}: {exc}") from None
-        finally:
-            await chunks.aclose()
-
-    async def _drain(self, chunks: AsyncIterator[bytes]) -> None:
-        """Read the body's own end briefly, so the pooled connection can serve the next turn."""
-        deadline = asyncio.get_running_loop().time() + self.drain_wait
-        while (left := deadline - asyncio.get_running_loop().time()) > 0:
-            try:
-                await asyncio.wait_for(chunks.__anext__(), left)
-            except (asyncio.TimeoutError, StopAsyncIteration, BodyTooLarge):
-                return
-
-    def _too_large(self) -> str:
-        return f"larger than {self.max_body_bytes // 1_000_000} MB (decompressed); it was not read"
+    def body_limits(self) -> BodyLimits:
+        """How much of an answer is read, and how long after its end."""
+        return BodyLimits(self.label, self.max_body_bytes, self.finish_grace, self.drain_wait)
 
     def _parse(self, step: Callable[[bytes], list[Event]], data: bytes) -> list[Event]:
         """One parser step; a parser bug becomes a one-line ProviderError, not a crash."""
