@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import email.utils
 import json
 import logging
-import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -31,20 +29,10 @@ from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
 from .keys import KeyResolver, describe_key
+from .secret_mask import SecretMask, redact_headers
 from .streaming import IdFactory, ResponseParser
 
 log = logging.getLogger("codecompanion.adapters")
-
-SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"}
-)
-# Custom headers whose name says they carry a credential.
-_SECRET_NAME = re.compile(r"(?i)auth|key|token|secret|password|cookie|signature|session")
-
-
-def is_secret_header(name: str) -> bool:
-    """True for a header that carries a credential."""
-    return name.lower() in SECRET_HEADERS or bool(_SECRET_NAME.search(name))
 
 
 @dataclass
@@ -54,11 +42,6 @@ class RequestSpec:
     path: str
     body: dict[str, Any]
     params: dict[str, str] = field(default_factory=dict)
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers safe to log: credentials replaced by ***."""
-    return {k: ("***" if is_secret_header(k) else v) for k, v in headers.items()}
 
 
 def error_text(data: Any) -> str:
@@ -114,11 +97,9 @@ class HTTPAdapter:
         # Loading the CA bundle costs ~20 ms: a host shares one context across its chats.
         self._ssl_context = ssl_context
         self._client: httpx.AsyncClient | None = None
-        self._secrets: set[str] = set()
+        self.mask = SecretMask(self.keys)
+        self.mask.remember_headers(settings.headers)
         self._auto_model: str | None = None
-        for name, value in settings.headers.items():
-            if is_secret_header(name) and isinstance(value, str):
-                self._remember(value)
 
     # -- what providers define -------------------------------------------------------------
 
@@ -199,14 +180,7 @@ class HTTPAdapter:
 
     def _remember(self, secret: str) -> None:
         """Mask `secret` in this adapter's messages and in the host's log."""
-        if len(secret) < 8:
-            return  # masking a short value would mangle ordinary words
-        self.keys.remember(secret)
-        self._secrets.add(secret)
-        # A header value is often "Bearer <token>": the token alone may be echoed back.
-        for word in secret.split():
-            if len(word) >= 8 and word != secret:
-                self._remember(word)
+        self.mask.remember(secret)
 
     async def connection(self) -> tuple[str, dict[str, str]]:
         """The base URL and headers (with credentials) for the next request."""
@@ -261,17 +235,7 @@ class HTTPAdapter:
             async for event in self._stream(messages, tools):
                 yield event
         except AdapterError as exc:
-            raise self.redacted(exc) from None
-
-    def redacted(self, exc: AdapterError) -> AdapterError:
-        """`exc`, or a copy of it with every secret masked."""
-        text = str(exc)
-        clean = self.redact(text)
-        if clean == text:
-            return exc
-        masked = copy.copy(exc)
-        masked.args = (clean,)
-        return masked
+            raise self.mask.redacted(exc) from None
 
     async def _stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
@@ -439,9 +403,7 @@ class HTTPAdapter:
 
     def redact(self, text: str) -> str:
         """`text` with every key this adapter used replaced by ***."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return self.mask.redact(text)
 
 
 def _retry_after_seconds(value: str) -> float:
