@@ -232,3 +232,23 @@ async def test_a_compressed_page_is_cut_at_the_byte_limit_after_decompression(
     assert out.status == "success"
     assert "(cut to fit)" in out.for_llm
     assert peak < 50_000_000
+
+
+async def test_web_search_masks_an_echoed_key_and_caps_the_answer(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    server.enqueue(Turn.error(400, "invalid request for key tvly-test: bad query"))
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server)
+    )
+    assert "HTTP 400" in out.for_llm and "***" in out.for_llm
+    assert "tvly-test" not in out.for_llm
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    bomb = b"".join(packer.compress(b" " * (1 << 20)) for _ in range(50)) + packer.flush()
+    turn = Turn.body(bomb, "application/json", chunk_size=65536)
+    turn.headers["Content-Encoding"] = "gzip"
+    server.enqueue(turn)
+    out = await run_tool(
+        web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server)
+    )
+    assert out.status == "error" and "larger than 5,000,000 bytes" in out.for_llm

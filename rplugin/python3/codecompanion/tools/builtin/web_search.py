@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
 import httpx
 
+from ...bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.process import cap_output
+
+MAX_ANSWER_BYTES = 5_000_000  # decompressed; a search answer is a few kilobytes
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,
@@ -62,26 +66,42 @@ def _api_key(opts: dict[str, Any]) -> str:
 async def _post(opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
     timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     url = str(opts.get("url") or DEFAULT_OPTS["url"])
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = {"Authorization": f"Bearer {key}", "Accept-Encoding": ACCEPT_ENCODING}
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(own)) as client:
-            request = client.post(url, json=body, headers=headers)
-            response = await asyncio.wait_for(request, own)
+        status, raw, cut = await asyncio.wait_for(_send(url, body, headers, own), own)
     except (asyncio.TimeoutError, httpx.TimeoutException):
         raise ToolError(f"The web search timed out (limit {timeout:g}s).") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"The web search failed: {type(exc).__name__}: {exc}") from None
-    if response.status_code in (401, 403):
-        raise ToolError(f"Tavily refused the API key (HTTP {response.status_code}).")
-    if response.status_code >= 400:
-        raise ToolError(f"Tavily answered HTTP {response.status_code}: {response.text[:300]}")
+    except UnsupportedEncoding as exc:
+        raise ToolError(f"The web search failed: {exc}.") from None
+    if status in (401, 403):
+        raise ToolError(f"Tavily refused the API key (HTTP {status}).")
+    if status >= 400:
+        # The service may quote the request back: the key never reaches the model.
+        text = raw[:300].decode("utf-8", "replace").replace(key, "***")
+        raise ToolError(f"Tavily answered HTTP {status}: {text}")
+    if cut:
+        raise ToolError(f"Tavily's answer was larger than {MAX_ANSWER_BYTES:,} bytes.")
     try:
-        data = response.json()
+        data = json.loads(raw)
     except ValueError:
         raise ToolError("Tavily's answer was not JSON.") from None
     if not isinstance(data, dict):
         raise ToolError("Tavily's answer had an unexpected shape.")
     return data
+
+
+async def _send(
+    url: str, body: dict[str, Any], headers: dict[str, str], own: float
+) -> tuple[int, bytes, bool]:
+    """Status, the body (decompressed in bounded steps, capped) and whether it was cut."""
+    async with (
+        httpx.AsyncClient(timeout=httpx.Timeout(own)) as client,
+        client.stream("POST", url, json=body, headers=headers) as response,
+    ):
+        raw, cut = await read_capped(response, MAX_ANSWER_BYTES)
+        return response.status_code, raw, cut
 
 
 def _render(results: list[Any], per_result: int) -> list[str]:
