@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from codecompanion.messages import ToolCall
+from codecompanion.messages import Message, MessageStore, ToolCall
 from tests.hardening.test_invariant_requests import (
     BUILDERS,
     PROVIDERS,
@@ -66,3 +66,24 @@ async def scenario(batches: list[list[ToolCall]], yolo: bool) -> None:
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_repeated_ids_each_get_their_own_result(name: str, yolo: bool) -> None:
     asyncio.run(scenario(SCENARIOS[name], yolo))
+
+
+def test_a_saved_history_with_repeated_ids_is_repaired_on_restore() -> None:
+    """Chats saved before ids were made unique: each result stays with its own call."""
+    history = [
+        Message(role="user", content="go"),
+        Message(role="llm", tool_calls=[call("c1", 0), call("c1", 1)]),
+        Message(role="tool", content="0", tool_call_id="c1", tool_name="free"),
+        Message(role="tool", content="1", tool_call_id="c1", tool_name="free"),
+        Message(role="llm", tool_calls=[call("c1", 2)]),
+        Message(role="tool", content="2", tool_call_id="c1", tool_name="free"),
+        Message(role="llm", content="done"),
+        Message(role="user", content="next"),
+    ]
+    store = MessageStore.from_list([m.to_dict() for m in history])
+    made = [c.id for m in store if m.role == "llm" for c in m.tool_calls]
+    results = [(m.tool_call_id, m.content) for m in store if m.role == "tool"]
+    assert made == ["c1", "c1_2", "c1_3"]
+    assert results == [("c1", "0"), ("c1_2", "1"), ("c1_3", "2")]
+    for name, check in PROVIDERS.items():
+        check(BUILDERS[name].build_request(list(store), [], "m").body)

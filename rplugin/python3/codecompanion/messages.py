@@ -300,6 +300,30 @@ class MessageStore:
     @classmethod
     def from_list(cls, data: list[dict[str, Any]]) -> MessageStore:
         """Rebuild a store from saved messages; calls a crash left unanswered get a result."""
-        store = cls(Message.from_dict(item) for item in data)
+        messages = [Message.from_dict(item) for item in data]
+        _unique_call_ids(messages)
+        store = cls(messages)
         store.answer_interrupted()
         return store
+
+
+def _unique_call_ids(messages: list[Message]) -> None:
+    """Rename repeated call ids of a saved history (as `MessageStore.unique_call` does for new
+    answers); each result goes to the earliest call of its id still without one."""
+    seen: set[str] = set()
+    waiting: dict[str, list[str]] = {}  # id as sent → the (renamed) calls still owed a result
+    for message in messages:
+        if message.role == "llm" and message.tool_calls:
+            calls = []
+            for call in message.tool_calls:
+                new, n = call.id, 2
+                while new in seen:
+                    new, n = f"{call.id}_{n}", n + 1
+                seen.add(new)
+                waiting.setdefault(call.id, []).append(new)
+                calls.append(call if new == call.id else dataclasses.replace(call, id=new))
+            message.tool_calls = calls
+        elif message.role == "tool" and message.tool_call_id in waiting:
+            owed = waiting[message.tool_call_id]
+            if owed:
+                message.tool_call_id = owed.pop(0)
