@@ -1,0 +1,149 @@
+"""code_runner: run code the model wrote, in a container or a confined process, and report."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ...errors import ToolError
+from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
+from ..model.tool import Tool
+from ..runtime.process import ProcessResult, cap_output, run_process
+from ._support import sandbox
+from ._support.text_files import fence
+
+DEFAULT_OPTS: dict[str, Any] = {
+    # Running code is never approved by YOLO or "approve all": the user says yes each time
+    # (or sets requires_approval = False, or answers "always" for the exact same code).
+    "requires_approval": True,
+    "allowed_in_yolo_mode": False,
+    "timeout": 30_000,  # milliseconds, as every tool timeout
+    "container": "auto",  # "auto" (docker, then podman), "docker", "podman" or False
+    "languages": {},  # name -> {"cmd": [..., "{file}"], "suffix": ".x", "image": "..."}
+    "memory_mb": 512,
+    "file_mb": 16,
+    "max_chars": 20_000,
+}
+
+DEFAULT_SECONDS = 30.0
+
+DESCRIPTION = (
+    "Run a short program you wrote and get its exit code, stdout and stderr. It runs in a "
+    "fresh empty directory (not the project), without network, with a time limit (30 s by "
+    "default) and memory and file-size limits. Print what you want to see. The user approves "
+    "each run."
+)
+
+
+def _language_names(table: dict[str, sandbox.Language]) -> str:
+    return ", ".join(sorted(table))
+
+
+PROPERTIES = {
+    "lang": {
+        "type": "string",
+        "description": "The language: " + _language_names(dict(sandbox.LANGUAGES)) + ".",
+    },
+    "code": {"type": "string", "description": "The whole program."},
+}
+
+
+def _limits(opts: dict[str, Any]) -> sandbox.Limits:
+    timeout, _own = time_limits(opts, DEFAULT_SECONDS)
+    memory = opts.get("memory_mb", DEFAULT_OPTS["memory_mb"])
+    files = opts.get("file_mb", DEFAULT_OPTS["file_mb"])
+    return sandbox.Limits(
+        timeout=timeout,
+        memory_mb=int(memory) if isinstance(memory, int) and memory > 0 else 512,
+        file_mb=int(files) if isinstance(files, int) and files > 0 else 16,
+    )
+
+
+def _report(lang: str, where: str, result: ProcessResult, limits: sandbox.Limits, cap: int) -> str:
+    if result.timed_out:
+        status = f"timed out after {limits.timeout:g}s (killed)"
+    elif result.exit_code is None:
+        status = "could not start"
+    else:
+        status = f"exit code {result.exit_code}"
+    lines = [f"language: {lang}", f"ran in: {where}", f"status: {status}"]
+    if result.truncated:
+        lines.append("note: output beyond the size limit was dropped")
+    for label, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if not text:
+            lines.append(f"{label}: (empty)")
+            continue
+        text, _cut = cap_output(text, cap) if cap > 0 else (text, False)
+        lines.append(f"{label}:\n{fence(text)}")
+    return "\n".join(lines)
+
+
+async def _plan(self: Tool, language: sandbox.Language, file: Path) -> sandbox.Plan:
+    limits = _limits(self.opts)
+    cwd = file.parent
+    program = await sandbox.container_runtime(self.opts.get("container", "auto"), cwd)
+    if program is not None and language.image:
+        return sandbox.container_plan(program, language, file, limits)
+    isolation = await sandbox.network_isolation(cwd)
+    return sandbox.process_plan(language, file, limits, isolation, os.environ)
+
+
+async def _execute(plan: sandbox.Plan, cwd: Path, timeout: float) -> ProcessResult:
+    """Each command in turn (a container pull, then the run); the first failure ends it."""
+    result: ProcessResult | None = None
+    for argv in plan.commands:
+        result = await run_process(argv, cwd=cwd, timeout=timeout, max_output=1_000_000)
+        if result.exit_code != 0:
+            break
+    assert result is not None
+    return result
+
+
+async def run(self: Tool, args: dict[str, Any]) -> Reply:
+    """Write the code to a fresh directory, run it there, report status and both streams."""
+    lang, code = arg_text(args, "lang"), arg_text(args, "code")
+    table = sandbox.languages(self.opts.get("languages"))
+    language = sandbox.find_language(table, lang)
+    if language is None:
+        raise ToolError(f"Unknown language `{lang}`. Use one of: {_language_names(table)}.")
+    if not code.strip():
+        raise ToolError("`code` is empty.")
+    limits = _limits(self.opts)
+    _total, own = time_limits(self.opts, DEFAULT_SECONDS)
+    folder = Path(tempfile.mkdtemp(prefix="codecompanion-run-"))
+    try:
+        file = folder / f"main{language.suffix}"
+        file.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
+        plan = await _plan(self, language, file)
+        result = await _execute(plan, folder, own)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    cap = int(self.opts.get("max_chars") or 0)
+    text = _report(language.name, plan.where, result, limits, cap)
+    if result.timed_out or result.exit_code != 0:
+        status = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        raise Failure(text, f"{language.name} code failed ({status}, {plan.where})")
+    data = {"exit_code": 0, "where": plan.where, "duration": round(result.duration, 3)}
+    return Reply(text, f"Ran {language.name} code (exit 0, {plan.where})", data)
+
+
+def _question(self: Tool) -> str:
+    code = self.args.get("code")
+    lang = self.args.get("lang")
+    lines = code.strip().splitlines() if isinstance(code, str) else []
+    first = one_line(lines[0], 60) if lines else ""
+    more = f", {len(lines)} lines" if len(lines) > 1 else ""
+    return f"Run this {lang} code{more}? `{first}`" + (" …" if len(lines) > 1 else "")
+
+
+TOOL = function_tool(
+    "code_runner",
+    DESCRIPTION,
+    PROPERTIES,
+    run,
+    prompt=_question,
+    opts=DEFAULT_OPTS,
+)
