@@ -12,7 +12,6 @@ from typing import Any
 from . import transcript
 from .adapters.base import (
     ChatAdapter,
-    Finish,
     ProviderState,
     ReasoningDelta,
     TextDelta,
@@ -25,6 +24,7 @@ from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
+from .textcalls.session import plan_request
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -47,6 +47,8 @@ class Answer:
     error: str | None = None
     cancelled: bool = False
     state: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # of the text message
+    calls_extra: dict[str, Any] = field(default_factory=dict)  # of the calls message
 
 
 class Chat:
@@ -261,29 +263,23 @@ class Chat:
 
     async def _stream(self, answer: Answer, continuation: bool = False) -> None:
         # A round after tool results starts its text on a fresh line below the tool output.
-        separate = continuation
-        streaming = False
-        in_reasoning = False
+        state = {"separate": continuation, "streaming": False, "reasoning": False}
         for problem in await self.tools.prepare():
             self.view.notify(problem, "warn")
-        schemas = self.tools.schemas()
-        async for event in self.adapter.stream(list(self.messages), schemas):
-            if not streaming:
-                streaming = True
+        request = await plan_request(self.adapter, self.tools, list(self.messages))
+        reader = request.reader
+        async for event in self.adapter.stream(request.messages, request.tools):
+            if not state["streaming"]:
+                state["streaming"] = True
                 self.view.render([RenderOp("spinner", {"on": False})])
                 self.fire("RequestStreaming")
             if isinstance(event, TextDelta):
-                if in_reasoning:
-                    in_reasoning = False
-                    self.view.render([transcript.block("### Response\n\n")])
-                answer.text.append(event.text)
-                op = transcript.block if separate else transcript.append
-                separate = False
-                self.view.render([op(event.text)])
+                answer.text.append(event.text)  # the raw text, kept if the answer breaks off
+                self._show_text(reader.text(event.text), state)
             elif isinstance(event, ReasoningDelta):
-                if not in_reasoning and not answer.reasoning:
+                if not state["reasoning"] and not answer.reasoning:
                     self.view.render([transcript.block("### Reasoning\n\n")])
-                in_reasoning = True
+                state["reasoning"] = True
                 answer.reasoning.append(event.text)
                 self.view.render([transcript.append(event.text)])
             elif isinstance(event, ToolCallEvent):
@@ -292,15 +288,31 @@ class Chat:
                 answer.state.update(event.data)
             elif isinstance(event, Usage):
                 answer.usage = event
-            elif isinstance(event, Finish):
-                pass
+        # Calls written as text (prompt mode, or recovered) run like native ones.
+        self._show_text(reader.finish(native_calls=bool(answer.calls)), state)
+        if reader.calls:
+            for call in reader.calls:
+                answer.calls.append(self.messages.unique_call(call, answer.calls))
+            answer.calls_extra = reader.calls_extra()
+        text, answer.extra = reader.stored()
+        answer.text = [text]
+
+    def _show_text(self, text: str, state: dict[str, bool]) -> None:
+        if not text:
+            return
+        if state["reasoning"]:
+            state["reasoning"] = False
+            self.view.render([transcript.block("### Response\n\n")])
+        op = transcript.block if state["separate"] else transcript.append
+        state["separate"] = False
+        self.view.render([op(text)])
 
     def _store_answer(self, answer: Answer) -> None:
         text = "".join(answer.text)
         reasoning = "".join(answer.reasoning) or None
         incomplete = answer.error or ("stopped" if answer.cancelled else None)
         if text or reasoning or incomplete:
-            message = Message(role="llm", content=text, reasoning=reasoning)
+            message = Message(role="llm", content=text, reasoning=reasoning, extra=answer.extra)
             if incomplete:
                 message.extra["incomplete"] = incomplete
             self.add(message)
@@ -312,6 +324,7 @@ class Chat:
                 self.view.notify(answer.error, "error")
         elif answer.calls:
             extra = {"provider_state": answer.state} if answer.state else {}
+            extra.update(answer.calls_extra)
             self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra))
         if answer.usage and answer.usage.total_tokens:
             # The header shows the whole turn: automatic tool rounds add up.

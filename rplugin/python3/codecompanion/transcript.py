@@ -103,6 +103,8 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
                 for c in message.tool_calls
             ]
         elif message.content:
-            ops.append(block(message.content))
+            # An answer with call blocks shows its text without them, as it did live.
+            shown = message.extra.get("shown", message.content)
+            ops += [block(shown)] if shown.strip() else []
     ops.append(RenderOp("ready", {"text": USER_HEADER}))
     return ops

@@ -75,6 +75,7 @@ def calls(server: LoopbackServer) -> dict[str, tuple[dict[str, Any], str]]:
         "get_diagnostics": ({"filepath": "notes.md", "severity": None}, "Neovim"),
         "fetch_webpage": ({"url": f"{server.url}/page"}, "Hello page"),
         "web_search": ({"query": "needle", "domains": None}, "Found it"),
+        "code_runner": ({"lang": "python", "code": "print(6 * 7)"}, "42"),
     }
 
 
@@ -83,7 +84,8 @@ def test_every_builtin_runs_through_the_cli(
 ) -> None:
     config = tmp_path / "codecompanion.py"
     config.write_text(
-        f"opts = {{'tools': {{'web_search': {{'url': '{provider_server.url}/s'}}}}}}\n"
+        f"opts = {{'tools': {{'web_search': {{'url': '{provider_server.url}/s'}},"
+        " 'code_runner': {'container': False}}}\n"
     )
     page = b"<html><body><h1>Hello page</h1><p>text</p></body></html>"
     provider_server.enqueue(Turn.body(page, "text/html"), method="GET")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -50,6 +51,26 @@ class OllamaAdapter(HTTPAdapter):
     default_api_key: ClassVar[str | None] = None
     key_required: ClassVar[bool] = False
     models_path: ClassVar[str] = "/api/tags"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tool_support: dict[str, bool | None] = {}  # per model, asked once
+
+    async def supports_tools(self, model: str) -> bool | None:
+        """Whether `model` takes tools, from /api/show's `capabilities` (None: not reported)."""
+        known = self._tool_support
+        if model in known:
+            return known[model]
+        base, headers = await self.connection()
+        response = await self._send("POST", base + "/api/show", headers, {"model": model}, {}, None)
+        try:
+            data = json.loads(await response.aread())
+        finally:
+            await response.aclose()
+        capabilities = data.get("capabilities") if isinstance(data, dict) else None
+        answer = "tools" in capabilities if isinstance(capabilities, list) else None
+        known[model] = answer
+        return answer
 
     def new_parser(self) -> OllamaParser:
         """An Ollama parser sharing this adapter's id generator."""

@@ -18,6 +18,7 @@ BUILTIN_TOOLS: tuple[str, ...] = (
     "run_command",
     "fetch_webpage",
     "web_search",
+    "code_runner",
 )
 
 FILE_TOOLS: tuple[str, ...] = (

@@ -18,7 +18,17 @@ from .legacy import LEGACY_HANDLERS, LEGACY_OUTPUTS, upgrade
 Command = list[str]
 Cmd = Callable[..., Any] | Command
 
-_FIELDS = ("name", "cmds", "schema", "system_prompt", "opts", "env", "handlers", "output")
+_FIELDS = (
+    "name",
+    "cmds",
+    "schema",
+    "system_prompt",
+    "opts",
+    "env",
+    "handlers",
+    "output",
+    "output_prompt",
+)
 _HANDLERS = ("setup", "on_exit", "prompt_condition", *LEGACY_HANDLERS)
 _OUTPUTS = ("success", "error", "prompt", "rejected", "cancelled", *LEGACY_OUTPUTS)
 # A parameter of a decorated function with this name receives the tool system, not a model value.
@@ -43,6 +53,8 @@ class Tool:
     env: Callable[..., dict[str, Any]] | None = None
     handlers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     output: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # Prompt mode: the result text (what the model would get natively) → the message it reads.
+    output_prompt: Callable[[str], str] | None = None
     # Set at run time by `bind`.
     args: dict[str, Any] = field(default_factory=dict)
     call: ToolCall | None = None
@@ -141,6 +153,7 @@ class Tool:
             system_prompt=data.get("system_prompt"),
             opts=dict(data.get("opts") or {}),
             env=data.get("env"),
+            output_prompt=data.get("output_prompt"),
             handlers=dict(data.get("handlers") or {}),
             output=dict(data.get("output") or {}),
         )
@@ -173,8 +186,10 @@ def _check_tool(made: Tool) -> None:
         raise ValueError(f"{made.name}: opts must be a dict")
     _check_callbacks(made, "handlers", _HANDLERS)
     _check_callbacks(made, "output", _OUTPUTS)
-    if made.env is not None and not callable(made.env):
-        raise ValueError(f"{made.name}: env must be a function")
+    for key in ("env", "output_prompt"):
+        value = getattr(made, key)
+        if value is not None and not callable(value):
+            raise ValueError(f"{made.name}: {key} must be a function")
 
 
 def _check_cmds(made: Tool) -> None:

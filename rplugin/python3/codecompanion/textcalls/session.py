@@ -1,0 +1,161 @@
+"""One request as the chat sends it: which tools go natively, and reading the answer for calls.
+
+`plan_request` decides, per request, whether the offered tools are sent natively or described
+in the prompt (rewriting the history for prompt mode), and gives an `AnswerReader` that the
+chat feeds the answer's text: it returns the text to show, and at the end the calls written
+as text (as ToolCalls with fresh ids, run like native ones) and the text to store.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message, ToolCall
+from ..tools.model.arguments import violations
+from ..tools.model.registry import ToolEntry
+from .blocks import Catalog
+from .mode import recovers, resolve_mode
+from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
+from .stream import CallScanner, Found, Piece, Policy, Shown
+
+SHOWN = "shown"  # extra of a prompt-mode answer: its text as the buffer shows it
+
+
+@dataclass
+class AnswerReader:
+    """Feeds an answer's text through a call scanner (or straight through without one)."""
+
+    scanner: CallScanner | None = None
+    new_id: Callable[[], str] = field(default_factory=lambda: _counter())
+    calls: list[ToolCall] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+
+    @property
+    def policy(self) -> Policy | None:
+        """prompt, recover, or None when no call is looked for."""
+        return self.scanner.policy if self.scanner is not None else None
+
+    def text(self, delta: str) -> str:
+        """The text to show for this piece of the answer."""
+        self.raw.append(delta)
+        if self.scanner is None:
+            return delta
+        return self._pieces(self.scanner.feed(delta))
+
+    def finish(self, native_calls: bool = False) -> str:
+        """The answer ended: the text still to show; `calls` then holds the calls found.
+
+        A model that made native calls is not second-guessed: text blocks beside them stay text.
+        """
+        if self.scanner is None:
+            return ""
+        pieces = self.scanner.close()
+        if native_calls and self.policy == "recover":
+            return "".join(p.text if isinstance(p, Shown) else p.raw for p in pieces)
+        return self._pieces(pieces)
+
+    def _pieces(self, pieces: list[Piece]) -> str:
+        shown = []
+        for piece in pieces:
+            if isinstance(piece, Found):
+                for call in piece.calls:
+                    self.calls.append(ToolCall(self.new_id(), call.name, dict(call.arguments)))
+            else:
+                shown.append(piece.text)
+        return "".join(shown)
+
+    def stored(self) -> tuple[str, dict[str, Any]]:
+        """The answer's text for the history and its message's extra.
+
+        Prompt mode keeps the call blocks (the model sees its own calls as it wrote them);
+        recovered calls become native calls, so their blocks leave the text.
+        """
+        raw = "".join(self.raw)
+        if self.scanner is None or not self.calls:
+            return raw, {}
+        shown = "".join(self.scanner.shown)
+        if self.policy == "prompt":
+            return raw, {SHOWN: shown}
+        return shown, {}
+
+    def calls_extra(self) -> dict[str, Any]:
+        """The extra of the message holding the calls found in the text."""
+        if not self.calls:
+            return {}
+        return {TEXT_CALLS: PROMPT if self.policy == "prompt" else RECOVERED}
+
+
+@dataclass
+class Request:
+    """What to send: the history and native tool schemas, and how to read the answer."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    reader: AnswerReader
+    mode: str
+
+
+async def plan_request(adapter: Any, tools: Any, messages: Sequence[Message]) -> Request:
+    """Native tools, or prompt mode, for this request; and a reader for its answer."""
+    schemas = tools.schemas()
+    new_id = _id_source(adapter)
+    entries = offered_entries(tools)
+    model = getattr(adapter.settings, "model", None)
+    mode = await resolve_mode(adapter, model) if schemas else "native"
+    if mode == "prompt":
+        texts = [tool_text(entry) for entry in entries]
+        reader = AnswerReader(CallScanner(catalog(entries), "prompt"), new_id)
+        return Request(prompt_history(messages, texts), [], reader, mode)
+    recover = bool(schemas) and recovers(adapter)
+    reader = AnswerReader(CallScanner(catalog(entries), "recover") if recover else None, new_id)
+    return Request(list(messages), schemas, reader, mode)
+
+
+def offered_entries(tools: Any) -> list[ToolEntry]:
+    """The entries of the offered, enabled tools (none for a tool system that has no such list)."""
+    names = getattr(tools, "offered", None) or []
+    lookup = getattr(tools, "offered_entry", None)
+    if lookup is None:
+        return []
+    return [entry for entry in (lookup(name) for name in names) if entry is not None]
+
+
+def catalog(entries: Sequence[ToolEntry]) -> Catalog:
+    """The offered tools as the call scanner sees them."""
+    by_name = {entry.name: entry for entry in entries}
+
+    def validate(name: str, args: dict[str, Any]) -> str | None:
+        entry = by_name.get(name)
+        if entry is None:
+            return "not offered"
+        problems = violations(args, entry.tool.parameters, entry.validator())
+        return "; ".join(problems) if problems else None
+
+    return Catalog({e.name: e.tool.parameters for e in entries}, validate)
+
+
+def tool_text(entry: ToolEntry) -> ToolText:
+    """An offered tool as prompt mode describes it."""
+    tool = entry.tool
+    # A system_prompt function describes the tool itself (it is already a system message).
+    own = callable(tool.system_prompt)
+    return ToolText(
+        name=entry.name,
+        description=tool.description or entry.description,
+        parameters=tool.parameters,
+        own_prompt=own,
+        output_prompt=tool.output_prompt,
+    )
+
+
+def _id_source(adapter: Any) -> Callable[[], str]:
+    ids = getattr(adapter, "ids", None)
+    return ids if callable(ids) else _counter()
+
+
+def _counter() -> Callable[[], str]:
+    numbers = itertools.count(1)
+    return lambda: f"text_call_{next(numbers)}"
