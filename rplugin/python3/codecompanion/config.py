@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .textcalls.mode import TEXT_CALL_SETTINGS, setting_problem
 from .tools.model.registry import ENTRY_KEYS, Group, is_entry, split_entry
 from .tools.model.tool import Tool
 
@@ -170,6 +171,10 @@ def _check_adapters(value: Any) -> tuple[Any, list[str]]:
     kept, errors = {}, []
     for name, settings in value.items():
         if isinstance(name, str) and isinstance(settings, dict):
+            problem = setting_problem(name, settings)
+            if problem is not None:  # the adapter still works, with tools offered as by default
+                errors.append(problem)
+                settings = {k: v for k, v in settings.items() if k not in TEXT_CALL_SETTINGS}
             kept[name] = settings
         else:
             errors.append(f"adapters[{name!r}] must be a dict of settings, not {_kind(settings)}")

@@ -19,6 +19,7 @@ log = logging.getLogger("codecompanion.textcalls")
 
 Mode = Literal["native", "prompt", "auto"]
 MODES: tuple[str, ...] = ("native", "prompt", "auto")
+TEXT_CALL_SETTINGS = ("tool_calls", "recover_text_calls")
 
 
 def configured_mode(setting: Any, model: str | None) -> Mode:

@@ -117,8 +117,12 @@ def tools_prompt(tools: Iterable[ToolText]) -> str:
 
 
 def result_text(call: ToolCall, content: str, is_error: bool, tool: ToolText | None) -> str:
-    """A result as the user message the model reads: `output_prompt`, else a default."""
-    if tool is not None and tool.output_prompt is not None:
+    """A result as the user message the model reads: `output_prompt`, else a default.
+
+    `output_prompt` words a tool's output; an error (invalid arguments, a rejection, a tool
+    that is not offered) always gets the default, which says the call failed.
+    """
+    if tool is not None and tool.output_prompt is not None and not is_error:
         try:
             text = tool.output_prompt(content)
             if isinstance(text, str) and text.strip():
