@@ -8,7 +8,7 @@ STAMP_DEV := $(VENV)/.dev-stamp
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
 
-.PHONY: install dev run test lint typecheck pytest bench fmt clean constraints
+.PHONY: install dev run test test-real lint typecheck pytest bench fmt clean constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ run: $(STAMP_RUNTIME)
 
 ## test: the whole suite: lint, types, tests.
 test: $(STAMP_DEV) lint typecheck pytest
+
+## test-real: end-to-end scenarios against a real local model (not part of `make test`).
+## Needs a running OpenAI-compatible server: REALMODEL_URL (default http://127.0.0.1:8093/v1),
+## or REALMODEL_START=path/to/a/script that starts one and prints its URL. Skips without one.
+test-real: $(STAMP_DEV)
+	CODECOMPANION_REAL=1 $(PY) -m pytest -q -p no:cacheprovider -rsx tests/real $(ARGS)
 
 lint:
 	$(VENV)/bin/ruff check .
