@@ -18,6 +18,7 @@ from codecompanion.chat import Chat
 from codecompanion.messages import Message, ToolCall
 from codecompanion.ports import RenderOp
 from codecompanion.textcalls.prompt import HOW_TO_CALL
+from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingEvents, ScriptedApprover
@@ -283,3 +284,36 @@ async def test_restored_prompt_mode_answer_shows_without_its_block(tmp_path: Pat
     ops = transcript.replay(list(chat.messages), "x", "m")
     texts = " ".join(str(op.data.get("text", "")) for op in ops)
     assert "Computing." in texts and "<tool>" not in texts
+
+
+async def test_a_repeated_text_call_is_answered_without_running_again(tmp_path: Path) -> None:
+    adapter = Adapter([[QWEN_BLOCK], [QWEN_BLOCK], ["The answer is 5000."]])
+    chat, view, approver = make(adapter, tmp_path)
+    await turn(chat, "@{calculator} 100*50")
+    assert len(adapter.requests) == 3
+    results = [m.content for m in chat.messages if m.role == "tool"]
+    assert results[0] == "5000" and results[1] == REPEATED
+    assert_paired(wire(adapter.requests[2][0]))
+    assert any(
+        op.kind == "tool_status" and op.data["detail"] == "same call as the round before"
+        for op in view.ops
+    )
+
+
+async def test_a_model_that_keeps_repeating_is_stopped(tmp_path: Path) -> None:
+    adapter = Adapter([[QWEN_BLOCK], [QWEN_BLOCK], [QWEN_BLOCK], ["never asked"]])
+    chat, _view, _ = make(adapter, tmp_path)
+    await turn(chat, "@{calculator} 100*50")
+    assert len(adapter.requests) == 3
+    results = [m.content for m in chat.messages if m.role == "tool"]
+    assert results == ["5000", REPEATED, REPEATED]
+    assert chat.messages.pending_calls() == []
+
+
+async def test_the_same_call_after_another_one_runs_again(tmp_path: Path) -> None:
+    other = QWEN_BLOCK.replace('"num1": 100', '"num1": 7')
+    adapter = Adapter([[QWEN_BLOCK], [other], [QWEN_BLOCK], ["done"]])
+    chat, _view, _ = make(adapter, tmp_path)
+    await turn(chat, "@{calculator} go")
+    results = [m.content for m in chat.messages if m.role == "tool"]
+    assert results == ["5000", "350", "5000"]

@@ -24,7 +24,7 @@ from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
-from .textcalls.session import plan_request
+from .textcalls.session import answer_repeated, plan_request, repeats_last_round
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -193,7 +193,7 @@ class Chat:
 
     async def _run(self) -> None:
         status = "success"
-        first = True
+        first, repeated = True, False
         self._turn_tokens = 0
         try:
             while True:
@@ -204,6 +204,14 @@ class Chat:
                     break
                 if not answer.calls:
                     break
+                if repeats_last_round(list(self.messages)):
+                    answer_repeated(self, answer.calls)
+                    self.save()
+                    if repeated:  # a second repeat in a row: the model is stuck
+                        break
+                    repeated = True
+                    continue
+                repeated = False
                 outcome = await self.tools.run(answer.calls)
                 self.save()
                 if outcome.status == "cancelled":

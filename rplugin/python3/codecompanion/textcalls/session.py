@@ -8,7 +8,8 @@ as text (as ToolCalls with fresh ids, run like native ones) and the text to stor
 
 from __future__ import annotations
 
-import itertools
+import json
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,10 @@ from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
 from .stream import CallScanner, Found, Piece, Policy, Shown
 
 SHOWN = "shown"  # extra of a prompt-mode answer: its text as the buffer shows it
+REPEATED = (
+    "This is the same call as in the round before, so it was not run again: its result is "
+    "above. Use that result to answer, without calling the tool again."
+)
 
 
 @dataclass
@@ -123,6 +128,32 @@ def offered_entries(tools: Any) -> list[ToolEntry]:
     return [entry for entry in (lookup(name) for name in names) if entry is not None]
 
 
+def repeats_last_round(messages: Sequence[Message]) -> bool:
+    """True when the latest calls, written as text, are exactly the calls of the round before.
+
+    Small models that write calls as text often answer a result by repeating the call; running
+    it again would loop until the round cap. Only the round right before counts (a file read
+    again after an edit is a new call), and only within the user's current turn.
+    """
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    rounds = [m for m in list(messages)[last_user + 1 :] if m.role == "llm" and m.tool_calls]
+    if len(rounds) < 2 or not rounds[-1].extra.get(TEXT_CALLS):
+        return False
+    return _signature(rounds[-1].tool_calls) == _signature(rounds[-2].tool_calls)
+
+
+def answer_repeated(chat: Any, calls: Sequence[ToolCall]) -> None:
+    """Give each repeated call its one result, without running it, on the chat's tool lines."""
+    for call in calls:
+        chat.tool_status(call, "pending")
+        chat.record_tool_result(call, REPEATED, "not run again: same call as before", False, None)
+        chat.tool_status(call, "cancelled", "same call as the round before")
+
+
+def _signature(calls: Sequence[ToolCall]) -> list[str]:
+    return sorted(json.dumps([c.name, c.arguments], sort_keys=True, default=str) for c in calls)
+
+
 def catalog(entries: Sequence[ToolEntry]) -> Catalog:
     """The offered tools as the call scanner sees them."""
     by_name = {entry.name: entry for entry in entries}
@@ -157,5 +188,5 @@ def _id_source(adapter: Any) -> Callable[[], str]:
 
 
 def _counter() -> Callable[[], str]:
-    numbers = itertools.count(1)
-    return lambda: f"text_call_{next(numbers)}"
+    """Ids unique across requests and restored chats (an adapter without its own id source)."""
+    return lambda: f"call_{uuid.uuid4().hex[:12]}"
