@@ -136,13 +136,14 @@ def test_calculator_in_prompt_mode(
     assert "**calculator**" in ed.text() and "<name>calculator</name>" not in ed.text()
 
 
+@pytest.mark.parametrize("mode", ["auto", "prompt"])
 def test_reading_a_file(
-    start_nvim: StartNvim, tmp_path: Path, model_url: str, scenario: dict[str, Any]
+    start_nvim: StartNvim, tmp_path: Path, model_url: str, scenario: dict[str, Any], mode: str
 ) -> None:
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "notes.txt").write_text("The code word is PELICAN.\n")
     text = "Use the @{read_file} tool to read notes.txt and tell me the code word."
-    _ed, chat = chat_turn(start_nvim, tmp_path, text, config(model_url))
+    _ed, chat = chat_turn(start_nvim, tmp_path, text, config(model_url, mode))
     scenario["note"] = how_called(chat)
     assert any("PELICAN" in (r["content"] or "") for r in results(chat, "read_file")), brief(chat)
     final = [m for m in chat["messages"] if m["role"] == "llm" and m["content"]][-1]
@@ -188,14 +189,15 @@ def test_read_then_write(
     assert output.read_text().strip() == "ALPHA BETA"
 
 
+@pytest.mark.parametrize("mode", ["auto", "prompt"])
 def test_code_runner(
-    start_nvim: StartNvim, tmp_path: Path, model_url: str, scenario: dict[str, Any]
+    start_nvim: StartNvim, tmp_path: Path, model_url: str, scenario: dict[str, Any], mode: str
 ) -> None:
     text = (
         "Use the @{code_runner} tool to run Python code that prints the sum of the "
         "numbers from 1 to 100."
     )
-    _ed, chat = chat_turn(start_nvim, tmp_path, text, config(model_url))
+    _ed, chat = chat_turn(start_nvim, tmp_path, text, config(model_url, mode))
     scenario["note"] = how_called(chat)
     outputs = [r["content"] or "" for r in results(chat, "code_runner")]
     assert any("5050" in o for o in outputs), brief(chat)
