@@ -54,7 +54,11 @@ CALCULATOR = {
             self, str(stdout[0])
         ),
     },
-    "output_prompt": lambda output: f"After the tool completed the output was: {output}",
+}
+WORDED = {
+    **CALCULATOR,
+    "output": {},
+    "output_prompt": lambda output: f"After the tool completed the output was: {output[0]}",
 }
 QWEN_BLOCK = (
     '```json\n{\n  "name": "calculator",\n  "arguments": {\n    "num1": 100,\n'
@@ -118,7 +122,8 @@ def make(
     approver: ScriptedApprover | None = None,
     tool_opts: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[Chat, View, ScriptedApprover]:
-    registry = ToolRegistry({"calculator": CALCULATOR}, {}, tool_opts=tool_opts or {})
+    tool = WORDED if adapter.extra.get("tool_calls") == "prompt" else CALCULATOR
+    registry = ToolRegistry({"calculator": tool}, {}, tool_opts=tool_opts or {})
     assert registry.errors == []
     approver = approver or ScriptedApprover()
     view = View()

@@ -129,7 +129,7 @@ def test_generated_description() -> None:
     assert "### own" not in tools_prompt([ToolText("own", "", {}, own_prompt=True)])
 
 
-def test_result_text_default_output_prompt_and_its_failure() -> None:
+def test_result_text_default_and_a_worded_result() -> None:
     call = ToolCall("c1", "calculator", {"num1": 2, "op": "add"})
     assert result_text(call, "4", False, CALC) == (
         "The `calculator` tool call (num1=2, op=add) returned:\n\n```\n4\n```"
@@ -137,15 +137,9 @@ def test_result_text_default_output_prompt_and_its_failure() -> None:
     assert "failed" in result_text(call, "bad", True, CALC)
     fenced = result_text(call, "```py\nx\n```", False, None)
     assert fenced.count("````") == 2
-
-    def broken(_output: str) -> str:
-        raise RuntimeError("boom")
-
-    tool = ToolText("calculator", "", {}, output_prompt=broken)
-    assert "returned" in result_text(call, "4", False, tool)
-    tool = ToolText("calculator", "", {}, output_prompt=lambda out: f"Output: {out}")
-    assert result_text(call, "4", False, tool) == "Output: 4"
-    assert "failed" in result_text(call, "no", True, tool)  # errors keep the default
+    worded = ToolText("calculator", "", {}, worded=True)
+    assert result_text(call, "The output was: 4", False, worded) == "The output was: 4"
+    assert "returned" in result_text(call, "  ", False, worded)  # nothing worded: the default
 
 
 def test_history_of_native_and_recovered_calls_becomes_text() -> None:

@@ -9,15 +9,12 @@ are written out as XML blocks, and each result becomes a user message (the tool'
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
 from ..messages import Message, ToolCall
-
-log = logging.getLogger("codecompanion.textcalls")
 
 # How the calls message of an answer says its calls were written in the answer's text.
 TEXT_CALLS = "text_calls"
@@ -58,7 +55,7 @@ class ToolText:
     description: str
     parameters: Mapping[str, Any]
     own_prompt: bool = False  # its system_prompt function describes it (a system message already)
-    output_prompt: Callable[[str], Any] | None = None
+    worded: bool = False  # its `output_prompt` already wrote the result as a message to the model
 
 
 def describe(tool: ToolText) -> str:
@@ -117,18 +114,14 @@ def tools_prompt(tools: Iterable[ToolText]) -> str:
 
 
 def result_text(call: ToolCall, content: str, is_error: bool, tool: ToolText | None) -> str:
-    """A result as the user message the model reads: `output_prompt`, else a default.
+    """A result as the user message the model reads: a default naming the tool and the call.
 
-    `output_prompt` words a tool's output; an error (invalid arguments, a rejection, a tool
-    that is not offered) always gets the default, which says the call failed.
+    A tool with an `output_prompt` (CodeCompanion's older field) has already worded its result
+    as a message to the model: that text is sent as it is. A failed call (invalid arguments, a
+    rejection, a tool not offered: nothing the tool worded) always says that it failed.
     """
-    if tool is not None and tool.output_prompt is not None and not is_error:
-        try:
-            text = tool.output_prompt(content)
-            if isinstance(text, str) and text.strip():
-                return text
-        except Exception:
-            log.exception("%s: output_prompt failed; using the default", call.name)
+    if tool is not None and tool.worded and not is_error and content.strip():
+        return content
     summary = ", ".join(
         f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
         for k, v in call.arguments.items()

@@ -178,7 +178,7 @@ def tool_text(entry: ToolEntry) -> ToolText:
         description=tool.description or entry.description,
         parameters=tool.parameters,
         own_prompt=own,
-        output_prompt=tool.output_prompt,
+        worded="output_prompt" in tool.output,
     )
 
 

@@ -18,17 +18,7 @@ from .legacy import LEGACY_HANDLERS, LEGACY_OUTPUTS, upgrade
 Command = list[str]
 Cmd = Callable[..., Any] | Command
 
-_FIELDS = (
-    "name",
-    "cmds",
-    "schema",
-    "system_prompt",
-    "opts",
-    "env",
-    "handlers",
-    "output",
-    "output_prompt",
-)
+_FIELDS = ("name", "cmds", "schema", "system_prompt", "opts", "env", "handlers", "output")
 _HANDLERS = ("setup", "on_exit", "prompt_condition", *LEGACY_HANDLERS)
 _OUTPUTS = ("success", "error", "prompt", "rejected", "cancelled", *LEGACY_OUTPUTS)
 # A parameter of a decorated function with this name receives the tool system, not a model value.
@@ -53,8 +43,6 @@ class Tool:
     env: Callable[..., dict[str, Any]] | None = None
     handlers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     output: dict[str, Callable[..., Any]] = field(default_factory=dict)
-    # Prompt mode: the result text (what the model would get natively) → the message it reads.
-    output_prompt: Callable[[str], str] | None = None
     # Set at run time by `bind`.
     args: dict[str, Any] = field(default_factory=dict)
     call: ToolCall | None = None
@@ -153,7 +141,6 @@ class Tool:
             system_prompt=data.get("system_prompt"),
             opts=dict(data.get("opts") or {}),
             env=data.get("env"),
-            output_prompt=data.get("output_prompt"),
             handlers=dict(data.get("handlers") or {}),
             output=dict(data.get("output") or {}),
         )
@@ -186,10 +173,8 @@ def _check_tool(made: Tool) -> None:
         raise ValueError(f"{made.name}: opts must be a dict")
     _check_callbacks(made, "handlers", _HANDLERS)
     _check_callbacks(made, "output", _OUTPUTS)
-    for key in ("env", "output_prompt"):
-        value = getattr(made, key)
-        if value is not None and not callable(value):
-            raise ValueError(f"{made.name}: {key} must be a function")
+    if made.env is not None and not callable(made.env):
+        raise ValueError(f"{made.name}: env must be a function")
 
 
 def _check_cmds(made: Tool) -> None:
