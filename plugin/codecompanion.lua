@@ -44,17 +44,7 @@ require("codecompanion.highlights").setup()
 vim.api.nvim_create_autocmd("ColorScheme", {
   group = vim.api.nvim_create_augroup("codecompanion_highlights", { clear = true }),
   callback = function()
-    -- `:help codecompanion` works wherever the plugin runs (a checkout, `make run`): the help tags
--- are generated when they are missing or older than the help file (two stat calls otherwise).
-do
-  local doc = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h") .. "/doc"
-  local help, tags = vim.uv.fs_stat(doc .. "/codecompanion.txt"), vim.uv.fs_stat(doc .. "/tags")
-  if help and (not tags or tags.mtime.sec < help.mtime.sec) then
-    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc)) -- a read-only install keeps its own tags
-  end
-end
-
-require("codecompanion.highlights").setup()
+    require("codecompanion.highlights").setup()
   end,
 })
 
