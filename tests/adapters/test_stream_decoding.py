@@ -8,11 +8,10 @@ import logging
 import pytest
 
 from codecompanion.adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent
+from codecompanion.adapters.framing import JSONSeqDecoder, SSEDecoder
 from codecompanion.adapters.streaming import (
     IdFactory,
-    JSONSeqDecoder,
     LineSplitter,
-    SSEDecoder,
     assemble_message,
     make_call,
 )
