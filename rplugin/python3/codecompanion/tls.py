@@ -10,10 +10,11 @@ all (a bare container).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
@@ -46,6 +47,23 @@ def build_trust(env: Mapping[str, str]) -> TlsTrust:
     import certifi
 
     return TlsTrust(ssl.create_default_context(cafile=certifi.where()), "certifi")
+
+
+class LazyContext:
+    """A TLS context made on first use in a worker thread (loading CAs takes tens of ms)."""
+
+    def __init__(self, build: Callable[[], ssl.SSLContext]) -> None:
+        self._build = build
+        self._context: ssl.SSLContext | None = None
+        self._lock = asyncio.Lock()  # calls run at once wait for the one build
+
+    async def get(self) -> ssl.SSLContext:
+        """The context, built by the first caller off the event loop and kept."""
+        if self._context is None:
+            async with self._lock:
+                if self._context is None:
+                    self._context = await asyncio.to_thread(self._build)
+        return self._context
 
 
 def _system_store() -> bool:

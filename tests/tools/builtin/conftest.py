@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,9 +87,14 @@ class FakeTools:
     answers: list[bool] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
 
+    tls: ssl.SSLContext | None = None  # the host's context; the system's store when None
+
     async def confirm(self, question: str) -> bool:
         self.questions.append(question)
         return self.answers.pop(0) if self.answers else False
+
+    async def tls_context(self) -> ssl.SSLContext:
+        return self.tls or ssl.create_default_context()
 
 
 @dataclass(frozen=True)

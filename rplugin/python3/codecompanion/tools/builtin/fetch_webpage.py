@@ -16,6 +16,7 @@ from ..model.tool import Tool
 from ..runtime.process import cap_output
 from ._support.html_text import html_to_markdown
 from ._support.text_files import fence, looks_binary
+from ._support.web_client import web_client
 
 
 def approval_key(args: dict[str, Any]) -> str:
@@ -110,7 +111,7 @@ async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
     site is followed only if the user approves that site too."""
     approved = {_origin(url)}
     current = url
-    async with httpx.AsyncClient(timeout=httpx.Timeout(own), headers=_HEADERS) as client:
+    async with await web_client(self.tools, own, _HEADERS) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             # httpx's timeout is per operation; wait_for bounds each whole request.
             found = await asyncio.wait_for(_fetch_one(client, current, max_bytes), own)

@@ -14,6 +14,7 @@ from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.process import cap_output
+from ._support.web_client import web_client
 
 MAX_ANSWER_BYTES = 5_000_000  # decompressed; a search answer is a few kilobytes
 
@@ -63,12 +64,13 @@ def _api_key(opts: dict[str, Any]) -> str:
     return str(key)
 
 
-async def _post(opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
+async def _post(tools: Any, opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
     timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     url = str(opts.get("url") or DEFAULT_OPTS["url"])
     headers = {"Authorization": f"Bearer {key}", "Accept-Encoding": ACCEPT_ENCODING}
     try:
-        status, raw, cut = await asyncio.wait_for(_send(url, body, headers, own), own)
+        async with await web_client(tools, own) as client:
+            status, raw, cut = await asyncio.wait_for(_send(client, url, body, headers), own)
     except (asyncio.TimeoutError, httpx.TimeoutException):
         raise ToolError(f"The web search timed out (limit {timeout:g}s).") from None
     except httpx.HTTPError as exc:
@@ -93,13 +95,10 @@ async def _post(opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[st
 
 
 async def _send(
-    url: str, body: dict[str, Any], headers: dict[str, str], own: float
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
 ) -> tuple[int, bytes, bool]:
     """Status, the body (decompressed in bounded steps, capped) and whether it was cut."""
-    async with (
-        httpx.AsyncClient(timeout=httpx.Timeout(own)) as client,
-        client.stream("POST", url, json=body, headers=headers) as response,
-    ):
+    async with client.stream("POST", url, json=body, headers=headers) as response:
         raw, cut = await read_capped(response, MAX_ANSWER_BYTES)
         return response.status_code, raw, cut
 
@@ -131,7 +130,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         "include_answer": False,
         "include_raw_content": False,
     }
-    data = await _post(opts, _api_key(opts), body)
+    data = await _post(self.tools, opts, _api_key(opts), body)
     results = data.get("results") if isinstance(data.get("results"), list) else []
     per_result = int(opts.get("max_chars_per_result") or DEFAULT_OPTS["max_chars_per_result"])
     blocks = _render(results or [], per_result)

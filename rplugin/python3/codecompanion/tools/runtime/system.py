@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
-from collections.abc import Mapping
+import ssl
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -12,6 +14,7 @@ from typing import Any, Literal
 
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
+from ...tls import LazyContext, build_trust
 from ..model.registry import ToolEntry, ToolRegistry
 from .approval_memory import ApprovalMemory
 from .context import Reporter, ToolChat
@@ -91,7 +94,7 @@ class ToolSystem:
     """One chat's tools: offered tools and groups, approvals it remembers, and batches of calls.
 
     Callbacks receive it as `tools`: `chat`, `cwd`, `chat_id`, `editor`, `yolo`, `opts`,
-    and `await tools.confirm(question)`.
+    `await tools.confirm(question)` and `await tools.tls_context()`.
     """
 
     def __init__(
@@ -105,8 +108,11 @@ class ToolSystem:
         editor: Editor | None = None,
         opts: Mapping[str, Any] | None = None,
         yolo: bool = False,
+        tls: Callable[[], ssl.SSLContext] | None = None,
     ) -> None:
         self.chat = ChatHandle(self, chat)
+        # The host's one context when given (Workspace.ssl_context), else this system's own.
+        self._tls = LazyContext(tls or (lambda: build_trust(os.environ).context))
         self.registry = registry
         self.approver = approver
         self.events = events
@@ -136,6 +142,10 @@ class ToolSystem:
     def running(self) -> bool:
         """True while a batch runs."""
         return bool(self._running)
+
+    async def tls_context(self) -> ssl.SSLContext:
+        """The TLS context web tools connect with (see tls.py), built once, off the loop."""
+        return await self._tls.get()
 
     async def confirm(self, question: str) -> bool:
         """Ask the user a yes/no question; False when it cannot be asked."""
