@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 from ..errors import AdapterError, ProviderError
 from ..messages import Message
-from .anthropic import clean_schema
+from . import gemini
 from .base import Event, Usage
-from .gemini import SCHEMA_DROP, GeminiAdapter
+from .gemini import GeminiAdapter
 from .http_adapter import RequestSpec, error_text, one_line
 from .streaming import ResponseParser, make_call, text_events
 
@@ -361,12 +361,5 @@ def _result(message: Message, names: dict[str, str]) -> dict[str, Any]:
 
 
 def format_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI function schema as an Interactions function tool."""
-    function = tool.get("function", tool)
-    out: dict[str, Any] = {"type": "function", "name": function["name"]}
-    if function.get("description"):
-        out["description"] = function["description"]
-    parameters = function.get("parameters")
-    if parameters and parameters.get("properties"):
-        out["parameters"] = clean_schema(parameters, SCHEMA_DROP)
-    return out
+    """An OpenAI function schema as an Interactions function tool (a typed Gemini declaration)."""
+    return {"type": "function", **gemini.format_tool(tool)}
