@@ -238,7 +238,7 @@ def _body(path: str, old: bytes, new: bytes) -> list[str]:
     if b"\0" in old[:8000] or b"\0" in new[:8000]:
         return [f"Binary files a/{path} and b/{path} differ"]
     if max(len(old), len(new)) > MAX_DIFF_BYTES:
-        return [f"(a/{path} or b/{path} is larger than {MAX_DIFF_BYTES} bytes; not diffed)"]
+        return [_not_diffed(path)]
     out: list[str] = []
     tab = "\t" if " " in path else ""  # as git writes names with spaces in the headers
     names = (f"a/{path}{tab}", f"b/{path}{tab}")
@@ -284,10 +284,13 @@ async def unstaged_diff(
     root: Path, timeout: float, env: Mapping[str, str]
 ) -> tuple[str, list[str]]:
     """The work tree's changes against the index as a git-style diff, and the unmerged paths."""
-    listing = await _git_text(root, ("ls-files", "-s", "-t", "--debug", "-z"), timeout, env)
     about = ("rev-parse", "--show-object-format", "--git-path", "index")
-    algorithm, index = (await _git_text(root, about, timeout, env)).splitlines()[:2]
-    filemode = await run_git(root, ("config", "--bool", "core.fileMode"), timeout=timeout, env=env)
+    listing, about_text, filemode = await asyncio.gather(  # three reads, run at once
+        _git_text(root, ("ls-files", "-s", "-t", "--debug", "-z"), timeout, env),
+        _git_text(root, about, timeout, env),
+        run_git(root, ("config", "--bool", "core.fileMode"), timeout=timeout, env=env),
+    )
+    algorithm, index = about_text.splitlines()[:2]
     entries, unmerged = parse_index(listing)
     if algorithm not in ("sha1", "sha256"):
         raise ToolError(f"unsupported git object format {algorithm!r}")
