@@ -252,3 +252,15 @@ async def test_web_search_masks_an_echoed_key_and_caps_the_answer(
         web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server)
     )
     assert out.status == "error" and "larger than 5,000,000 bytes" in out.for_llm
+
+
+async def test_web_search_masks_a_key_echoed_across_the_quoted_length(
+    tools: FakeTools, server: LoopbackServer
+) -> None:
+    key = "tvly-" + "k" * 40
+    prefix = len('{"error": {"message": "')
+    server.enqueue(Turn.error(400, "x" * (290 - prefix) + key))  # the key spans character 300
+    opts = {**_search_opts(server), "api_key": key}
+    out = await run_tool(web_search, {"query": "x", "domains": None}, tools, opts=opts)
+    assert "HTTP 400" in out.for_llm and "***" in out.for_llm
+    assert "tvly-kkkk" not in out.for_llm

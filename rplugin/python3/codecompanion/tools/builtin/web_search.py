@@ -81,7 +81,8 @@ async def _post(tools: Any, opts: dict[str, Any], key: str, body: dict[str, Any]
         raise ToolError(f"Tavily refused the API key (HTTP {status}).")
     if status >= 400:
         # The service may quote the request back: the key never reaches the model.
-        text = raw[:300].decode("utf-8", "replace").replace(key, "***")
+        # Masked before the cut, so a key spanning the cut leaves no prefix behind.
+        text = raw[: 300 + len(key.encode())].decode("utf-8", "replace").replace(key, "***")[:300]
         raise ToolError(f"Tavily answered HTTP {status}: {text}")
     if cut:
         raise ToolError(f"Tavily's answer was larger than {MAX_ANSWER_BYTES:,} bytes.")
