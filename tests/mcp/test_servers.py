@@ -8,7 +8,6 @@ import http.server
 import json
 import os
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from codecompanion.adapters.keys import KeyResolver
 from codecompanion.mcp import McpError, McpManager
 from codecompanion.mcp.tools import make_tool
+from tests.http_serve import serve
 
 from .conftest import FETCH_CMD, TIME_CMD, TOKEN, HttpServer, start_http_server
 from .procs import children
@@ -81,14 +81,8 @@ def page_server() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/page"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(Page) as url:
+        yield f"{url}page"
 
 
 async def test_fetch_server_fetches_a_loopback_page(tmp_path: Path, page_server: str) -> None:

@@ -19,6 +19,7 @@ from codecompanion.tools.builtin import fetch_webpage, web_search
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.http_serve import serve
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
@@ -57,17 +58,10 @@ def https_url(ca: trustme.CA) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1").configure_cert(context)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(Handler, context) as url:
+        yield url
 
 
 @pytest.fixture(autouse=True)
