@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -230,12 +230,8 @@ class MessageStore:
         taken = {c.id for m in self._messages for c in m.tool_calls}
         taken |= {m.tool_call_id for m in self._messages if m.tool_call_id is not None}
         taken |= {c.id for c in answer}
-        if call.id not in taken:
-            return call
-        n = 2
-        while f"{call.id}_{n}" in taken:
-            n += 1
-        return dataclasses.replace(call, id=f"{call.id}_{n}")
+        new = _fresh_id(call.id, taken)
+        return call if new == call.id else dataclasses.replace(call, id=new)
 
     def pending_calls(self) -> list[ToolCall]:
         """Calls the model made that have no result yet, in order."""
@@ -307,6 +303,16 @@ class MessageStore:
         return store
 
 
+def _fresh_id(base: str, taken: Container[str]) -> str:
+    """`base`, or `<base>_<n>` with the smallest n from 2 that is not `taken`."""
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
 def _unique_call_ids(messages: list[Message]) -> None:
     """Rename repeated call ids of a saved history (as `MessageStore.unique_call` does for new
     answers); each result goes to the earliest call of its id still without one."""
@@ -316,9 +322,7 @@ def _unique_call_ids(messages: list[Message]) -> None:
         if message.role == "llm" and message.tool_calls:
             calls = []
             for call in message.tool_calls:
-                new, n = call.id, 2
-                while new in seen:
-                    new, n = f"{call.id}_{n}", n + 1
+                new = _fresh_id(call.id, seen)
                 seen.add(new)
                 waiting.setdefault(call.id, []).append(new)
                 calls.append(call if new == call.id else dataclasses.replace(call, id=new))
