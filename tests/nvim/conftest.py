@@ -10,6 +10,7 @@ import pynvim
 import pytest
 
 from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env
+from tests.nvim.tui import Tui
 
 pytestmark = pytest.mark.nvim
 
@@ -66,6 +67,21 @@ def config_file(tmp_path: Path, provider_server: Any) -> Callable[[str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
+    """Start a real Neovim in tmux (`width` columns, 100 unless given); all are closed after."""
+    started: list[Tui] = []
+
+    def start(width: int = 100, **kwargs: object) -> Tui:
+        screen = Tui(tmp_path, width=width)
+        started.append(screen)
+        return screen.start(**kwargs)  # type: ignore[arg-type]
+
+    yield start
+    for screen in started:
+        screen.close()
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,20 +16,6 @@ StartNvim = Callable[..., Editor]
 def messages(ed: Editor) -> list[str]:
     out = ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output")
     return [line for line in str(out).splitlines() if line.strip()]
-
-
-@pytest.fixture
-def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
-    started: list[Tui] = []
-
-    def start(width: int = 100, **kwargs: object) -> Tui:
-        screen = Tui(tmp_path, width=width)
-        started.append(screen)
-        return screen.start(**kwargs)  # type: ignore[arg-type]
-
-    yield start
-    for screen in started:
-        screen.close()
 
 
 @pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,20 +18,6 @@ READ = {
     "start_line_number_base_zero": 0,
     "end_line_number_base_zero": -1,
 }
-
-
-@pytest.fixture
-def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
-    started: list[Tui] = []
-
-    def start(**kwargs: object) -> Tui:
-        screen = Tui(tmp_path)
-        started.append(screen)
-        return screen.start(**kwargs)  # type: ignore[arg-type]
-
-    yield start
-    for screen in started:
-        screen.close()
 
 
 def test_every_group_is_a_default_link_and_survives_a_colorscheme(start_nvim: StartNvim) -> None:

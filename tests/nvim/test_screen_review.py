@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,20 +12,6 @@ from tests.nvim.harness import wait_for
 from tests.nvim.tui import HAVE_TMUX, Tui
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
-
-
-@pytest.fixture
-def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
-    started: list[Tui] = []
-
-    def start(**kwargs: object) -> Tui:
-        screen = Tui(tmp_path)
-        started.append(screen)
-        return screen.start(**kwargs)  # type: ignore[arg-type]
-
-    yield start
-    for screen in started:
-        screen.close()
 
 
 def write_config(tmp_path: Path, server: LoopbackServer, extra: str = "") -> Path:

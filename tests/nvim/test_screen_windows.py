@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,20 +14,6 @@ from tests.nvim.test_screen_review import layout, write_config
 from tests.nvim.tui import HAVE_TMUX, Tui
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
-
-
-@pytest.fixture
-def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
-    started: list[Tui] = []
-
-    def start(**kwargs: object) -> Tui:
-        screen = Tui(tmp_path)
-        started.append(screen)
-        return screen.start(**kwargs)  # type: ignore[arg-type]
-
-    yield start
-    for screen in started:
-        screen.close()
 
 
 def test_chats_reuse_their_window_and_toggle_in_place(
