@@ -40,7 +40,7 @@ class ContextItem:
     @property
     def title(self) -> str:
         """The one line the chat shows for it."""
-        return f"> {self.kind} `{self.path}` ({len(self.lines)} lines)"
+        return _title(self.kind, self.path, len(self.lines))
 
     def numbered(self) -> str:
         """The lines with their 1-based numbers, as the model reads them."""
@@ -62,6 +62,11 @@ class ContextItem:
     def summary(self) -> dict[str, Any]:
         """What a saved chat keeps about it (the content is in the message already)."""
         return {"kind": self.kind, "path": self.path, "lines": len(self.lines)}
+
+
+def _title(kind: object, path: object, lines: object) -> str:
+    """The one line the chat shows for an item, live or restored from its summary."""
+    return f"> {kind} `{path}` ({lines} lines)"
 
 
 def read_items(raw: Any) -> list[ContextItem]:
@@ -93,6 +98,6 @@ def replay_ops(summaries: Any) -> list[RenderOp]:
     ops = []
     for data in summaries if isinstance(summaries, list) else []:
         if isinstance(data, Mapping):
-            title = f"> {data.get('kind')} `{data.get('path')}` ({data.get('lines')} lines)"
+            title = _title(data.get("kind"), data.get("path"), data.get("lines"))
             ops.append(RenderOp("context", {"title": title, "text": ""}))
     return ops

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ...compose import MENTION  # the `@{name}` syntax, one definition
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
 from ...tls import LazyContext, build_trust
@@ -33,7 +34,6 @@ DEFAULT_OPTS: Mapping[str, Any] = MappingProxyType(
         "tool_replacement_message": "the ${tool} tool",
     }
 )
-_MENTION = re.compile(r"@\{([^{}\s]+)\}")
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ class ToolSystem:
                 return template.replace("${tool}", name)
             return match.group(0)
 
-        return _MENTION.sub(replace, text)
+        return MENTION.sub(replace, text)
 
     def _group_text(self, name: str) -> str:
         group = self.registry.group(name)
