@@ -65,6 +65,9 @@ class RecordingView:
     def notify(self, message: str, level: str = "info") -> None:
         self.notices.append((message, level))
 
+    def flush(self) -> None:
+        pass
+
     def appended(self) -> str:
         return "".join(op.data["text"] for op in self.ops if op.kind == "append")
 
@@ -251,3 +254,41 @@ def test_restored_messages_keep_ids_unique() -> None:
     )
     added = store.add(Message(role="llm", content="b"))
     assert added.meta.id == 6 and added.meta.cycle == 2
+
+
+class CountingStore(ChatStore):
+    """A real store that also records how many messages each write held."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self.writes: list[int] = []
+
+    def save(self, chat_id: str, state: dict[str, Any], durable: bool = True) -> None:
+        self.writes.append(len(state["messages"]))
+        super().save(chat_id, state, durable)
+
+
+async def test_no_save_between_a_tool_round_and_its_next_request(tmp_path: Path) -> None:
+    call = ToolCall("call_1", "echo", {"x": 1})
+    adapter = ScriptedAdapter([ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done")])
+    chat, _view = make_chat(adapter)
+    store = chat.store = CountingStore(tmp_path / "chats")
+    chat.submit("use echo")
+    await finish(chat)
+    # One write at the end of the turn: the saves the messages asked for were coalesced into
+    # it, none of them ran before the request carrying the tool result left.
+    assert store.writes == [6]
+    assert len(adapter.requests) == 2
+    await asyncio.sleep(0.15)  # a deferred save, were one still pending, would land now
+    assert store.writes == [6]
+    saved = store.load("c1")
+    assert saved is not None and [m["role"] for m in saved["messages"]][-2:] == ["tool", "llm"]
+
+
+async def test_a_message_added_between_turns_is_saved_soon(tmp_path: Path) -> None:
+    chat, _view = make_chat(ScriptedAdapter(), tmp_path)
+    chat.add(Message(role="user", content="kept"))
+    assert chat.store is not None and chat.store.load("c1") is None  # not at once
+    await asyncio.sleep(0.15)
+    saved = chat.store.load("c1")
+    assert saved is not None and saved["messages"][-1]["content"] == "kept"

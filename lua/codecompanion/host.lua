@@ -133,6 +133,7 @@ function M.ensure()
       channel = state.chan,
       options = require("codecompanion.config").for_python(),
     })
+    require("codecompanion.buffers").track(state.chan)
   end
   return state.chan
 end

@@ -34,6 +34,9 @@ SYSTEM_PROMPT = (
     "and use the tools you are given when they help; tool results are facts about the "
     "user's machine."
 )
+# Seconds a save waits: the saves a tool round asks for land after its next request has left,
+# never between the end of a stream and the request that carries the results.
+SAVE_DELAY = 0.1
 
 
 @dataclass
@@ -115,7 +118,7 @@ class Chat:
         }
 
     def save(self) -> None:
-        """Save soon: every save asked for in one turn of the loop becomes one write."""
+        """Save soon: every save asked for within SAVE_DELAY becomes one write."""
         if self.store is None or self._save_pending:
             return
         try:
@@ -124,16 +127,18 @@ class Chat:
             self.save_now()
             return
         self._save_pending = True
-        loop.call_soon(self._deferred_save)
+        loop.call_later(SAVE_DELAY, self._deferred_save)
 
     def _deferred_save(self) -> None:
-        self._save_pending = False
-        self.save_now(durable=False)
+        if self._save_pending:
+            self._save_pending = False
+            self.save_now(durable=False)
 
     def save_now(self, durable: bool = True) -> None:
         """Persist the chat now (atomic write); a failure is logged, never raised into the turn."""
         if self.store is None:
             return
+        self._save_pending = False  # this write includes whatever a deferred one would
         try:
             self.store.save(self.id, self.to_state(), durable)
         except (OSError, ValueError) as exc:
@@ -229,13 +234,15 @@ class Chat:
             self._answer_pending("error")
         finally:
             self.messages.cycle += 1
-            self.save_now()
             self.view.render(
                 [
                     RenderOp("spinner", {"on": False}),
                     RenderOp("ready", {"text": transcript.USER_HEADER}),
                 ]
             )
+            # The answer's last text is on screen before the (fsynced) save.
+            self.view.flush()
+            self.save_now()
             if status == "cancelled":
                 self.fire("ChatStopped")
             self.fire("ChatDone", status=status)

@@ -117,3 +117,7 @@ class ChatView(Protocol):
     def notify(self, message: str, level: str = "info") -> None:
         """Show one line to the user."""
         ...
+
+    def flush(self) -> None:
+        """Send every queued operation now."""
+        ...

@@ -369,6 +369,10 @@ class App:
         if isinstance(index, int) and 1 <= index <= len(saved):
             self.bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
 
+    def do_buffers(self, args: dict[str, Any]) -> None:
+        paths = args.get("paths")
+        self.editor.set_loaded(paths if isinstance(paths, list) else [])
+
     def do_approval_reply(self, args: dict[str, Any]) -> None:
         self.bridge.reply(int(args.get("rid", 0)), args)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..diffs import unified
@@ -15,9 +16,18 @@ class NvimEditor:
 
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
+        # Resolved paths of the files loaded in buffers, as Lua last pushed them (None until
+        # the first push): a file no buffer holds is read from disk without asking Neovim.
+        self.loaded: frozenset[str] | None = None
+
+    def set_loaded(self, paths: list[str]) -> None:
+        """Lua's list of the files loaded in buffers (sent whenever it changes)."""
+        self.loaded = frozenset(str(p) for p in paths)
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         """The loaded buffer's lines, or None."""
+        if self.loaded is not None and os.path.realpath(path) not in self.loaded:
+            return None
         lines = await self.bridge.request_lua("codecompanion.editor", "buffer_lines", path)
         return [str(line) for line in lines] if isinstance(lines, list) else None
 

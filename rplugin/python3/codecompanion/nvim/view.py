@@ -8,15 +8,47 @@ from typing import Any
 from ..ports import RenderOp
 from .bridge import Bridge
 
-FRAME = 0.016  # seconds: at most one call into Lua per frame per chat
+# Seconds: at most one call into Lua per frame per chat for progress. Short enough that a
+# slowly streamed chunk is on screen within one frame of arriving.
+FRAME = 0.008
+# Progress: streamed text, tool lines and statuses, the spinner, and the events fired with
+# them wait for the next frame, so a tool round sends its next request before Neovim is
+# written to. Everything else (a header, the end of a turn, a notice, a question's status)
+# goes out on the loop's next turn.
+PACED = frozenset({"append", "block", "lock", "spinner", "tool", "tool_output", "usage"})
+PACED_EVENTS = frozenset(
+    {
+        "RequestStarted",
+        "RequestFinished",
+        "ToolsStarted",
+        "ToolStarted",
+        "ToolFinished",
+        "ToolsFinished",
+    }
+)
+
+# A tool round holds progress back (at most HOLD seconds) from its start, and from its end
+# until the next answer streams: Neovim is written to after the request has left, not while
+# the tools run and the request is sent.
+HOLD = 0.016
+HOLD_FROM = frozenset({"ToolsStarted", "ToolsFinished"})
+
+
+def _paced(op: RenderOp) -> bool:
+    """True for an operation that may wait for the next frame."""
+    if op.kind in PACED:
+        return True
+    if op.kind == "tool_status":
+        return op.data.get("status") != "awaiting_approval"
+    return op.kind == "event" and op.data.get("name") in PACED_EVENTS
 
 
 class NvimChatView:
     """Queues render operations and sends them to Lua in one `exec_lua` per frame.
 
-    Streamed text is paced: batches of appends leave at most one frame apart. Any other
-    operation (a header, a tool status, an event, the end of an answer) goes out on the
-    loop's next turn, with whatever text is queued before it.
+    Progress (see PACED) leaves at most one frame after the previous batch, or on the loop's
+    next turn when the last batch is a frame old; any other operation goes out on the loop's
+    next turn, with whatever is queued before it.
     """
 
     def __init__(self, bridge: Bridge, bufnr: int) -> None:
@@ -28,27 +60,43 @@ class NvimChatView:
         self._text: list[str] = []
         self._timer: asyncio.Handle | None = None
         self._last_flush = float("-inf")
+        self._hold_until = float("-inf")
+        self._urgent = False  # the pending flush is for an urgent operation
+        self._due = 0.0  # when the pending flush runs (loop time)
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
         urgent = False
+        loop = self.bridge.loop
         for op in ops:
             if op.kind == "append":
                 self._text.append(op.data["text"])
                 continue
             self._close_text()
             self._ops.append({"kind": op.kind, **op.data})
-            urgent = True
+            urgent = urgent or not _paced(op)
+            if op.kind == "event":
+                name = op.data.get("name")
+                if name in HOLD_FROM:
+                    self._hold_until = loop.time() + HOLD
+                elif name == "RequestStreaming":
+                    self._hold_until = float("-inf")
         if not (self._ops or self._text):
             return
+        self._schedule(urgent)
+
+    def _schedule(self, urgent: bool) -> None:
+        """Flush on the loop's next turn (urgent), else when the frame and any hold allow."""
         loop = self.bridge.loop
-        wait = 0.0 if urgent else self._last_flush + FRAME - loop.time()
+        now = loop.time()
+        due = now if urgent else max(self._last_flush + FRAME, self._hold_until, now)
         if self._timer is not None:
-            if not urgent or not isinstance(self._timer, asyncio.TimerHandle):
-                return  # already due at least as soon
+            if self._urgent or not urgent and (self._due == due or self._due <= now >= due):
+                return  # already due at the right time
             self._timer.cancel()
-        if wait > 0:
-            self._timer = loop.call_later(wait, self.flush)
+        self._urgent, self._due = urgent, due
+        if due > now:
+            self._timer = loop.call_later(due - now, self.flush)
         else:
             self._timer = loop.call_soon(self.flush)
 

@@ -1,0 +1,98 @@
+"""When the chat view writes to Neovim: progress once per frame, held back while a tool round
+runs and its next request leaves; everything else on the loop's next turn."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from codecompanion.nvim import view as view_module
+from codecompanion.nvim.view import NvimChatView
+from codecompanion.ports import RenderOp
+from codecompanion.transcript import event
+
+
+class FakeBridge:
+    """Records each batch sent to Lua with the loop time it left."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.batches: list[tuple[float, list[dict[str, Any]]]] = []
+
+    def notify_lua(self, module: str, function: str, bufnr: int, ops: list[Any]) -> None:
+        self.batches.append((self.loop.time(), ops))
+
+
+def kinds(batch: list[dict[str, Any]]) -> list[str]:
+    return [op.get("name", op["kind"]) for op in batch]
+
+
+async def settle(seconds: float = 0.0) -> None:
+    await asyncio.sleep(seconds)
+    await asyncio.sleep(0)
+
+
+# Long frames and holds, so a slow test machine cannot make a wait look like none.
+FRAME = 0.2
+HOLD = 0.4
+
+
+@pytest.fixture(autouse=True)
+def slow_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(view_module, "FRAME", FRAME)
+    monkeypatch.setattr(view_module, "HOLD", HOLD)
+
+
+async def test_text_is_paced_and_a_notice_goes_out_at_once() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    view.render([RenderOp("append", {"text": "a"})])
+    await settle()
+    assert [kinds(b) for _, b in bridge.batches] == [["append"]]  # idle: no wait
+    view.render([RenderOp("append", {"text": "b"}), RenderOp("append", {"text": "c"})])
+    await settle()
+    assert len(bridge.batches) == 1  # within a frame of the last batch: waits
+    await settle(FRAME)
+    assert bridge.batches[1][1] == [{"kind": "append", "text": "bc"}]
+    assert bridge.batches[1][0] - bridge.batches[0][0] >= FRAME * 0.9
+    view.render([RenderOp("append", {"text": "d"}), RenderOp("notice", {"text": "n"})])
+    await settle()
+    assert kinds(bridge.batches[2][1]) == ["append", "notice"]  # urgent: no frame wait
+
+
+async def test_a_tool_round_is_held_until_the_next_answer_streams() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    view.render([event("RequestFinished", {}), event("ToolsStarted", {})])
+    view.render([RenderOp("tool", {"call_id": "c"}), event("ToolsFinished", {})])
+    view.render([RenderOp("lock"), event("RequestStarted", {})])
+    await settle(HOLD / 4)
+    assert bridge.batches == []  # the tools ran and the request left: Neovim not written yet
+    view.render([RenderOp("spinner", {"on": False}), event("RequestStreaming", {})])
+    await settle()
+    assert [kinds(b) for _, b in bridge.batches] == [
+        [
+            "RequestFinished",
+            "ToolsStarted",
+            "tool",
+            "ToolsFinished",
+            "lock",
+            "RequestStarted",
+            "spinner",
+            "RequestStreaming",
+        ]
+    ]
+
+
+async def test_a_hold_ends_after_its_time_and_a_question_breaks_it() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    view.render([event("ToolsStarted", {}), RenderOp("tool", {"call_id": "c"})])
+    await settle(HOLD * 1.5)
+    assert [kinds(b) for _, b in bridge.batches] == [["ToolsStarted", "tool"]]  # a slow tool
+    view.render([event("ToolsStarted", {})])
+    view.render([RenderOp("tool_status", {"call_id": "c", "status": "awaiting_approval"})])
+    await settle()
+    assert kinds(bridge.batches[-1][1]) == ["ToolsStarted", "tool_status"]
