@@ -8,7 +8,7 @@ STAMP_DEV := $(VENV)/.dev-stamp
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
 
-.PHONY: install dev run test test-real lint typecheck pytest bench fmt clean constraints
+.PHONY: install dev run test test-real lint typecheck pytest bench bench-sbs fmt clean constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,8 +59,17 @@ fmt: $(STAMP_DEV)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+## bench: our figures against their targets; SBS=1 (or `make bench-sbs`): beside the Lua
+## CodeCompanion, with the shared harness in ../shared/anchor (ours alone when it is missing).
 bench: $(STAMP_DEV)
+ifeq ($(SBS),1)
+	$(PY) -m bench.sbs
+else
 	$(PY) -m bench
+endif
+
+bench-sbs: $(STAMP_DEV)
+	$(PY) -m bench.sbs
 
 ## constraints: re-resolve pyproject.toml's dependencies in a fresh venv and pin them all.
 constraints:

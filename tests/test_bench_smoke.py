@@ -46,3 +46,47 @@ def test_scripted_answers_end_with_the_sentinel_and_stamp_the_tool_turn() -> Non
 def test_grep_scenario_runs_on_a_small_tree(tmp_path: Path) -> None:
     root = grep.build_tree(tmp_path / "tree", files=200)
     assert grep.time_tool(root) > 0 and grep.time_rg(root, str(shutil.which("rg"))) > 0
+
+
+def _run(plugin: str, scenario: str, probe: bool, **warm: float) -> dict[str, object]:
+    return {"plugin": plugin, "scenario": scenario, "probe": probe, "warm": {"ok": True, **warm}}
+
+
+def test_side_by_side_table_puts_both_plugins_of_one_run_with_ratio_and_verdict() -> None:
+    from bench.sbs import table
+
+    runs = [
+        _run("cc", "b1", False, turn1_end_to_turn2_recv_ms=24.0),
+        _run("cc", "b1", False, turn1_end_to_turn2_recv_ms=30.0),
+        _run("ours", "b1", False, turn1_end_to_turn2_recv_ms=6.0),
+        _run("cc", "c", False, turn1_end_to_turn2_recv_ms=2040.0),
+        _run("ours", "c", False, turn1_end_to_turn2_recv_ms=2020.0),
+        _run("ours", "a1k_paced", True, server_last_chunk_sent_to_rendered_ms=9.5),
+    ]
+    runs.append({"plugin": "ours", "scenario": "hist", "probe": False, "points": [
+        {"prior_turns": 0, "submit_to_req1_recv_ms": 5.0, "ok": True},
+        {"prior_turns": 400, "submit_to_req1_recv_ms": 12.0, "ok": False},
+    ]})  # fmt: skip
+    text = table({"runs": runs})
+    assert (
+        "| b1: 1 read_file, turn-1 end → turn-2 request | 27.0 ms | 6.0 ms | 4.5× | ≥ 3× ✓ |"
+        in text
+    )
+    assert "| 40.0 ms | 20.0 ms | 2.0× | ≥ 2.5× ✗ |" in text  # the 2 s of sleep taken off
+    assert "| — | 9.5 ms | — | ours ≤ 8 ms ✗ |" in text
+    assert (
+        "| 400 prior turns: submit → request at the server | — | 12.0 ms | — | ours ≤ 20 ms ✓ |"
+        in text
+    )
+    assert "Every exchange correct: 7/8" in text
+
+
+def test_side_by_side_without_the_harness_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bench import sbs
+
+    monkeypatch.setenv("ANCHOR_DIR", str(tmp_path))
+    assert sbs.harness_dir() is None
+    (tmp_path / "bench.py").write_text("")
+    assert sbs.harness_dir() == tmp_path

@@ -75,7 +75,8 @@ class ChatStore:
         """
         target = self.path_for(chat_id)
         self.folder.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(state, ensure_ascii=False, indent=1)
+        # No indent: json's C encoder only runs without one (ten times faster on long chats).
+        data = json.dumps(state, ensure_ascii=False)
         fd, tmp = tempfile.mkstemp(prefix=f".{chat_id}.", suffix=".tmp", dir=self.folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

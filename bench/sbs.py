@@ -1,0 +1,291 @@
+"""`python -m bench.sbs`: this plugin beside the Lua CodeCompanion, measured in one interleaved run.
+
+The measuring is done by the shared harness in `../shared/anchor` (beside this checkout, or
+`ANCHOR_DIR`): `setup.sh` prepares `ANCHOR_ROOT` (a venv with Neovim 0.11.4 and the Lua plugin),
+`bench.py` drives both plugins run by run on the same Neovim, fake server and typing. This module
+runs it, then prints the figures we hold ourselves to with both plugins' medians and their ratio
+(CodeCompanion / ours: above 1 we are faster or smaller). Without the harness it says so and runs
+our own bench (`python -m bench`) alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SCENARIOS = "a1k,a10k_8c,b1,b20,c"
+PROBED = "a1k,a10k_8c,b20,c,a1k_paced"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One figure: where it is in the harness's results and the target (a ratio or a bound)."""
+
+    label: str
+    scenario: str
+    metric: str
+    probe: bool = False
+    min_ratio: float | None = None  # CodeCompanion / ours at least this
+    max_ours: float | None = None  # ours at most this (ms or MiB)
+    shift: float = 0.0  # subtracted from both (the 2 s of `sleep 2`)
+    unit: str = "ms"
+
+
+ROWS = (
+    Row(
+        "b1: 1 read_file, turn-1 end → turn-2 request",
+        "b1",
+        "warm.turn1_end_to_turn2_recv_ms",
+        min_ratio=3,
+    ),
+    Row("b20: 20 read_file calls, same", "b20", "warm.turn1_end_to_turn2_recv_ms", min_ratio=4),
+    Row(
+        "c: run_command `sleep 2`, overhead beyond 2 s",
+        "c",
+        "warm.turn1_end_to_turn2_recv_ms",
+        min_ratio=2.5,
+        shift=2000,
+    ),
+    Row(
+        "a1k: 1,000 chunks, submit → last chunk shown",
+        "a1k",
+        "warm.submit_to_last_chunk_rendered_ms",
+        min_ratio=4,
+    ),
+    Row(
+        "a10k_8c: 10,000 chunks, same",
+        "a10k_8c",
+        "warm.submit_to_last_chunk_rendered_ms",
+        min_ratio=6,
+    ),
+    Row(
+        "paced (200 chunks/s): last chunk shown after sent",
+        "a1k_paced",
+        "warm.server_last_chunk_sent_to_rendered_ms",
+        probe=True,
+        max_ours=8,
+    ),
+    Row("editor worst latency, a1k", "a1k", "warm.probe_max_ms", probe=True, max_ours=16),
+    Row("editor worst latency, a10k_8c", "a10k_8c", "warm.probe_max_ms", probe=True, max_ours=16),
+    Row("editor worst latency, b20", "b20", "warm.probe_max_ms", probe=True, max_ours=16),
+    Row(
+        "editor worst latency, c (whole exchange)",
+        "c",
+        "warm.probe_max_ms",
+        probe=True,
+        max_ours=16,
+    ),
+    Row(
+        "editor worst latency, c (while the tool runs)",
+        "c",
+        "warm.probe_during_tools_max_ms",
+        probe=True,
+        max_ours=16,
+    ),
+    Row(
+        "editor worst latency, paced stream",
+        "a1k_paced",
+        "warm.probe_max_ms",
+        probe=True,
+        max_ours=16,
+    ),
+    Row("memory after a1k: Neovim VmHWM", "a1k", "rss_after_cold.VmHWM", unit="MiB"),
+    Row(
+        "memory after a1k: host VmRSS (ours only)",
+        "a1k",
+        "rss_after_cold.host_VmRSS",
+        max_ours=30,
+        unit="MiB",
+    ),
+)
+
+
+def _get(run: dict[str, Any], path: str) -> float | None:
+    value: Any = run
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _median(
+    data: dict[str, Any], plugin: str, row: Row, pick: Callable[[dict[str, Any]], Any]
+) -> float | None:
+    values = [
+        pick(run)
+        for run in data["runs"]
+        if run["plugin"] == plugin and run["scenario"] == row.scenario and run["probe"] == row.probe
+    ]
+    found = [v for v in values if v is not None]
+    return statistics.median(found) if found else None
+
+
+def _cell(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    value = value / 1024 if unit == "MiB" else value
+    return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+
+
+def _verdict(row: Row, cc: float | None, ours: float | None) -> tuple[str, str]:
+    """(ratio, target with its verdict) of one row."""
+    ratio = cc / ours if cc is not None and ours and ours > 0 else None
+    text = f"{ratio:.1f}×" if ratio is not None else "—"
+    if row.min_ratio is not None:
+        ok = ratio is not None and ratio >= row.min_ratio
+        return text, f"≥ {row.min_ratio:g}× {'✓' if ok else '✗'}"
+    if row.max_ours is not None:
+        scale = 1024 if row.unit == "MiB" else 1
+        ok = ours is not None and ours / scale <= row.max_ours
+        return text, f"ours ≤ {row.max_ours:g} {row.unit} {'✓' if ok else '✗'}"
+    return text, ""
+
+
+def table(data: dict[str, Any]) -> str:
+    """The markdown table of ROWS (medians, CodeCompanion / ours) and the growth line."""
+    lines = [
+        "| figure | CodeCompanion | ours | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+
+        def pick(run: dict[str, Any], row: Row = row) -> float | None:
+            value = _get(run, row.metric)
+            return None if value is None else value - row.shift
+
+        cc, ours = _median(data, "cc", row, pick), _median(data, "ours", row, pick)
+        if cc is None and ours is None:
+            continue
+        ratio, target = _verdict(row, cc, ours)
+        cells = (row.label, _cell(cc, row.unit), _cell(ours, row.unit), ratio, target)
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.extend(_growth_rows(data))
+    checks = [
+        run[phase]["ok"]
+        for run in data["runs"]
+        for phase in ("cold", "warm")
+        if isinstance(run.get(phase), dict) and "ok" in run[phase]
+    ]
+    checks += [p["ok"] for run in data["runs"] for p in run.get("points", [])]
+    lines.append(
+        f"\nEvery exchange correct: {sum(checks)}/{len(checks)} (answers verbatim, tool "
+        "results in order, request counts)."
+    )
+    return "\n".join(lines)
+
+
+def _growth_rows(data: dict[str, Any]) -> list[str]:
+    rows = []
+    points = [
+        (run["plugin"], p)
+        for run in data["runs"]
+        if run["scenario"] == "hist"
+        for p in run["points"]
+    ]
+    for turns in sorted({p["prior_turns"] for _, p in points if p["prior_turns"]}):
+        medians = {}
+        for plugin in ("cc", "ours"):
+            values = [
+                p["submit_to_req1_recv_ms"]
+                for name, p in points
+                if name == plugin and p["prior_turns"] == turns
+            ]
+            medians[plugin] = statistics.median(values) if values else None
+        cc, ours = medians["cc"], medians["ours"]
+        ratio = f"{cc / ours:.1f}×" if cc and ours else "—"
+        ok = ours is not None and ours <= 20
+        rows.append(
+            f"| {turns} prior turns: submit → request at the server | {_cell(cc, 'ms')} | "
+            f"{_cell(ours, 'ms')} | {ratio} | ours ≤ 20 ms {'✓' if ok else '✗'} |"
+        )
+    return rows
+
+
+def machine() -> str:
+    """CPU model, core count and Python version of this machine, in one line."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def harness_dir() -> Path | None:
+    """The shared harness folder, if there is one."""
+    configured = os.environ.get("ANCHOR_DIR")
+    # ../shared/anchor beside the checkout (or beside the folder of its git worktrees).
+    folders = (
+        [Path(configured)] if configured else [p / "shared" / "anchor" for p in ROOT.parents[:2]]
+    )
+    return next((f for f in folders if (f / "bench.py").is_file()), None)
+
+
+def run_harness(folder: Path, args: argparse.Namespace) -> int:
+    """setup.sh, then bench.py with both plugins; returns its exit status."""
+    anchor_root = Path(os.environ.get("ANCHOR_ROOT") or ROOT / ".anchor")
+    env = {**os.environ, "ANCHOR_ROOT": str(anchor_root), "OURS_ROOT": str(ROOT)}
+    subprocess.run(["bash", str(folder / "setup.sh")], env=env, check=True)
+    command = [
+        str(anchor_root / "venv" / "bin" / "python"), str(folder / "bench.py"),
+        "--plugins", "cc,ours", "--scenarios", args.scenarios,
+        "--probe-scenarios", args.probe_scenarios, "--runs", str(args.runs),
+        "--out", str(args.out),
+    ]  # fmt: skip
+    if args.growth:
+        command += ["--growth", "hist", "--hist", "400", "--growth-runs", str(args.growth)]
+    print("bench.sbs:", " ".join(command), file=sys.stderr, flush=True)
+    return subprocess.run(command, env=env).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the side-by-side harness (or ours alone without it) and print the table."""
+    parser = argparse.ArgumentParser(prog="python -m bench.sbs", description=__doc__)
+    parser.add_argument("--runs", type=int, default=5, help="interleaved runs per scenario (5)")
+    parser.add_argument("--scenarios", default=SCENARIOS)
+    parser.add_argument("--probe-scenarios", default=PROBED)
+    parser.add_argument(
+        "--growth", type=int, default=1, help="runs of 400 prior turns (1; 0: none)"
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "sbs-results.json")
+    parser.add_argument("--table-only", action="store_true", help="print the table of --out")
+    args = parser.parse_args(argv)
+    if not args.table_only:
+        folder = harness_dir()
+        if folder is None:
+            print(
+                "bench.sbs: no side-by-side harness (../shared/anchor, or ANCHOR_DIR): "
+                "running ours alone (python -m bench)",
+                file=sys.stderr,
+            )
+            from .__main__ import main as ours_alone
+
+            return ours_alone([])
+        began = time.time()
+        status = run_harness(folder, args)
+        if status != 0:
+            return status
+        print(f"bench.sbs: took {time.time() - began:.0f} s", file=sys.stderr)
+    data = json.loads(args.out.read_text())
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(data["meta"]["started"]))
+    print(f"{when}; {machine()}; n = {args.runs} interleaved runs, medians\n")
+    print(table(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
