@@ -18,6 +18,7 @@ class NvimEditor:
         self.bridge = bridge
         # Resolved paths of the files loaded in buffers, as Lua last pushed them (None until
         # the first push): a file no buffer holds is read from disk without asking Neovim.
+        # Paths from the tools are resolved already and are compared as they are, as Lua does.
         self.loaded: frozenset[str] | None = None
 
     def set_loaded(self, paths: list[str]) -> None:
@@ -26,7 +27,7 @@ class NvimEditor:
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         """The loaded buffer's lines, or None."""
-        if self.loaded is not None and os.path.realpath(path) not in self.loaded:
+        if self.loaded is not None and os.path.abspath(path) not in self.loaded:
             return None
         lines = await self.bridge.request_lua("codecompanion.editor", "buffer_lines", path)
         return [str(line) for line in lines] if isinstance(lines, list) else None

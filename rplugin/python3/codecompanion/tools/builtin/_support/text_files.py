@@ -6,6 +6,7 @@ import asyncio
 import difflib
 import hashlib
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
