@@ -95,9 +95,22 @@ class Workspace:
             log.info("TLS: CAs from %s", self._trust.source)
         return self._trust
 
+    def tls_for(self, settings: AdapterSettings) -> ssl.SSLContext | None:
+        """The shared TLS context for a provider over https; None over plain http."""
+        from .adapters import ADAPTERS
+
+        adapter_class = ADAPTERS.get(settings.name) or self.plugins.adapters.get(settings.name)
+        url = settings.url or (adapter_class.default_url if adapter_class else None) or ""
+        return None if url.startswith("http://") else self.ssl_context()
+
     async def warm_up(self) -> None:
-        """Load the CA bundle off the loop before the first chat needs it."""
-        await asyncio.to_thread(self.ssl_context)
+        """Load the CA bundle off the loop before the first chat needs it (only for https)."""
+        await asyncio.to_thread(self._warm_up)
+
+    def _warm_up(self) -> None:
+        name = self.default_adapter()
+        if name is not None and name != "demo":
+            self.tls_for(self.settings(name))
 
     def _make_registry(self) -> Any:
         from .tools.model.registry import ToolRegistry
@@ -209,10 +222,11 @@ class Workspace:
                 return self.demo_adapter(), f"{broken}using the offline demo"
             return self.demo_adapter(), (NO_PROVIDER if chosen is None else None)
         try:
+            settings = self.settings(chosen, model)
             adapter = create_adapter(
-                self.settings(chosen, model),
+                settings,
                 key_resolver=self.keys,
-                ssl_context=self.ssl_context(),
+                ssl_context=self.tls_for(settings),
                 extra=self.plugins.adapters,
             )
             return adapter, (f"{broken}using {chosen}" if broken else None)
@@ -230,7 +244,7 @@ class Workspace:
         settings = AdapterSettings(
             name="openai_compatible", url=self._demo.url + "/v1", api_key="demo", model="demo"
         )
-        adapter = create_adapter(settings, key_resolver=self.keys, ssl_context=self.ssl_context())
+        adapter = create_adapter(settings, key_resolver=self.keys, ssl_context=None)
         adapter.name = "demo"
         return adapter
 

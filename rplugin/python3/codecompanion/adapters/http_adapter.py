@@ -149,7 +149,9 @@ class HTTPAdapter:
         if self._client is None:
             s = self.settings
             timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
-            verify: ssl.SSLContext | bool = self._ssl_context or True
+            # Plain http has nothing to verify: no CA bundle is loaded (about 2 MB and 20 ms).
+            plain = self.base_url.startswith("http://")
+            verify: ssl.SSLContext | bool = self._ssl_context or not plain
             self._client = httpx.AsyncClient(
                 timeout=timeout, transport=self._transport, verify=verify
             )

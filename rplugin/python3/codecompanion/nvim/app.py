@@ -9,7 +9,6 @@ from typing import Any
 
 from ..chat import Chat
 from ..context import read_items
-from ..demo import DEMO_TOOLS, demo_project, hint
 from ..history import DamagedChat
 from ..messages import MessageStore
 from ..tools.runtime.child_env import tool_env_opts
@@ -130,6 +129,8 @@ class App:
         if saved:
             self._restore(chat, saved)
         elif chat.adapter.name == "demo":
+            from ..demo import DEMO_TOOLS  # with its loopback server: only for the demo
+
             for name in DEMO_TOOLS:
                 chat.tools.add_tool(name)
             chat.view.render(demo_intro(chat.tools.cwd))
@@ -168,6 +169,8 @@ class App:
         # a new demo chat works in a temporary folder, never in the user's project.
         cwd = Path(str(saved.get("cwd") or args.get("cwd") or ".")).resolve()
         if adapter.name == "demo" and not saved:
+            from ..demo import demo_project  # with its loopback server: only for the demo
+
             cwd = demo_project()
         chat = Chat(
             chat_id=str(args["id"]),
@@ -444,6 +447,7 @@ def _var(name: str, value: Any) -> Any:
 
 def demo_intro(folder: Path) -> list[Any]:
     """A demo chat's buffer: what to type, above `## Me`."""
+    from ..demo import hint
     from ..ports import RenderOp
     from ..transcript import USER_HEADER, block
 

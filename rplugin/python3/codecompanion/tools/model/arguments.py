@@ -8,9 +8,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import json_repair
-import jsonschema
-
 log = logging.getLogger("codecompanion.tools")
 
 _MAX_REPORTED = 10
@@ -132,6 +129,8 @@ def repair(text: str) -> dict[str, Any] | None:
     """The JSON object `text` most likely meant, or None when it holds no object."""
     if not text.strip():
         return {}
+    import json_repair  # loaded when a model first sends broken JSON
+
     try:
         value = json_repair.loads(text)
     except Exception:  # the library is best effort; any failure means "not repairable"
@@ -142,11 +141,13 @@ def repair(text: str) -> dict[str, Any] | None:
 
 def compile_validator(schema: dict[str, Any]) -> Any | None:
     """A validator for `schema`, checked against its metaschema once; None if it is invalid."""
-    validators = jsonschema.validators
+    # Loaded when a chat first calls a tool: a chat without tools never pays its ~4 MB.
+    from jsonschema import exceptions, validators
+
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
         cls.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
+    except exceptions.SchemaError as exc:
         # The tool author's mistake, not the model's: run unvalidated and say so in the log.
         log.error("tool schema is invalid, arguments not validated: %s", exc.message)
         return None
