@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import logging
 import sys
+import types
 from typing import Any
 
 from .logsetup import setup_logging
 
 
+def skip_httpx_cli() -> None:
+    """Stand in for httpx's command-line module before httpx loads.
+
+    httpx imports its CLI (click, rich and pygments, about 2 MB) whenever those are installed,
+    and they are (other dependencies bring them); the host never runs it.
+    """
+    if "httpx" not in sys.modules:
+        stub = types.ModuleType("httpx._main")
+        stub.__dict__["main"] = lambda: None
+        sys.modules.setdefault("httpx._main", stub)
+
+
 def main() -> int:
     """Attach to Neovim over stdio and serve until it closes the channel."""
+    skip_httpx_cli()
     setup_logging()
     log = logging.getLogger("codecompanion.nvim")
     import pynvim

@@ -1,0 +1,48 @@
+"""What the host loads for a chat without tools: nothing it only needs for tools, the demo or
+httpx's command line (each costs megabytes of the host's memory)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "rplugin" / "python3"
+
+SCRIPT = """
+import json, sys
+from codecompanion.nvim.__main__ import skip_httpx_cli
+skip_httpx_cli()
+import codecompanion.nvim.app
+from codecompanion.chat import Chat
+from codecompanion.workspace import HostOptions, Workspace
+workspace = Workspace(HostOptions(config_file=sys.argv[1], data_dir=sys.argv[2]))
+adapter, notice = workspace.make_adapter("openai_compatible")
+assert notice is None, notice
+print(json.dumps(sorted(sys.modules)))
+"""
+
+NOT_FOR_A_PLAIN_CHAT = ("jsonschema", "json_repair", "click", "rich", "pygments", "http.server")
+
+
+def test_a_plain_chat_loads_no_tool_demo_or_cli_modules(tmp_path: Path) -> None:
+    config = tmp_path / "config.py"
+    config.write_text(
+        "adapters = {'openai_compatible': {'url': 'http://127.0.0.1:9/v1', 'model': 'm'}}\n"
+    )
+    env = {
+        "PYTHONPATH": str(PACKAGE_ROOT),
+        "HOME": str(tmp_path),
+        "CODECOMPANION_CONFIG": str(config),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(config), str(tmp_path / "data")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(out.stdout.splitlines()[-1]))
+    assert "httpx" in loaded and "codecompanion.chat" in loaded  # the script did load a chat
+    assert sorted(loaded & set(NOT_FOR_A_PLAIN_CHAT)) == []
