@@ -16,7 +16,6 @@ import functools
 import logging
 import os
 import subprocess
-import sys
 import threading
 import uuid
 
@@ -24,74 +23,44 @@ from .child_env import RUN_MARKER
 
 log = logging.getLogger("codecompanion.tools")
 
-# The watchdog: reads "+pgid"/"-pgid" lines until EOF, then kills what is still registered.
-# Standard library only, run with -I -S so it starts fast and nothing from the project loads.
+# The watchdog: reads "+pgid"/"-pgid" lines until EOF, then kills what is still registered
+# (SIGTERM, up to 1 s for the groups to end, SIGKILL), then every process whose environment
+# carries the marker given as $1 (one grep over /proc, up to ten rounds for what forks while it
+# dies). A POSIX shell script: the watchdog costs about 1 MB of memory where a Python interpreter
+# costs 9. Groups that ended are dropped at each line, so a number the system reuses later is
+# not killed. (dash's `kill` takes no `--`: "-$g" is the group.)
 WATCHDOG = r"""
-import os, select, signal, sys, time
-
-def alive(group):
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-def signal_all(groups, sig):
-    for group in groups:
-        try:
-            os.killpg(group, sig)
-        except OSError:
-            pass
-
-def marked(needle):
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open("/proc/" + entry + "/environ", "rb") as handle:
-                variables = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if any(v.startswith(needle) for v in variables):
-            found.append(int(entry))
-    return found
-
-def kill_marked(needle):
-    for _ in range(10):
-        pids = marked(needle)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if not pids:
-            return
-
-groups, pending, source = set(), b"", sys.stdin.fileno()
-while True:
-    ready, _, _ = select.select([source], [], [], 5.0)
-    if not ready:
-        groups = {g for g in groups if alive(g)}
-        continue
-    data = os.read(source, 4096)
-    if not data:
-        break
-    *lines, pending = (pending + data).split(b"\n")
-    for line in lines:
-        if line[:1] == b"+":
-            groups.add(int(line[1:]))
-        elif line[:1] == b"-":
-            groups.discard(int(line[1:]))
-signal_all(groups, signal.SIGTERM)
-deadline = time.monotonic() + 1.0
-while groups and time.monotonic() < deadline:
-    time.sleep(0.05)
-    groups = {g for g in groups if alive(g)}
-signal_all(groups, signal.SIGKILL)
-kill_marked(sys.argv[1].encode() + b".")
+groups=""
+alive() { kill -0 "-$1" 2>/dev/null; }
+while IFS= read -r line; do
+  kept=""
+  for g in $groups; do
+    [ "-$g" = "$line" ] || ! alive "$g" || kept="$kept $g"
+  done
+  groups=$kept
+  case $line in
+    +[0-9]*) groups="$groups ${line#+}" ;;
+  esac
+done
+for g in $groups; do kill -TERM "-$g" 2>/dev/null; done
+tries=0
+while [ -n "$groups" ] && [ "$tries" -lt 20 ]; do
+  sleep 0.05
+  tries=$((tries + 1))
+  kept=""
+  for g in $groups; do alive "$g" && kept="$kept $g"; done
+  groups=$kept
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+[ -n "$1" ] || exit 0
+rounds=0
+while [ "$rounds" -lt 10 ]; do
+  rounds=$((rounds + 1))
+  pids=$(grep -lasz -e "^$1\." /proc/[0-9]*/environ 2>/dev/null |
+    sed 's|^/proc/\([0-9]*\)/environ$|\1|')
+  [ -n "$pids" ] || break
+  kill -KILL $pids 2>/dev/null
+done
 """
 
 
@@ -133,7 +102,7 @@ class GroupWatch:
         try:
             # The pipe's write end is not inheritable (PEP 446), so only we keep it open.
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", WATCHDOG, f"{RUN_MARKER}={self.token}"],
+                ["/bin/sh", "-c", WATCHDOG, "codecompanion-watchdog", f"{RUN_MARKER}={self.token}"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -1,0 +1,54 @@
+"""The watchdog that kills tool process groups when the host dies: small, and it kills what is
+registered (also a group that ignores SIGTERM), and nothing that was unregistered."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+
+from codecompanion.tools.runtime.groupwatch import GroupWatch
+from tests.hardening.proctable import wait_until_gone, with_marker
+
+
+def start_group(word: str, script: str) -> subprocess.Popen[bytes]:
+    """A shell in its own process group running `script`, with `word` in its command line."""
+    return subprocess.Popen(
+        ["sh", "-c", f"{script}; : {word}"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
+        line = next(line for line in handle if line.startswith("VmRSS:"))
+    return int(line.split()[1])
+
+
+def test_the_watchdog_kills_registered_groups_when_the_host_goes() -> None:
+    word = f"ccwatch{uuid.uuid4().hex[:10]}"
+    plain = start_group(word, "sleep 60 & sleep 61")
+    stubborn = start_group(word, "trap '' TERM; sleep 62 & sleep 63")
+    spared = start_group(word, "sleep 64")
+    watch = GroupWatch()
+    watch.start()
+    proc = watch._proc
+    assert proc is not None and proc.stdin is not None
+    try:
+        for group in (plain, stubborn, spared):
+            watch.add(group.pid)
+        watch.remove(spared.pid)
+        time.sleep(0.2)
+        assert rss_kib(proc.pid) <= 5 * 1024  # a Python watchdog took about 9 MiB
+        assert len(with_marker(word)) >= 3
+        proc.stdin.close()  # what the kernel does when the host dies, however it dies
+        proc.wait(timeout=5)
+        left = wait_until_gone({plain.pid, stubborn.pid}, 3)
+        assert left == [], f"registered groups outlived the host: {left}"
+        assert spared.poll() is None  # unregistered: not the watchdog's to kill
+    finally:
+        for group in (plain, stubborn, spared):
+            subprocess.run(["kill", "-KILL", "--", f"-{group.pid}"], stderr=subprocess.DEVNULL)
+            group.wait()
