@@ -1,5 +1,6 @@
-"""When the chat view writes to Neovim: progress once per frame, held back while a tool round
-runs and its next request leaves; everything else on the loop's next turn."""
+"""When the chat view writes to Neovim: progress once per frame or when the stream goes quiet,
+held back while a tool round runs and its next request leaves; everything else on the loop's
+next turn."""
 
 from __future__ import annotations
 
@@ -35,31 +36,49 @@ async def settle(seconds: float = 0.0) -> None:
 
 
 # Long frames and holds, so a slow test machine cannot make a wait look like none.
-FRAME = 0.2
-HOLD = 0.4
+FRAME = 0.3
+QUIET = 0.1
+MIN_GAP = 0.05
+HOLD = 0.6
 
 
 @pytest.fixture(autouse=True)
 def slow_frames(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(view_module, "FRAME", FRAME)
+    monkeypatch.setattr(view_module, "QUIET", QUIET)
+    monkeypatch.setattr(view_module, "MIN_GAP", MIN_GAP)
     monkeypatch.setattr(view_module, "HOLD", HOLD)
 
 
-async def test_text_is_paced_and_a_notice_goes_out_at_once() -> None:
+async def test_text_goes_when_the_stream_is_quiet_or_a_frame_has_passed() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
     view.render([RenderOp("append", {"text": "a"})])
     await settle()
-    assert [kinds(b) for _, b in bridge.batches] == [["append"]]  # idle: no wait
-    view.render([RenderOp("append", {"text": "b"}), RenderOp("append", {"text": "c"})])
-    await settle()
-    assert len(bridge.batches) == 1  # within a frame of the last batch: waits
+    assert [kinds(b) for _, b in bridge.batches] == [["append"]]  # a frame since the last: now
+    view.render([RenderOp("append", {"text": "b"})])
+    await settle(QUIET / 2)
+    assert len(bridge.batches) == 1  # within the frame: the stream may go on
+    await settle(QUIET)
+    assert bridge.batches[1][1] == [{"kind": "append", "text": "b"}]  # it went quiet
+    assert bridge.batches[1][0] - bridge.batches[0][0] < FRAME * 0.9
     await settle(FRAME)
-    assert bridge.batches[1][1] == [{"kind": "append", "text": "bc"}]
-    assert bridge.batches[1][0] - bridge.batches[0][0] >= FRAME * 0.9
+    # A steady stream (a chunk every QUIET / 2): batched, one batch per frame.
+    began = asyncio.get_running_loop().time()
+    while asyncio.get_running_loop().time() - began < FRAME * 1.5:
+        view.render([RenderOp("append", {"text": "b"})])
+        await settle(QUIET / 2)
+    # The first chunk goes at once (a frame since the last batch), the rest a frame later.
+    assert [len(b[0]["text"]) for _, b in bridge.batches[2:]] == [1, 5]
+    assert FRAME * 0.9 <= bridge.batches[3][0] - bridge.batches[2][0] <= FRAME * 1.4
+
+
+async def test_a_notice_goes_out_at_once_with_the_text_before_it() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
     view.render([RenderOp("append", {"text": "d"}), RenderOp("notice", {"text": "n"})])
     await settle()
-    assert kinds(bridge.batches[2][1]) == ["append", "notice"]  # urgent: no frame wait
+    assert [kinds(b) for _, b in bridge.batches] == [["append", "notice"]]
 
 
 async def test_a_tool_round_is_held_until_the_next_answer_streams() -> None:

@@ -8,9 +8,12 @@ from typing import Any
 from ..ports import RenderOp
 from .bridge import Bridge
 
-# Seconds: at most one call into Lua per frame per chat for progress. Short enough that a
-# slowly streamed chunk is on screen within one frame of arriving.
+# Seconds: progress leaves at most one frame after the previous batch, and as soon as the
+# stream has been quiet for QUIET (a slowly streamed chunk is shown about QUIET after it came),
+# but never sooner than MIN_GAP after the previous batch (a fast stream is batched).
 FRAME = 0.008
+QUIET = 0.0015
+MIN_GAP = 0.002
 # Progress: streamed text, tool lines and statuses, the spinner, and the events fired with
 # them wait for the next frame, so a tool round sends its next request before Neovim is
 # written to. Everything else (a header, the end of a turn, a notice, a question's status)
@@ -44,11 +47,11 @@ def _paced(op: RenderOp) -> bool:
 
 
 class NvimChatView:
-    """Queues render operations and sends them to Lua in one `exec_lua` per frame.
+    """Queues render operations and sends them to Lua in one `exec_lua` per batch.
 
-    Progress (see PACED) leaves at most one frame after the previous batch, or on the loop's
-    next turn when the last batch is a frame old; any other operation goes out on the loop's
-    next turn, with whatever is queued before it.
+    Progress (see PACED) waits for `_due`: the frame, a quiet stream, or the end of a tool
+    round's hold; any other operation goes out on the loop's next turn, with whatever is
+    queued before it.
     """
 
     def __init__(self, bridge: Bridge, bufnr: int) -> None:
@@ -59,15 +62,15 @@ class NvimChatView:
         # copies the whole pending string for every streamed chunk.
         self._text: list[str] = []
         self._timer: asyncio.Handle | None = None
-        self._last_flush = float("-inf")
-        self._hold_until = float("-inf")
         self._urgent = False  # the pending flush is for an urgent operation
-        self._due = 0.0  # when the pending flush runs (loop time)
+        self._last_flush = float("-inf")
+        self._last_input = float("-inf")
+        self._hold_until = float("-inf")
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
         urgent = False
-        loop = self.bridge.loop
+        now = self.bridge.loop.time()
         for op in ops:
             if op.kind == "append":
                 self._text.append(op.data["text"])
@@ -78,27 +81,43 @@ class NvimChatView:
             if op.kind == "event":
                 name = op.data.get("name")
                 if name in HOLD_FROM:
-                    self._hold_until = loop.time() + HOLD
+                    self._hold_until = now + HOLD
                 elif name == "RequestStreaming":
                     self._hold_until = float("-inf")
         if not (self._ops or self._text):
             return
-        self._schedule(urgent)
+        self._last_input = now
+        if urgent:
+            if self._timer is not None and not self._urgent:
+                self._timer.cancel()
+                self._timer = None
+            if self._timer is None:
+                self._urgent = True
+                self._timer = self.bridge.loop.call_soon(self.flush)
+        elif self._timer is None:
+            self._arm(now)
 
-    def _schedule(self, urgent: bool) -> None:
-        """Flush on the loop's next turn (urgent), else when the frame and any hold allow."""
-        loop = self.bridge.loop
-        now = loop.time()
-        due = now if urgent else max(self._last_flush + FRAME, self._hold_until, now)
-        if self._timer is not None:
-            if self._urgent or not urgent and (self._due == due or self._due <= now >= due):
-                return  # already due at the right time
-            self._timer.cancel()
-        self._urgent, self._due = urgent, due
+    def _due(self) -> float:
+        """When queued progress may go: frame or quiet stream, not before MIN_GAP or a hold."""
+        soonest = min(self._last_flush + FRAME, self._last_input + QUIET)
+        return max(soonest, self._last_flush + MIN_GAP, self._hold_until)
+
+    def _arm(self, now: float) -> None:
+        self._urgent = False
+        due = self._due()
         if due > now:
-            self._timer = loop.call_later(due - now, self.flush)
+            self._timer = self.bridge.loop.call_later(due - now, self._on_timer)
         else:
-            self._timer = loop.call_soon(self.flush)
+            self._timer = self.bridge.loop.call_soon(self._on_timer)
+
+    def _on_timer(self) -> None:
+        """Flush, unless input since the timer was set moved the due time (then wait for it)."""
+        self._timer = None
+        now = self.bridge.loop.time()
+        if self._due() > now + 0.0002:
+            self._arm(now)
+        else:
+            self.flush()
 
     def _close_text(self) -> None:
         if self._text:
