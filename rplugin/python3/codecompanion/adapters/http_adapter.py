@@ -28,6 +28,7 @@ from ..messages import Message
 from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
+from .fast_http import FastTransport, proxied
 from .keys import KeyResolver, describe_key
 from .secret_mask import SecretMask, redact_headers
 from .streaming import IdFactory, ResponseParser
@@ -152,9 +153,10 @@ class HTTPAdapter:
             # Plain http has nothing to verify: no CA bundle is loaded (about 2 MB and 20 ms).
             plain = self.base_url.startswith("http://")
             verify: ssl.SSLContext | bool = self._ssl_context or not plain
-            self._client = httpx.AsyncClient(
-                timeout=timeout, transport=self._transport, verify=verify
-            )
+            transport = self._transport
+            if transport is None and not proxied():
+                transport = FastTransport(self._ssl_context)
+            self._client = httpx.AsyncClient(timeout=timeout, transport=transport, verify=verify)
         return self._client
 
     async def aclose(self) -> None:

@@ -22,6 +22,7 @@ PACED = frozenset({"append", "block", "lock", "spinner", "tool", "tool_output", 
 PACED_EVENTS = frozenset(
     {
         "RequestStarted",
+        "RequestStreaming",
         "RequestFinished",
         "ToolsStarted",
         "ToolStarted",
