@@ -89,8 +89,10 @@ async def test_a_tool_round_is_held_until_the_next_answer_streams() -> None:
     view.render([RenderOp("lock"), event("RequestStarted", {})])
     await settle(HOLD / 4)
     assert bridge.batches == []  # the tools ran and the request left: Neovim not written yet
+    streaming = asyncio.get_running_loop().time()
     view.render([RenderOp("spinner", {"on": False}), event("RequestStreaming", {})])
-    await settle()
+    await settle(QUIET * 1.5)  # the hold ends: the batch goes like streamed text
+    assert bridge.batches and bridge.batches[0][0] - streaming < HOLD / 2
     assert [kinds(b) for _, b in bridge.batches] == [
         [
             "RequestFinished",

@@ -67,6 +67,7 @@ class NvimChatView:
         self._last_flush = float("-inf")
         self._last_input = float("-inf")
         self._hold_until = float("-inf")
+        self._armed_for = float("-inf")  # when the pending progress timer fires
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
@@ -95,7 +96,9 @@ class NvimChatView:
             if self._timer is None:
                 self._urgent = True
                 self._timer = self.bridge.loop.call_soon(self.flush)
-        elif self._timer is None:
+        elif self._timer is None or (not self._urgent and self._due() < self._armed_for):
+            if self._timer is not None:  # a hold ended: go sooner than the timer would
+                self._timer.cancel()
             self._arm(now)
 
     def _due(self) -> float:
@@ -105,7 +108,7 @@ class NvimChatView:
 
     def _arm(self, now: float) -> None:
         self._urgent = False
-        due = self._due()
+        due = self._armed_for = self._due()
         if due > now:
             self._timer = self.bridge.loop.call_later(due - now, self._on_timer)
         else:
