@@ -1,23 +1,29 @@
 """The watchdog that kills tool process groups when the host dies: small, and it kills what is
-registered (also a group that ignores SIGTERM), and nothing that was unregistered."""
+registered (also a group that ignores SIGTERM) and every process carrying the host's marker
+(one that left its group with setsid), and nothing that was unregistered or unmarked."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import uuid
 
+from codecompanion.tools.runtime.child_env import RUN_MARKER
 from codecompanion.tools.runtime.groupwatch import GroupWatch
 from tests.hardening.proctable import wait_until_gone, with_marker
 
 
-def start_group(word: str, script: str) -> subprocess.Popen[bytes]:
+def start_group(
+    word: str, script: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """A shell in its own process group running `script`, with `word` in its command line."""
     return subprocess.Popen(
         ["sh", "-c", f"{script}; : {word}"],
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -33,6 +39,9 @@ def test_the_watchdog_kills_registered_groups_when_the_host_goes() -> None:
     stubborn = start_group(word, "trap '' TERM; sleep 62 & sleep 63")
     spared = start_group(word, "sleep 64")
     watch = GroupWatch()
+    # Left its group (never registered), but carries this host's marker: it dies too.
+    escaped = start_group(word, "sleep 65", {RUN_MARKER: f"{watch.token}.7"})
+    unmarked = start_group(word, "sleep 66", {RUN_MARKER: "another-host.7"})
     watch.start()
     proc = watch._proc
     assert proc is not None and proc.stdin is not None
@@ -42,13 +51,14 @@ def test_the_watchdog_kills_registered_groups_when_the_host_goes() -> None:
         watch.remove(spared.pid)
         time.sleep(0.2)
         assert rss_kib(proc.pid) <= 5 * 1024  # a Python watchdog took about 9 MiB
-        assert len(with_marker(word)) >= 3
+        assert len(with_marker(word)) >= 5
         proc.stdin.close()  # what the kernel does when the host dies, however it dies
         proc.wait(timeout=5)
-        left = wait_until_gone({plain.pid, stubborn.pid}, 3)
-        assert left == [], f"registered groups outlived the host: {left}"
+        left = wait_until_gone({plain.pid, stubborn.pid, escaped.pid}, 3)
+        assert left == [], f"registered or marked processes outlived the host: {left}"
         assert spared.poll() is None  # unregistered: not the watchdog's to kill
+        assert unmarked.poll() is None  # another host's marker
     finally:
-        for group in (plain, stubborn, spared):
+        for group in (plain, stubborn, spared, escaped, unmarked):
             subprocess.run(["kill", "-KILL", "--", f"-{group.pid}"], stderr=subprocess.DEVNULL)
             group.wait()
