@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import certifi
 import httpx
 import pytest
 import trustme
@@ -115,3 +116,20 @@ async def test_openssls_default_store_is_what_linux_trusts(
     trust = build_trust({})
     assert trust.source == "system store"
     assert await fetch(https_url, trust.context) == "hello"
+
+
+async def test_the_adapters_transport_connects_with_the_trust_context(
+    ca: trustme.CA, https_url: str, tmp_path: Path
+) -> None:
+    from codecompanion.adapters.fast_http import FastTransport
+
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    trusted = build_trust({"SSL_CERT_FILE": str(bundle)}).context
+    async with httpx.AsyncClient(transport=FastTransport(trusted)) as client:
+        assert (await client.get(https_url)).text == "hello"
+        assert (await client.get(https_url)).text == "hello"  # again, on the kept connection
+    untrusted = ssl.create_default_context(cafile=certifi.where())
+    async with httpx.AsyncClient(transport=FastTransport(untrusted)) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(https_url)

@@ -97,6 +97,10 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise httpx.ConnectTimeout("connecting timed out", request=request) from None
         except (OSError, ssl.SSLError) as exc:
             raise httpx.ConnectError(str(exc), request=request) from None
+        tls_object = writer.get_extra_info("ssl_object")
+        if tls_object is not None and tls_object.selected_alpn_protocol() not in (None, "http/1.1"):
+            writer.close()  # a context shared with an HTTP/2 client offered h2 and got it
+            raise httpx.ConnectError("the server chose a protocol other than HTTP/1.1")
         return reader, writer
 
     async def _exchange(
