@@ -103,6 +103,9 @@ class EchoTools:
     def schemas(self) -> list[dict[str, Any]]:
         return [{"type": "function", "function": {"name": "echo"}}]
 
+    def read_only(self, calls: list[ToolCall]) -> bool:
+        return all(call.name == "echo" for call in calls)
+
     async def prepare(self) -> list[str]:
         return []
 
@@ -292,3 +295,19 @@ async def test_a_message_added_between_turns_is_saved_soon(tmp_path: Path) -> No
     await asyncio.sleep(0.15)
     saved = chat.store.load("c1")
     assert saved is not None and saved["messages"][-1]["content"] == "kept"
+
+
+async def test_a_call_that_is_not_read_only_is_saved_before_it_runs(tmp_path: Path) -> None:
+    call = ToolCall("call_1", "write_things", {"x": 1})
+    adapter = ScriptedAdapter([ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done")])
+    chat, _view = make_chat(adapter)
+    store = chat.store = CountingStore(tmp_path / "chats")
+    tools = chat.tools
+    tools.gate.clear()  # the tool is running
+    chat.submit("write")
+    for _ in range(50):
+        await asyncio.sleep(0)
+    saved = store.load("c1")
+    assert saved is not None and saved["messages"][-1]["tools"]["calls"][0]["id"] == "call_1"
+    tools.gate.set()
+    await finish(chat)

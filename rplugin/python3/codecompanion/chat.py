@@ -217,6 +217,9 @@ class Chat:
                     repeated = True
                     continue
                 repeated = False
+                if not self.tools.read_only(answer.calls):
+                    # A command may outlive the host: its call is on disk before it starts.
+                    self.save_now(durable=False)
                 outcome = await self.tools.run(answer.calls)
                 self.save()
                 if outcome.status == "cancelled":

@@ -193,6 +193,11 @@ class ToolSystem:
                 self.add_tool(tool_name)
         return problems
 
+    def read_only(self, calls: list[ToolCall]) -> bool:
+        """True when every call is of an offered read_only tool (quick, nothing to undo)."""
+        entries = (self.offered_entry(call.name) for call in calls)
+        return all(entry is not None and entry.opts.get("read_only") for entry in entries)
+
     def offered_entry(self, name: str) -> ToolEntry | None:
         """The entry of `name` if this chat offers it and it is still enabled."""
         return self.registry.get(name) if name in self.offered else None
