@@ -1,5 +1,5 @@
-"""What the host loads for a chat without tools: nothing it only needs for tools, the demo or
-httpx's command line (each costs megabytes of the host's memory)."""
+"""What the host loads for a chat without tools, completion cache included: nothing it only needs
+to run tools, the demo or httpx's command line (each costs megabytes of the host's memory)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,21 @@ from codecompanion.workspace import HostOptions, Workspace
 workspace = Workspace(HostOptions(config_file=sys.argv[1], data_dir=sys.argv[2]))
 adapter, notice = workspace.make_adapter("openai_compatible")
 assert notice is None, notice
+from codecompanion.nvim.completion import completion_payload
+assert completion_payload(workspace)["items"]  # the host fills Lua's completion cache at start
 print(json.dumps(sorted(sys.modules)))
 """
 
-NOT_FOR_A_PLAIN_CHAT = ("jsonschema", "json_repair", "click", "rich", "pygments", "http.server")
+NOT_FOR_A_PLAIN_CHAT = (
+    "jsonschema",
+    "json_repair",
+    "rapidfuzz",
+    "re2",
+    "click",
+    "rich",
+    "pygments",
+    "http.server",
+)
 
 
 def test_a_plain_chat_loads_no_tool_demo_or_cli_modules(tmp_path: Path) -> None:

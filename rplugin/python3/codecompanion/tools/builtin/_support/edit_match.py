@@ -16,9 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from rapidfuzz import fuzz
-from rapidfuzz import process as rf_process
-
 from ....errors import ToolError
 
 PUNCT_MIN = 0.9  # a match differing only in punctuation must be at least this similar
@@ -183,6 +180,8 @@ _unpunctuated_lines = _line_stage(
 
 def _punctuation_normalised(text: Text, old_lines: list[str], replace_all: bool) -> list[Match]:
     """Lines equal but for punctuation and spacing, scored; too dissimilar places are dropped."""
+    from rapidfuzz import fuzz  # loaded on the first fuzzy match: a chat without edits skips it
+
     wanted = "\n".join(line.strip() for line in old_lines)
     count = len(old_lines)
     matches = []
@@ -210,6 +209,9 @@ class _Scored:
 
 def _fuzzy_candidates(text: Text, old_lines: list[str]) -> list[_Scored]:
     """Windows of len(old_lines) lines picked by anchor lines, scored by similarity (0-1)."""
+    from rapidfuzz import fuzz
+    from rapidfuzz import process as rf_process
+
     count = len(old_lines)
     wanted = [line.strip() for line in old_lines]
     limit = len(text.lines) - count
@@ -234,6 +236,8 @@ def _fuzzy_candidates(text: Text, old_lines: list[str]) -> list[_Scored]:
 
 def _lines_agree(wanted: list[str], found: list[str]) -> bool:
     """Every line pair is blank on both sides or roughly alike (no invented or missing lines)."""
+    from rapidfuzz import fuzz
+
     for want, got in zip(wanted, found, strict=True):
         if not want or not got:
             if want or got:
@@ -281,6 +285,9 @@ def _quote(text: Text, first: int, count: int) -> str:
 
 def _closest(text: Text, old_lines: list[str], scored: list[_Scored]) -> str:
     """A quote of the text most like `old_lines`, with line numbers."""
+    from rapidfuzz import fuzz
+    from rapidfuzz import process as rf_process
+
     count = max(len(old_lines), 1)
     if scored:
         best = scored[0]

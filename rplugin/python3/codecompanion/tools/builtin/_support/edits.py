@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import json_repair
-
 from .edit_match import EditError, Match, Text, block_lines, locate
 from .edit_shape import Shaped, shape
 
@@ -60,6 +58,8 @@ def _decode(raw: Any) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
+        import json_repair  # loaded when a model first sends broken JSON
+
         try:
             repaired = json_repair.repair_json(raw, return_objects=True)
         except Exception:  # the repair library is best effort; failing means "not JSON"

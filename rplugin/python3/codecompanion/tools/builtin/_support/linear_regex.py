@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import re2
-
 MAX_PATTERN = 10_000
 _MAX_MEM = 64 << 20  # RE2 refuses patterns whose automaton would need more
 
@@ -44,6 +42,8 @@ def compile_linear(
     """
     if len(pattern) > MAX_PATTERN:
         raise RegexError(f"the pattern is {len(pattern):,} characters, over {MAX_PATTERN:,}")
+    import re2  # loaded with the first search: a chat that searches nothing skips it
+
     options = re2.Options()
     options.log_errors = False  # RE2 would print to the host's stderr
     options.case_sensitive = not ignore_case
