@@ -62,3 +62,22 @@ def test_the_watchdog_kills_registered_groups_when_the_host_goes() -> None:
         for group in (plain, stubborn, spared, escaped, unmarked):
             subprocess.run(["kill", "-KILL", "--", f"-{group.pid}"], stderr=subprocess.DEVNULL)
             group.wait()
+
+
+def test_a_finished_runs_sweep_reads_only_processes_started_since_it_began() -> None:
+    from codecompanion.tools.runtime.descendants import _entries, marked
+
+    word = f"ccwatch{uuid.uuid4().hex[:10]}"
+    first = start_group(word, "sleep 67")
+    token = f"sweep-{uuid.uuid4().hex[:8]}"
+    escaped = start_group(word, "sleep 68", {RUN_MARKER: f"{token}.1"})
+    try:
+        window = [int(entry) for entry in _entries(first.pid)]
+        assert window and min(window) >= first.pid and 1 not in window
+        found = marked(token, since=first.pid)
+        assert escaped.pid in found  # the shell (and the sleep it started)
+        assert sorted(found) == sorted(marked(token))  # the same as reading every process
+    finally:
+        for group in (first, escaped):
+            subprocess.run(["kill", "-KILL", "--", f"-{group.pid}"], stderr=subprocess.DEVNULL)
+            group.wait()

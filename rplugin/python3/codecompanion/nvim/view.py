@@ -68,11 +68,36 @@ class NvimChatView:
         self._last_input = float("-inf")
         self._hold_until = float("-inf")
         self._armed_for = float("-inf")  # when the pending progress timer fires
+        self._fresh = False  # text was queued after the pending timer was set
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
-        urgent = False
+        if self._timer is not None and len(ops) == 1 and ops[0].kind == "append":
+            # Streamed text while a batch is due (the hot path, once per chunk): queued and
+            # marked; the timer works out from the mark whether the stream went quiet.
+            self._text.append(ops[0].data["text"])
+            self._fresh = True
+            return
         now = self.bridge.loop.time()
+        urgent = self._queue(ops, now)
+        if not (self._ops or self._text):
+            return
+        self._last_input, self._fresh = now, False
+        if urgent:
+            if self._timer is not None and not self._urgent:
+                self._timer.cancel()
+                self._timer = None
+            if self._timer is None:
+                self._urgent = True
+                self._timer = self.bridge.loop.call_soon(self.flush)
+        elif self._timer is None or (not self._urgent and self._due() < self._armed_for):
+            if self._timer is not None:  # a hold ended: go sooner than the timer would
+                self._timer.cancel()
+            self._arm(now)
+
+    def _queue(self, ops: list[RenderOp], now: float) -> bool:
+        """Queue `ops` (starting or ending a hold); True when one of them is urgent."""
+        urgent = False
         for op in ops:
             if op.kind == "append":
                 self._text.append(op.data["text"])
@@ -86,20 +111,7 @@ class NvimChatView:
                     self._hold_until = now + HOLD
                 elif name == "RequestStreaming":
                     self._hold_until = float("-inf")
-        if not (self._ops or self._text):
-            return
-        self._last_input = now
-        if urgent:
-            if self._timer is not None and not self._urgent:
-                self._timer.cancel()
-                self._timer = None
-            if self._timer is None:
-                self._urgent = True
-                self._timer = self.bridge.loop.call_soon(self.flush)
-        elif self._timer is None or (not self._urgent and self._due() < self._armed_for):
-            if self._timer is not None:  # a hold ended: go sooner than the timer would
-                self._timer.cancel()
-            self._arm(now)
+        return urgent
 
     def _due(self) -> float:
         """When queued progress may go: frame or quiet stream, not before MIN_GAP or a hold."""
@@ -118,6 +130,8 @@ class NvimChatView:
         """Flush, unless input since the timer was set moved the due time (then wait for it)."""
         self._timer = None
         now = self.bridge.loop.time()
+        if self._fresh:  # text came since the timer was set: the stream is not quiet yet
+            self._fresh, self._last_input = False, now
         if self._due() > now + 0.0002:
             self._arm(now)
         else:

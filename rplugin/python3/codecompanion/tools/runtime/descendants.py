@@ -24,33 +24,59 @@ def run_id(host: str) -> str:
     return f"{host}.{uuid.uuid4().hex[:12]}"
 
 
-def marked(value: str) -> list[int]:
-    """Pids of our live processes whose environment has the marker set to `value` (or below)."""
+def _entries(since: int | None) -> list[str]:
+    """/proc's process entries; only pids from `since` on when pids have not wrapped since.
+
+    A run's processes are all started after its first one, so (pids counting up) none has a
+    number below it: a finished command's check reads a few entries, not every process's.
+    """
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return []
+    if since is None:
+        return entries
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", encoding="ascii") as handle:
+            last = int(handle.read())
+    except (OSError, ValueError):
+        return entries
+    if last < since:  # the numbers wrapped around since the run began
+        return entries
+    return [entry for entry in entries if since <= int(entry) <= last]
+
+
+def marked(value: str, since: int | None = None) -> list[int]:
+    """Pids of our live processes whose environment has the marker set to `value` (or below).
+
+    `since`: the pid of the run's first process (its descendants have higher numbers).
+    """
     needle = f"{RUN_MARKER}={value}".encode()
     own = os.getpid()
     found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == own:
+    for entry in _entries(since):
+        if int(entry) == own:
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as handle:
-                variables = handle.read().split(b"\0")
+                data = handle.read()
         except OSError:  # gone, or not ours
             continue
-        if any(v == needle or v.startswith(needle + b".") for v in variables):
+        if needle in data and any(
+            v == needle or v.startswith(needle + b".") for v in data.split(b"\0")
+        ):
             found.append(int(entry))
     return found
 
 
-def kill_marked(value: str) -> int:
-    """SIGKILL every process carrying the marker `value`, until none is left; how many died."""
+def kill_marked(value: str, since: int | None = None) -> int:
+    """SIGKILL every process carrying the marker `value`, until none is left; how many died.
+
+    `since`: the pid of the run's first process, when known (see `marked`).
+    """
     killed = 0
     for _round in range(_ROUNDS):
-        pids = marked(value)
+        pids = marked(value, since)
         if not pids:
             break
         for pid in pids:

@@ -192,7 +192,7 @@ async def _start(
             await kill_group(started.pid)
             await _reap(started)
             if env is not None:
-                kill_marked(env[RUN_MARKER])
+                kill_marked(env[RUN_MARKER], since=started.pid)
             _release(started.pid)
         raise
 
@@ -289,7 +289,7 @@ async def run_process(
     finally:
         # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
         # that a second cancel could cut short.
-        kill_marked(marker)
+        kill_marked(marker, since=proc.pid)
         _release(proc.pid)
     return ProcessResult(
         argv=args,
