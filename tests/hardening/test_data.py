@@ -161,9 +161,9 @@ WRITER = textwrap.dedent(
     round_ = 0
     while True:
         messages = [{"role": "user", "content": f"{round_}:{i}:" + body} for i in range(5)]
+        print("start", round_, flush=True)
         store.save("big", {"id": "big", "round": round_, "messages": messages})
         round_ += 1
-        print(round_, flush=True)
     """
 )
 
@@ -192,13 +192,18 @@ def test_a_saved_chat_survives_a_kill_in_the_middle_of_a_write(tmp_path: Path) -
         command = [sys.executable, "-c", WRITER, str(folder)]
         with subprocess.Popen(command, stdout=subprocess.PIPE, env=env) as writer:
             try:
-                # Kill after a varying number of whole saves (not a wall-clock delay, which a
-                # loaded machine stretches until every kill lands in the first save).
+                # Kill during the save of a varying round, at a varying point of it (a fraction
+                # of how long the last save took): a wall-clock delay alone lands every kill in
+                # the first save on a loaded machine, or between saves when saving is fast.
                 assert writer.stdout is not None
-                target = rng.randint(1, 4)
-                while int(writer.stdout.readline()) < target:
-                    pass
-                time.sleep(rng.uniform(0.0, 0.03))
+                target = rng.randint(2, 5)
+                starts = []
+                while True:
+                    line = writer.stdout.readline()
+                    starts.append(time.monotonic())
+                    if int(line.split()[1]) >= target:
+                        break
+                time.sleep(rng.uniform(0.3, 0.9) * (starts[-1] - starts[-2]))
             finally:
                 writer.send_signal(signal.SIGKILL)
         state = json.loads((folder / "big.json").read_text())
