@@ -112,6 +112,9 @@ class View:
     def notify(self, message: str, level: str = "info") -> None:
         pass
 
+    def flush(self) -> None:
+        pass
+
     def text(self) -> str:
         return "".join(op.data["text"] for op in self.ops if op.kind in ("append", "block"))
 
