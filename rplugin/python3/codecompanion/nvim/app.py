@@ -220,6 +220,7 @@ class App:
             editor=self.editor,
             opts=opts,
             yolo=yolo or workspace.options.yolo,
+            tls=workspace.ssl_context,  # the web tools trust exactly what the adapters trust
         )
 
     def _chat(self, args: dict[str, Any]) -> Chat | None:
