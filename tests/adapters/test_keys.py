@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.adapters import KeyResolver, key_problem
+from codecompanion.adapters.openai import OpenAIAdapter
 from codecompanion.errors import AuthenticationError
 
 
@@ -72,4 +73,18 @@ def test_problem_reports_without_running_anything() -> None:
     assert key_problem(keys, "cmd:pass show openai", "openai") is None
     assert key_problem(keys, "sk-literal", "openai") is None
     assert key_problem(keys, None, "nope") == "unknown adapter 'nope'"
+
+
+def test_key_problem_knows_adapters_from_installed_packages() -> None:
+    class PluginAdapter(OpenAIAdapter):
+        default_api_key = "env:PLUGIN_PROVIDER_KEY"
+
+    keys = KeyResolver(env={})
+    plugins = {"from_plugin": PluginAdapter}
+    problem = key_problem(keys, None, "from_plugin", plugins)
+    assert problem == "environment variable PLUGIN_PROVIDER_KEY is not set"
+    assert (
+        key_problem(KeyResolver(env={"PLUGIN_PROVIDER_KEY": "k"}), None, "from_plugin", plugins)
+        is None
+    )
     assert keys.problem("env:ALSO_MISSING") == "environment variable ALSO_MISSING is not set"

@@ -92,10 +92,18 @@ def default_adapter_name(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def key_problem(keys: KeyResolver, spec: str | None, adapter: str) -> str | None:
-    """Why `adapter` would get no key from `spec` (or its usual key), without running anything."""
+def key_problem(
+    keys: KeyResolver,
+    spec: str | None,
+    adapter: str,
+    plugins: Mapping[str, type[HTTPAdapter]] | None = None,
+) -> str | None:
+    """Why `adapter` would get no key from `spec` (or its usual key), without running anything.
+
+    `plugins` are the adapters installed packages provide, beside the builtin ones.
+    """
     if spec is None:
-        adapter_class = ADAPTERS.get(adapter)
+        adapter_class = ADAPTERS.get(adapter) or (plugins or {}).get(adapter)
         if adapter_class is None:
             return f"unknown adapter {adapter!r}"
         spec = adapter_class.default_api_key

@@ -53,6 +53,6 @@ def report(workspace: Workspace) -> dict[str, Any]:
 
         settings = workspace.settings(adapter)
         result.update(adapter=adapter, model=settings.model)
-        problem = key_problem(workspace.keys, settings.api_key, adapter)
+        problem = key_problem(workspace.keys, settings.api_key, adapter, workspace.plugins.adapters)
         result.update(key_ok=problem is None, key_problem=problem)
     return result
