@@ -6,25 +6,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import transcript
-from .adapters.base import (
-    ChatAdapter,
-    ProviderState,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallEvent,
-    Usage,
-)
+from .adapters.base import ChatAdapter
+from .answer import Answer, stream_answer
 from .compose import compose, first_line, unknown_mentions
 from .context import ContextItem, render_ops
 from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
-from .textcalls.session import answer_repeated, plan_request, repeats_last_round
+from .textcalls.session import answer_repeated, repeats_last_round
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -37,21 +30,6 @@ SYSTEM_PROMPT = (
 # Seconds a save waits: the saves a tool round asks for land after its next request has left,
 # never between the end of a stream and the request that carries the results.
 SAVE_DELAY = 0.1
-
-
-@dataclass
-class Answer:
-    """What one streamed response produced."""
-
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    usage: Usage | None = None
-    error: str | None = None
-    cancelled: bool = False
-    state: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)  # of the text message
-    calls_extra: dict[str, Any] = field(default_factory=dict)  # of the calls message
 
 
 class Chat:
@@ -266,7 +244,7 @@ class Chat:
         for message in self.messages:
             message.meta.sent = True
         try:
-            await self._stream(answer, continuation=not header)
+            await stream_answer(self, answer, continuation=not header)
         except asyncio.CancelledError:
             answer.cancelled = True
             self._store_answer(answer)
@@ -278,52 +256,6 @@ class Chat:
         status = "error" if answer.error else "success"
         self.fire("RequestFinished", status=status)
         return answer
-
-    async def _stream(self, answer: Answer, continuation: bool = False) -> None:
-        # A round after tool results starts its text on a fresh line below the tool output.
-        state = {"separate": continuation, "streaming": False, "reasoning": False}
-        for problem in await self.tools.prepare():
-            self.view.notify(problem, "warn")
-        request = await plan_request(self.adapter, self.tools, list(self.messages))
-        reader = request.reader
-        async for event in self.adapter.stream(request.messages, request.tools):
-            if not state["streaming"]:
-                state["streaming"] = True
-                self.view.render([RenderOp("spinner", {"on": False})])
-                self.fire("RequestStreaming")
-            if isinstance(event, TextDelta):
-                answer.text.append(event.text)  # the raw text, kept if the answer breaks off
-                self._show_text(reader.text(event.text), state)
-            elif isinstance(event, ReasoningDelta):
-                if not state["reasoning"] and not answer.reasoning:
-                    self.view.render([transcript.block("### Reasoning\n\n")])
-                state["reasoning"] = True
-                answer.reasoning.append(event.text)
-                self.view.render([transcript.append(event.text)])
-            elif isinstance(event, ToolCallEvent):
-                answer.calls.append(self.messages.unique_call(event.call, answer.calls))
-            elif isinstance(event, ProviderState):
-                answer.state.update(event.data)
-            elif isinstance(event, Usage):
-                answer.usage = event
-        # Calls written as text (prompt mode, or recovered) run like native ones.
-        self._show_text(reader.finish(native_calls=bool(answer.calls)), state)
-        if reader.calls:
-            for call in reader.calls:
-                answer.calls.append(self.messages.unique_call(call, answer.calls))
-            answer.calls_extra = reader.calls_extra()
-        text, answer.extra = reader.stored()
-        answer.text = [text]
-
-    def _show_text(self, text: str, state: dict[str, bool]) -> None:
-        if not text:
-            return
-        if state["reasoning"]:
-            state["reasoning"] = False
-            self.view.render([transcript.block("### Response\n\n")])
-        op = transcript.block if state["separate"] else transcript.append
-        state["separate"] = False
-        self.view.render([op(text)])
 
     def _store_answer(self, answer: Answer) -> None:
         text = "".join(answer.text)

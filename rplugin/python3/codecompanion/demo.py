@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 
 from .loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
+from .ports import RenderOp
+from .transcript import USER_HEADER, block
 
 DEMO_FILE = "codecompanion-demo.md"
 DEMO_TOOLS = ("create_file", "read_file", "run_command", "insert_edit_into_file")
@@ -102,3 +104,12 @@ def hint(folder: Path) -> str:
         "<CR>. The model will create, read, measure (with your approval) and edit "
         f"`{DEMO_FILE}` in the temporary folder `{folder}`._"
     )
+
+
+def intro_ops(folder: Path) -> list[RenderOp]:
+    """A demo chat's buffer: what to type, above `## Me`."""
+    return [
+        RenderOp("replace", {"lines": [""]}),
+        block(hint(folder)),
+        RenderOp("ready", {"text": USER_HEADER}),
+    ]

@@ -7,7 +7,7 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from .errors import ConfigError
 from .history import ChatStore
 
 if TYPE_CHECKING:
+    from .chat import Chat
     from .mcp import McpManager
     from .tls import TlsTrust
 
@@ -208,6 +209,34 @@ class Workspace:
         elif self.options.model and name == self.default_adapter():
             settings.model = self.options.model
         return settings
+
+    def reload_chats(self, chats: Iterable[Chat], spawn: Callable[[Any], object]) -> str:
+        """Give open chats the reloaded tools, options and adapter settings; what it did, said.
+
+        A busy chat gets the tools now (later calls use them) and its adapter at the next
+        reload, since its request is using the current one. `spawn` runs the old adapters'
+        closing on the loop.
+        """
+        opts = self.config.opts.get("tool_system", {}) if self.config.opts else {}
+        gone: set[str] = set()
+        busy = count = 0
+        for chat in chats:
+            count += 1
+            gone.update(chat.tools.reconfigure(self.registry, opts))
+            if chat.busy:
+                busy += 1
+                continue
+            adapter, _ = self.make_adapter(chat.adapter.name, chat.model)
+            spawn(chat.adapter.aclose())
+            chat.adapter = adapter
+        if not count:
+            return ""
+        said = f" for {count} open chat(s): tools, tool options and adapter settings"
+        if busy:
+            said += f"; {busy} busy chat(s) keep their adapter until the next reload"
+        if gone:
+            said += f"; no longer in the config: {', '.join(sorted(gone))}"
+        return said
 
     def make_adapter(
         self, name: str | None, model: str | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
+from .pickers import pick_adapter, pick_restore
 from .view import NvimChatView
 
 log = logging.getLogger("codecompanion.nvim")
@@ -133,7 +133,9 @@ class App:
 
             for name in DEMO_TOOLS:
                 chat.tools.add_tool(name)
-            chat.view.render(demo_intro(chat.tools.cwd))
+            from ..demo import intro_ops  # the demo (and its loopback server) loads only for it
+
+            chat.view.render(intro_ops(chat.tools.cwd))
         old = self.chats.pop(chat_id, None)
         if old is not None:  # the buffer was reopened with the same id: the new chat replaces it
             old.stop()
@@ -285,35 +287,15 @@ class App:
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
         if chat is not None:
-            self.bridge.spawn(self._pick_adapter(chat))
-
-    async def _pick_adapter(self, chat: Chat) -> None:
-        """`ga`: pick an adapter, then one of its models (listed while Neovim stays free)."""
-        names = self._workspace().adapter_names()
-        name = await self._pick("Adapter", names)
-        if name is None:
-            return
-        if name != chat.adapter.name:
-            self.do_chat_adapter({"id": chat.id, "adapter": name})
-        try:
-            models = await asyncio.wait_for(chat.adapter.list_models(), 10)
-        except Exception as exc:  # a listing failure leaves the configured model
-            chat.view.notify(f"could not list models: {exc}", "warn")
-            return
-        if not models:
-            return
-        model = await self._pick("Model", [str(m) for m in models])
-        if model is not None:
-            self.do_chat_model({"id": chat.id, "model": model})
-
-    async def _pick(self, prompt: str, items: list[str]) -> str | None:
-        """One of `items` chosen with vim.ui.select (by position, so equal labels are fine)."""
-        index = await self.bridge.ask_lua(
-            "codecompanion.chat", "pick", {"prompt": prompt, "items": items}
-        )
-        if isinstance(index, int) and 1 <= index <= len(items):
-            return items[index - 1]
-        return None
+            self.bridge.spawn(
+                pick_adapter(
+                    self.bridge,
+                    self._workspace(),
+                    chat,
+                    lambda name: self.do_chat_adapter({"id": chat.id, "adapter": name}),
+                    lambda model: self.do_chat_model({"id": chat.id, "model": model}),
+                )
+            )
 
     def _idle_chat(self, args: dict[str, Any]) -> Chat | None:
         """The chat, unless a request or its tools run (then one line says so)."""
@@ -356,22 +338,7 @@ class App:
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 
     def do_pick_restore(self, args: dict[str, Any]) -> None:
-        self.bridge.spawn(self._pick_restore())
-
-    async def _pick_restore(self) -> None:
-        """`:CodeCompanionChat Restore`: pick a saved chat; Lua reopens it."""
-        saved, damaged = self._workspace().store.scan()
-        for problem in damaged:
-            self.bridge.notify_lua("codecompanion.render", "notify", problem.line(), "warn")
-        if not saved:
-            self.bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
-            return
-        labels = [f"{info.updated}  {info.title}" for info in saved]
-        index = await self.bridge.ask_lua(
-            "codecompanion.chat", "pick", {"prompt": "Restore chat", "items": labels}
-        )
-        if isinstance(index, int) and 1 <= index <= len(saved):
-            self.bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
+        self.bridge.spawn(pick_restore(self.bridge, self._workspace()))
 
     def do_buffers(self, args: dict[str, Any]) -> None:
         paths = args.get("paths")
@@ -390,34 +357,8 @@ class App:
         if error:
             self.bridge.echo_error(f"config file broken: {error}")
             return
-        message = "config reloaded" + self._reload_chats(workspace)
+        message = "config reloaded" + workspace.reload_chats(self.chats.values(), self.bridge.spawn)
         self.bridge.notify_lua("codecompanion.render", "notify", message, "info")
-
-    def _reload_chats(self, workspace: Workspace) -> str:
-        """Give open chats the reloaded tools, options and adapter settings; what it did, said.
-
-        A busy chat gets the tools now (later calls use them) and its adapter at the next
-        reload, since its request is using the current one.
-        """
-        opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
-        gone: set[str] = set()
-        busy = 0
-        for chat in self.chats.values():
-            gone.update(chat.tools.reconfigure(workspace.registry, opts))
-            if chat.busy:
-                busy += 1
-                continue
-            adapter, _ = workspace.make_adapter(chat.adapter.name, chat.model)
-            self.bridge.spawn(chat.adapter.aclose())
-            chat.adapter = adapter
-        if not self.chats:
-            return ""
-        said = f" for {len(self.chats)} open chat(s): tools, tool options and adapter settings"
-        if busy:
-            said += f"; {busy} busy chat(s) keep their adapter until the next reload"
-        if gone:
-            said += f"; no longer in the config: {', '.join(sorted(gone))}"
-        return said
 
     # ----- requests --------------------------------------------------------------------
 
@@ -444,16 +385,3 @@ def _var(name: str, value: Any) -> Any:
     from ..ports import RenderOp
 
     return RenderOp("set_var", {"name": name, "value": value})
-
-
-def demo_intro(folder: Path) -> list[Any]:
-    """A demo chat's buffer: what to type, above `## Me`."""
-    from ..demo import hint
-    from ..ports import RenderOp
-    from ..transcript import USER_HEADER, block
-
-    return [
-        RenderOp("replace", {"lines": [""]}),
-        block(hint(folder)),
-        RenderOp("ready", {"text": USER_HEADER}),
-    ]

@@ -1,0 +1,95 @@
+"""One streamed answer: the provider's events shown in the buffer and gathered for the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import transcript
+from .adapters.base import (
+    ChatAdapter,
+    ProviderState,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from .messages import MessageStore, ToolCall
+from .ports import ChatView, RenderOp
+from .textcalls.session import plan_request
+
+
+class Asking(Protocol):
+    """What streaming an answer needs of the chat."""
+
+    adapter: ChatAdapter
+    view: ChatView
+    messages: MessageStore
+    tools: Any
+
+    def fire(self, name: str, **extra: Any) -> None:
+        """Fire a User event."""
+
+
+@dataclass
+class Answer:
+    """What one streamed response produced."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    error: str | None = None
+    cancelled: bool = False
+    state: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # of the text message
+    calls_extra: dict[str, Any] = field(default_factory=dict)  # of the calls message
+
+
+async def stream_answer(chat: Asking, answer: Answer, continuation: bool = False) -> None:
+    """Send `chat`'s history and stream the answer into its buffer and into `answer`."""
+    # A round after tool results starts its text on a fresh line below the tool output.
+    state = {"separate": continuation, "streaming": False, "reasoning": False}
+    for problem in await chat.tools.prepare():
+        chat.view.notify(problem, "warn")
+    request = await plan_request(chat.adapter, chat.tools, list(chat.messages))
+    reader = request.reader
+    async for event in chat.adapter.stream(request.messages, request.tools):
+        if not state["streaming"]:
+            state["streaming"] = True
+            chat.view.render([RenderOp("spinner", {"on": False})])
+            chat.fire("RequestStreaming")
+        if isinstance(event, TextDelta):
+            answer.text.append(event.text)  # the raw text, kept if the answer breaks off
+            _show_text(chat.view, reader.text(event.text), state)
+        elif isinstance(event, ReasoningDelta):
+            if not state["reasoning"] and not answer.reasoning:
+                chat.view.render([transcript.block("### Reasoning\n\n")])
+            state["reasoning"] = True
+            answer.reasoning.append(event.text)
+            chat.view.render([transcript.append(event.text)])
+        elif isinstance(event, ToolCallEvent):
+            answer.calls.append(chat.messages.unique_call(event.call, answer.calls))
+        elif isinstance(event, ProviderState):
+            answer.state.update(event.data)
+        elif isinstance(event, Usage):
+            answer.usage = event
+    # Calls written as text (prompt mode, or recovered) run like native ones.
+    _show_text(chat.view, reader.finish(native_calls=bool(answer.calls)), state)
+    if reader.calls:
+        for call in reader.calls:
+            answer.calls.append(chat.messages.unique_call(call, answer.calls))
+        answer.calls_extra = reader.calls_extra()
+    text, answer.extra = reader.stored()
+    answer.text = [text]
+
+
+def _show_text(view: ChatView, text: str, state: dict[str, bool]) -> None:
+    if not text:
+        return
+    if state["reasoning"]:
+        state["reasoning"] = False
+        view.render([transcript.block("### Response\n\n")])
+    op = transcript.block if state["separate"] else transcript.append
+    state["separate"] = False
+    view.render([op(text)])

@@ -1,0 +1,59 @@
+"""The choices the host asks Lua to offer: an adapter and its model (`ga`), a chat to restore."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from ..chat import Chat
+from ..workspace import Workspace
+from .bridge import Bridge
+
+
+async def pick(bridge: Bridge, prompt: str, items: list[str]) -> str | None:
+    """One of `items` chosen with vim.ui.select (by position, so equal labels are fine)."""
+    index = await bridge.ask_lua("codecompanion.chat", "pick", {"prompt": prompt, "items": items})
+    if isinstance(index, int) and 1 <= index <= len(items):
+        return items[index - 1]
+    return None
+
+
+async def pick_adapter(
+    bridge: Bridge,
+    workspace: Workspace,
+    chat: Chat,
+    use_adapter: Callable[[str], None],
+    use_model: Callable[[str], None],
+) -> None:
+    """`ga`: pick an adapter, then one of its models (listed while Neovim stays free)."""
+    name = await pick(bridge, "Adapter", workspace.adapter_names())
+    if name is None:
+        return
+    if name != chat.adapter.name:
+        use_adapter(name)
+    try:
+        models = await asyncio.wait_for(chat.adapter.list_models(), 10)
+    except Exception as exc:  # a listing failure leaves the configured model
+        chat.view.notify(f"could not list models: {exc}", "warn")
+        return
+    if not models:
+        return
+    model = await pick(bridge, "Model", [str(m) for m in models])
+    if model is not None:
+        use_model(model)
+
+
+async def pick_restore(bridge: Bridge, workspace: Workspace) -> None:
+    """`:CodeCompanionChat Restore`: pick a saved chat; Lua reopens it."""
+    saved, damaged = workspace.store.scan()
+    for problem in damaged:
+        bridge.notify_lua("codecompanion.render", "notify", problem.line(), "warn")
+    if not saved:
+        bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
+        return
+    labels = [f"{info.updated}  {info.title}" for info in saved]
+    index = await bridge.ask_lua(
+        "codecompanion.chat", "pick", {"prompt": "Restore chat", "items": labels}
+    )
+    if isinstance(index, int) and 1 <= index <= len(saved):
+        bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
