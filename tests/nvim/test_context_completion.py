@@ -126,6 +126,9 @@ def test_completion_never_waits_on_the_host(
     ed.open_chat()
     pid = int(ed.lua("return vim.fn.jobpid(require('codecompanion.host').channel())"))
     wait_for(lambda: ed.lua("return #require('codecompanion.complete').omnifunc(0, '@{')") > 0)
+    # A round trip first: a cache push the host sent earlier arrives before its reply, so none
+    # can land after the invalidation below and answer the sources at once.
+    ed.lua("require('codecompanion.host').request('completion_items')")
     # Old cache, frozen host: the sources answer later through their callbacks, and
     # omnifunc answers from what it has, at once.
     ed.lua("require('codecompanion.complete').invalidate(); _G.out = {}")
