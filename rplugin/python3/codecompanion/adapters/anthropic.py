@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from ..errors import ProviderError
 from ..messages import Message
 from .base import Event, Usage
-from .http_adapter import HTTPAdapter, RequestSpec, error_text, one_line
+from .http_adapter import HTTPAdapter, RequestSpec
+from .http_errors import error_text, one_line
 from .streaming import ResponseParser, make_call, text_events
 
 API_VERSION = "2023-06-01"

@@ -10,7 +10,8 @@ from ..errors import ProviderError
 from ..messages import Message
 from .anthropic import clean_schema
 from .base import Event, Usage
-from .http_adapter import HTTPAdapter, RequestSpec, error_text, one_line
+from .http_adapter import HTTPAdapter, RequestSpec
+from .http_errors import error_text, one_line
 from .streaming import ResponseParser, make_call, text_events
 
 SCHEMA_DROP = frozenset({"strict", "additionalProperties", "$schema"})

@@ -23,7 +23,8 @@ from ..messages import Message
 from . import gemini
 from .base import Event, Usage
 from .gemini import GeminiAdapter
-from .http_adapter import RequestSpec, error_text, one_line
+from .http_adapter import RequestSpec
+from .http_errors import error_text, one_line
 from .streaming import ResponseParser, make_call, text_events
 
 API_REVISION = "2026-05-20"  # the documented request/response shape this adapter speaks

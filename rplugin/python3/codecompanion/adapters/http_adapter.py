@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import ssl
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -22,13 +20,13 @@ from ..errors import (
     ModelNotFoundError,
     ProviderError,
     RateLimitError,
-    StreamInterrupted,
 )
 from ..messages import Message
 from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
 from .fast_http import FastTransport, proxied
+from .http_errors import error_text, one_line, retry_delay, transport_error
 from .keys import KeyResolver, describe_key
 from .secret_mask import SecretMask, redact_headers
 from .streaming import IdFactory, ResponseParser
@@ -43,25 +41,6 @@ class RequestSpec:
     path: str
     body: dict[str, Any]
     params: dict[str, str] = field(default_factory=dict)
-
-
-def error_text(data: Any) -> str:
-    """The human part of a provider's error object, whatever its shape."""
-    if isinstance(data, list) and data:
-        return error_text(data[0])
-    if isinstance(data, dict):
-        for key in ("error", "message", "detail", "msg"):
-            value = data.get(key)
-            if value:
-                return error_text(value)
-        return json.dumps(data)[:200]
-    return str(data)
-
-
-def one_line(text: str, limit: int = 200) -> str:
-    """Whitespace collapsed and cut to `limit` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class HTTPAdapter:
@@ -347,17 +326,9 @@ class HTTPAdapter:
         return self.redact(one_line(text))
 
     def _retry_delay(self, headers: httpx.Headers, attempt: int) -> float:
-        wait: float | None = None
-        try:
-            if "retry-after-ms" in headers:
-                wait = float(headers["retry-after-ms"]) / 1000
-            elif "retry-after" in headers:
-                wait = _retry_after_seconds(headers["retry-after"])
-        except (ValueError, TypeError):
-            wait = None
-        if wait is None:
-            wait = self.settings.retry_backoff * 2**attempt
-        return max(0.0, min(wait, self.settings.retry_max_wait))
+        return retry_delay(
+            headers, attempt, self.settings.retry_backoff, self.settings.retry_max_wait
+        )
 
     def _status_error(
         self, status: int, detail: str, model: str | None, url: str, retries: int
@@ -389,30 +360,8 @@ class HTTPAdapter:
         return f"pick another model or check `url` ({self.base_url})"
 
     def _transport_error(self, exc: httpx.HTTPError, streaming: bool = False) -> AdapterError:
-        s = self.settings
-        if isinstance(exc, httpx.ConnectTimeout):
-            return StreamInterrupted(
-                f"{self.label}: connecting timed out after {s.connect_timeout:g} s"
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return StreamInterrupted(
-                f"{self.label} sent nothing for {s.read_timeout:g} s: the answer stopped "
-                "(raise read_timeout for slow models)"
-            )
-        if streaming or isinstance(exc, httpx.RemoteProtocolError):
-            return StreamInterrupted(f"{self.label}: the connection dropped mid-answer")
-        return AdapterError(
-            f"{self.label}: cannot connect to {self.base_url}: {one_line(str(exc))}"
-        )
+        return transport_error(exc, self.label, self.settings, self.base_url, streaming)
 
     def redact(self, text: str) -> str:
         """`text` with every key this adapter used replaced by ***."""
         return self.mask.redact(text)
-
-
-def _retry_after_seconds(value: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        when = email.utils.parsedate_to_datetime(value)
-        return when.timestamp() - time.time()

@@ -1,0 +1,74 @@
+"""How HTTP failures read: a provider's error object, retry waits and transport errors."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from typing import Any
+
+import httpx
+
+from ..errors import AdapterError, StreamInterrupted
+from .base import AdapterSettings
+
+
+def error_text(data: Any) -> str:
+    """The human part of a provider's error object, whatever its shape."""
+    if isinstance(data, list) and data:
+        return error_text(data[0])
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail", "msg"):
+            value = data.get(key)
+            if value:
+                return error_text(value)
+        return json.dumps(data)[:200]
+    return str(data)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Whitespace collapsed and cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def retry_after_seconds(value: str) -> float:
+    """A Retry-After header's wait: seconds, or an HTTP date."""
+    try:
+        return float(value)
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value)
+        return when.timestamp() - time.time()
+
+
+def retry_delay(headers: httpx.Headers, attempt: int, backoff: float, max_wait: float) -> float:
+    """Seconds to wait before retry `attempt`: what the provider asks, else exponential backoff."""
+    wait: float | None = None
+    try:
+        if "retry-after-ms" in headers:
+            wait = float(headers["retry-after-ms"]) / 1000
+        elif "retry-after" in headers:
+            wait = retry_after_seconds(headers["retry-after"])
+    except (ValueError, TypeError):
+        wait = None
+    if wait is None:
+        wait = backoff * 2**attempt
+    return max(0.0, min(wait, max_wait))
+
+
+def transport_error(
+    exc: httpx.HTTPError, label: str, settings: AdapterSettings, base_url: str, streaming: bool
+) -> AdapterError:
+    """One line for a connection that failed, timed out or dropped."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return StreamInterrupted(
+            f"{label}: connecting timed out after {settings.connect_timeout:g} s"
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return StreamInterrupted(
+            f"{label} sent nothing for {settings.read_timeout:g} s: the answer stopped "
+            "(raise read_timeout for slow models)"
+        )
+    if streaming or isinstance(exc, httpx.RemoteProtocolError):
+        return StreamInterrupted(f"{label}: the connection dropped mid-answer")
+    return AdapterError(f"{label}: cannot connect to {base_url}: {one_line(str(exc))}")
