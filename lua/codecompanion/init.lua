@@ -260,7 +260,7 @@ function M.on_host_exit(_)
   for bufnr, _ in pairs(chats.by_buf) do
     if vim.api.nvim_buf_is_valid(bufnr) then
       local busy = not vim.bo[bufnr].modifiable
-      render.stop_spinner(bufnr)
+      require("codecompanion.spinner").stop(bufnr)
       vim.bo[bufnr].modifiable = true
       vim.b[bufnr].codecompanion_detached = true
       if busy then

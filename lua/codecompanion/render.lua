@@ -4,18 +4,18 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace("codecompanion")
 local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
-local ns_spin = vim.api.nvim_create_namespace("codecompanion_spinner")
 
 local icons = require("codecompanion.icons")
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
 local stream_highlight = require("codecompanion.stream_highlight")
+local spinner = require("codecompanion.spinner")
 
 local function state(bufnr)
   local s = buffers[bufnr]
   if not s then
-    s = { tools = {}, spinner = nil, user_header = nil, llm_header = nil }
+    s = { tools = {}, user_header = nil, llm_header = nil }
     buffers[bufnr] = s
     vim.api.nvim_create_autocmd("BufWinEnter", {
       buffer = bufnr,
@@ -27,7 +27,7 @@ local function state(bufnr)
       buffer = bufnr,
       once = true,
       callback = function()
-        M.stop_spinner(bufnr)
+        spinner.stop(bufnr)
         stream_highlight.forget(bufnr)
         buffers[bufnr] = nil
       end,
@@ -266,15 +266,15 @@ end
 
 function handlers.ready(bufnr, op)
   stream_highlight.ended(bufnr)
-  M.stop_spinner(bufnr)
+  spinner.stop(bufnr)
   handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
 end
 
 function handlers.spinner(bufnr, op)
   if op.on then
-    M.start_spinner(bufnr, op.text or "")
+    spinner.start(bufnr, op.text or "")
   else
-    M.stop_spinner(bufnr)
+    spinner.stop(bufnr)
   end
 end
 
@@ -294,43 +294,6 @@ end
 
 function handlers.set_var(bufnr, op)
   vim.b[bufnr][op.name] = op.value
-end
-
-function M.start_spinner(bufnr, text)
-  local s = state(bufnr)
-  M.stop_spinner(bufnr)
-  local frame = 0
-  local SPIN = icons.spinner()
-  local timer = vim.uv.new_timer()
-  s.spinner = timer
-  timer:start(
-    0,
-    100,
-    vim.schedule_wrap(function()
-      if s.spinner ~= timer or not vim.api.nvim_buf_is_valid(bufnr) then
-        return
-      end
-      frame = frame % #SPIN + 1
-      local row = vim.api.nvim_buf_line_count(bufnr) - 1
-      vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
-      vim.api.nvim_buf_set_extmark(bufnr, ns_spin, row, 0, {
-        virt_text = { { SPIN[frame] .. " " .. text, "CodeCompanionSpinner" } },
-        virt_text_pos = "eol",
-      })
-    end)
-  )
-end
-
-function M.stop_spinner(bufnr)
-  local s = buffers[bufnr]
-  if s and s.spinner then
-    s.spinner:stop()
-    s.spinner:close()
-    s.spinner = nil
-  end
-  if vim.api.nvim_buf_is_valid(bufnr) then
-    vim.api.nvim_buf_clear_namespace(bufnr, ns_spin, 0, -1)
-  end
 end
 
 --- Apply a batch of operations to a chat buffer; the cursor follows new text only if it was at the end.
