@@ -138,10 +138,13 @@ def time_limits(opts: Mapping[str, Any], default: float) -> tuple[float, float]:
 
     The limit is `opts["timeout"]` (milliseconds) or `default` (seconds). The tool system
     cancels a call at that limit; finishing the work a little earlier lets the tool still
-    report what it got (a command's output so far, say).
+    report what it got (a command's output so far, say). The margin is at least half a
+    second for short limits: killing a process group and sweeping what it left can take a
+    tenth of a second on a loaded machine, and the tool system's cancel must not win that race.
     """
     limit = timeout_seconds(opts, default) or default
-    return limit, limit - min(2.0, limit * 0.1)
+    margin = max(min(2.0, limit * 0.1), min(0.5, limit * 0.5))
+    return limit, limit - margin
 
 
 def arg_text(args: Mapping[str, Any], key: str) -> str:
