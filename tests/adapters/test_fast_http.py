@@ -1,19 +1,23 @@
-"""The providers' HTTP/1.1 transport against a real loopback socket server with scripted bytes:
+"""The providers' HTTP/1.1 client against a real loopback socket server with scripted bytes:
 chunked and sized bodies, what one read decodes comes as one piece, kept-alive connections
-reused (and a stale one retried), cut bodies and silences as httpx's errors, proxies left to
-httpx."""
+reused (and a stale one retried), cut bodies and silences as the client's failures, proxies left
+to httpx, and httpx not imported by a direct connection."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import httpx
 import pytest
 
 from codecompanion.adapters.base import AdapterSettings
-from codecompanion.adapters.fast_http import FastTransport
+from codecompanion.adapters.fast_http import FastClient, proxied, with_params
+from codecompanion.adapters.http_types import ConnectFailed, PeerBroke, TimedOut, Timeouts
 from codecompanion.adapters.openai import OpenAIAdapter
+
+LIMITS = Timeouts(connect=5.0, read=5.0, write=5.0)
 
 Serve = Callable[["Server"], Awaitable[str]]
 
@@ -93,40 +97,51 @@ def cut(writer: asyncio.StreamWriter) -> None:
     writer.close()
 
 
-async def pieces(client: httpx.AsyncClient, url: str) -> list[bytes]:
-    async with client.stream("POST", url, json={"q": 1}) as response:
+async def fetch(
+    client: FastClient, url: str, method: str = "GET", limits: Timeouts = LIMITS
+) -> list[bytes]:
+    content = b'{"q":1}' if method == "POST" else None
+    response = await client.send(method, url, {"Accept": "*/*"}, content, limits)
+    try:
         assert response.status_code == 200
         return [piece async for piece in response.aiter_raw()]
+    finally:
+        await response.aclose()
 
 
 async def test_chunks_one_read_brings_come_as_one_piece(serve: Serve) -> None:
     server = Server(chunked(*[b"data: %d\n\n" % i for i in range(50)]))
     url = await serve(server)
-    async with httpx.AsyncClient(transport=FastTransport()) as client:
-        got = await pieces(client, url + "/v1/chat")
+    client = FastClient()
+    got = await fetch(client, url + "/v1/chat", "POST")
+    await client.aclose()
     assert b"".join(got) == b"".join(b"data: %d\n\n" % i for i in range(50))
-    assert len(got) < 5  # httpx's own transport yields 50
+    assert len(got) < 5  # one piece per HTTP chunk would be 50
     assert server.requests[0].startswith(b"POST /v1/chat HTTP/1.1\r\n")
-    assert server.requests[0].endswith(b'{"q":1}')
+    assert b"\r\ncontent-length: 7\r\n" in server.requests[0]
+    assert b"\r\nhost: 127.0.0.1:" in server.requests[0]
+    assert server.requests[0].endswith(b'\r\n\r\n{"q":1}')
 
 
 async def test_a_chunk_split_across_reads_is_joined(serve: Serve) -> None:
     server = Server(chunked(b"first", b"x" * 70_000, b"last", pause=0.02))
     url = await serve(server)
-    async with httpx.AsyncClient(transport=FastTransport()) as client:
-        got = await pieces(client, url)
+    client = FastClient()
+    got = await fetch(client, url)
+    await client.aclose()
     assert b"".join(got) == b"first" + b"x" * 70_000 + b"last"
 
 
 async def test_kept_alive_connection_is_reused_and_a_closed_one_retried(serve: Serve) -> None:
     server = Server(sized(b"one"), sized(b"two", close=True), sized(b"three"))
     url = await serve(server)
-    async with httpx.AsyncClient(transport=FastTransport()) as client:
-        assert (await client.get(url)).content == b"one"
-        assert (await client.get(url)).content == b"two"  # same connection, then closed
-        assert server.connections == 1
-        assert (await client.get(url)).content == b"three"  # a new one
-        assert server.connections == 2
+    client = FastClient()
+    assert await fetch(client, url) == [b"one"]
+    assert await fetch(client, url) == [b"two"]  # same connection, then closed
+    assert server.connections == 1
+    assert await fetch(client, url) == [b"three"]  # a new one
+    assert server.connections == 2
+    await client.aclose()
 
 
 async def test_a_stale_idle_connection_is_retried_on_a_fresh_one(serve: Serve) -> None:
@@ -136,32 +151,57 @@ async def test_a_stale_idle_connection_is_retried_on_a_fresh_one(serve: Serve) -
 
     server = Server(close_after, sized(b"two"))
     url = await serve(server)
-    async with httpx.AsyncClient(transport=FastTransport()) as client:
-        assert (await client.get(url)).content == b"one"
-        await asyncio.sleep(0.05)
-        assert (await client.get(url)).content == b"two"
+    client = FastClient()
+    assert await fetch(client, url) == [b"one"]
+    await asyncio.sleep(0.05)
+    assert await fetch(client, url) == [b"two"]
+    await client.aclose()
 
 
-async def test_cut_body_silence_and_refusal_are_httpx_errors(serve: Serve) -> None:
+async def test_cut_body_silence_and_refusal_are_failures(serve: Serve) -> None:
     async def silent(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
         await writer.drain()
         await asyncio.sleep(1)
 
     url = await serve(Server(cut, silent))
-    timeout = httpx.Timeout(0.2, connect=1.0)
-    async with httpx.AsyncClient(transport=FastTransport(), timeout=timeout) as client:
-        with pytest.raises(httpx.RemoteProtocolError):
-            await client.get(url)
-        with pytest.raises(httpx.ReadTimeout):
-            await pieces(client, url)
+    client = FastClient()
+    with pytest.raises(PeerBroke):
+        await fetch(client, url)
+    with pytest.raises(TimedOut):
+        await fetch(client, url, limits=Timeouts(connect=1.0, read=0.2, write=1.0))
     listening = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = listening.sockets[0].getsockname()[1]
     listening.close()
     await listening.wait_closed()
-    async with httpx.AsyncClient(transport=FastTransport()) as client:
-        with pytest.raises(httpx.ConnectError):
-            await client.get(f"http://127.0.0.1:{port}")
+    with pytest.raises(ConnectFailed):
+        await fetch(client, f"http://127.0.0.1:{port}")
+    await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "url, headers",
+    [
+        ("ftp://127.0.0.1/x", {}),
+        ("http://127.0.0.1:port/x", {}),
+        ("http://127.0.0.1:9/x", {"X-Evil": "a\r\nInjected: yes"}),
+        ("http://127.0.0.1:9/x", {"X-Name": "caf\u00e9 \u2603"}),
+    ],
+)
+async def test_requests_http_cannot_carry_fail_before_any_byte_is_sent(
+    url: str, headers: dict[str, str]
+) -> None:
+    with pytest.raises(ConnectFailed):
+        await FastClient().send("GET", url, headers, None, LIMITS)
+
+
+async def test_the_target_keeps_its_query_and_escapes_what_it_must(serve: Serve) -> None:
+    server = Server(sized(b"ok"))
+    url = await serve(server)
+    client = FastClient()
+    await fetch(client, with_params(url + "/v1/a b/\u00e9?x=1", {"key": "k&v"}))
+    await client.aclose()
+    assert server.requests[0].startswith(b"GET /v1/a%20b/%C3%A9?x=1&key=k%26v HTTP/1.1\r\n")
 
 
 def test_adapters_leave_proxied_requests_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,9 +215,36 @@ def test_adapters_leave_proxied_requests_to_httpx(monkeypatch: pytest.MonkeyPatc
         "all_proxy",
     ):
         monkeypatch.delenv(name, raising=False)
-    direct = OpenAIAdapter(settings).client()
-    assert isinstance(direct._transport, FastTransport)
+    assert not proxied()
+    assert isinstance(OpenAIAdapter(settings).client(), FastClient)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    proxied = OpenAIAdapter(settings).client()
-    assert not isinstance(proxied._transport, FastTransport)
-    assert proxied._mounts  # httpx routes through the proxy from the environment
+    assert proxied()
+    from codecompanion.adapters.proxied_http import ProxiedClient
+
+    routed = OpenAIAdapter(settings).client()
+    assert isinstance(routed, ProxiedClient)
+    assert routed.client._mounts  # httpx routes through the proxy from the environment
+    assert not proxied({"no_proxy": "*", "HTTP_PROXY": "  "})
+
+
+def test_a_direct_chat_never_imports_httpx() -> None:
+    # httpx and what it pulls in (http.client, email, urllib.request) cost the host ~4 MB.
+    code = (
+        "import sys, asyncio\n"
+        "from codecompanion.adapters import create_adapter\n"
+        "from codecompanion.adapters.base import AdapterSettings\n"
+        "a = create_adapter(AdapterSettings(name='openai', url='http://127.0.0.1:9/v1',"
+        " api_key='k'))\n"
+        "async def go():\n"
+        "    try:\n"
+        "        async for _ in a.stream([], []): pass\n"
+        "    except Exception as exc: print(type(exc).__name__)\n"
+        "asyncio.run(go())\n"
+        "print(sorted(m for m in sys.modules if m == 'urllib.request' or m.split('.')[0] in"
+        " ('httpx', 'http', 'email')))\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if "proxy" not in k.lower()}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.stdout.splitlines() == ["AdapterError", "[]"], done.stderr

@@ -6,12 +6,12 @@ import json
 import logging
 import socket
 
-import httpx
 import pytest
 from tests.adapters.support import SECRET, AdapterFactory, collect
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta
+from codecompanion.adapters.http_types import ConnectTimedOut, Headers, HTTPResponse
 from codecompanion.errors import (
     AdapterError,
     AuthenticationError,
@@ -103,10 +103,10 @@ async def test_other_4xx_is_not_retried(
 
 def test_retry_delay_caps_retry_after() -> None:
     adapter = create_adapter(AdapterSettings(name="openai", retry_backoff=0.5, retry_max_wait=7))
-    assert adapter._retry_delay(httpx.Headers({"Retry-After": "120"}), 0) == 7
-    assert adapter._retry_delay(httpx.Headers({"Retry-After": "2"}), 0) == 2
-    assert adapter._retry_delay(httpx.Headers({}), 2) == 2.0
-    assert adapter._retry_delay(httpx.Headers({"Retry-After": "soon"}), 0) == 0.5
+    assert adapter._retry_delay(Headers([(b"Retry-After", b"120")]), 0) == 7
+    assert adapter._retry_delay(Headers([(b"retry-after", b"2")]), 0) == 2
+    assert adapter._retry_delay(Headers([]), 2) == 2.0
+    assert adapter._retry_delay(Headers([(b"Retry-After", b"soon")]), 0) == 0.5
 
 
 async def test_read_timeout_before_any_byte(
@@ -170,12 +170,15 @@ async def test_malformed_lines_do_not_stop_the_answer(
 
 
 async def test_connect_timeout_is_stream_interrupted() -> None:
-    class TimingOut(httpx.AsyncBaseTransport):
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            raise httpx.ConnectTimeout("timed out", request=request)
+    class TimingOut:
+        async def send(self, *args: object) -> HTTPResponse:
+            raise ConnectTimedOut("connecting timed out")
+
+        async def aclose(self) -> None:
+            pass
 
     adapter = create_adapter(
-        AdapterSettings(name="openai", api_key="k", connect_timeout=1.5), transport=TimingOut()
+        AdapterSettings(name="openai", api_key="k", connect_timeout=1.5), http_client=TimingOut()
     )
     with pytest.raises(StreamInterrupted, match="connecting timed out after 1.5 s"):
         await collect(adapter)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from tests.adapters.support import AdapterFactory, collect
 
-from codecompanion.adapters import ADAPTERS, create_adapter, default_adapter_name
+from codecompanion.adapters import ADAPTERS, PROVIDERS, create_adapter, default_adapter_name
 from codecompanion.adapters.base import AdapterSettings, ChatAdapter
 from codecompanion.errors import ConfigError
 from codecompanion.loopback import LoopbackServer, Turn, openai_text
@@ -34,6 +37,29 @@ def test_every_provider_is_registered_under_its_module_name() -> None:
         assert adapter_class.__module__ == f"codecompanion.adapters.{name}"
     with pytest.raises(TypeError):
         ADAPTERS["x"] = ADAPTERS["openai"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_catalog_holds_each_class_s_own_defaults(name: str) -> None:
+    provider, adapter_class = PROVIDERS[name], ADAPTERS[name]
+    assert adapter_class.__name__ == provider.class_name
+    assert provider.url == adapter_class.default_url
+    assert provider.model == adapter_class.default_model
+    assert provider.api_key == adapter_class.default_api_key
+
+
+def test_only_the_adapter_asked_for_is_imported() -> None:
+    code = (
+        "import sys\n"
+        "from codecompanion.adapters import ADAPTERS, create_adapter\n"
+        "from codecompanion.adapters.base import AdapterSettings\n"
+        "assert 'anthropic' in ADAPTERS and len(ADAPTERS) == 14\n"
+        "create_adapter(AdapterSettings(name='ollama'))\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "             if m.startswith('codecompanion.adapters.') and m[23:] in ADAPTERS))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["['ollama']"], done.stderr
 
 
 @pytest.mark.parametrize("name", NAMES)

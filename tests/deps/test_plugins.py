@@ -31,6 +31,7 @@ print(json.dumps({
     "adapter": adapter,
     "errors": ws.plugins.errors,
     "sources": ws.plugins.sources,
+    "metadata_imported": "importlib.metadata" in sys.modules,
 }))
 """
 
@@ -88,6 +89,7 @@ def pip_install(python: Path, path: Path) -> None:
 def test_example_package_tool_and_adapter_are_found(temp_venv: Path, tmp_path: Path) -> None:
     before = probe(temp_venv, tmp_path)
     assert before["tool"] is None and before["adapter"] is None
+    assert before["metadata_imported"] is False  # no plugin installed: nothing to parse
     pip_install(temp_venv, EXAMPLE)
     after = probe(temp_venv, tmp_path)
     assert after["errors"] == []

@@ -118,18 +118,27 @@ async def test_openssls_default_store_is_what_linux_trusts(
     assert await fetch(https_url, trust.context) == "hello"
 
 
-async def test_the_adapters_transport_connects_with_the_trust_context(
+async def test_the_adapters_client_connects_with_the_trust_context(
     ca: trustme.CA, https_url: str, tmp_path: Path
 ) -> None:
-    from codecompanion.adapters.fast_http import FastTransport
+    from codecompanion.adapters.fast_http import FastClient
+    from codecompanion.adapters.http_types import ConnectFailed, Timeouts
+
+    limits = Timeouts(connect=5.0, read=5.0, write=5.0)
+
+    async def get(client: FastClient) -> bytes:
+        response = await client.send("GET", https_url, {}, None, limits)
+        try:
+            return b"".join([piece async for piece in response.aiter_raw()])
+        finally:
+            await response.aclose()
 
     bundle = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))
-    trusted = build_trust({"SSL_CERT_FILE": str(bundle)}).context
-    async with httpx.AsyncClient(transport=FastTransport(trusted)) as client:
-        assert (await client.get(https_url)).text == "hello"
-        assert (await client.get(https_url)).text == "hello"  # again, on the kept connection
-    untrusted = ssl.create_default_context(cafile=certifi.where())
-    async with httpx.AsyncClient(transport=FastTransport(untrusted)) as client:
-        with pytest.raises(httpx.ConnectError):
-            await client.get(https_url)
+    trusted = FastClient(build_trust({"SSL_CERT_FILE": str(bundle)}).context)
+    assert await get(trusted) == b"hello"
+    assert await get(trusted) == b"hello"  # again, on the kept connection
+    await trusted.aclose()
+    untrusted = FastClient(ssl.create_default_context(cafile=certifi.where()))
+    with pytest.raises(ConnectFailed):
+        await get(untrusted)

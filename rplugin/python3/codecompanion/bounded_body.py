@@ -1,22 +1,36 @@
 """HTTP bodies read under a size limit, decompressed in bounded steps.
 
-httpx inflates a compressed chunk in one call, so a few kilobytes of gzip can become hundreds
-of megabytes before any limit is checked. Reading the raw bytes and inflating them here, at
-most `STEP` bytes at a time, keeps memory within the limit whatever the server sends.
+A general HTTP client inflates a compressed chunk in one call, so a few kilobytes of gzip can
+become hundreds of megabytes before any limit is checked. Reading the raw bytes and inflating
+them here, at most `STEP` bytes at a time, keeps memory within the limit whatever the server
+sends.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import Any, Protocol
 
 # What we ask servers for: only encodings inflated here, in bounded steps.
 ACCEPT_ENCODING = "gzip, deflate"
 STEP = 1 << 20
+
+
+class _Fields(Protocol):
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
+class RawResponse(Protocol):
+    """A response read as sent: the providers' clients' and httpx's both fit."""
+
+    @property
+    def headers(self) -> _Fields:
+        """The response headers (looked up without regard to case)."""
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body as sent, still compressed."""
 
 
 class BodyTooLarge(Exception):
@@ -102,7 +116,7 @@ class BoundedDecoder:
         return b"".join(out)
 
 
-async def decoded_chunks(response: httpx.Response, limit: int) -> AsyncGenerator[bytes, None]:
+async def decoded_chunks(response: RawResponse, limit: int) -> AsyncGenerator[bytes, None]:
     """The response body, decoded, in chunks; BodyTooLarge past `limit` decoded bytes."""
     decoder = BoundedDecoder(response.headers.get("content-encoding", ""), limit)
     async for raw in response.aiter_raw():
@@ -114,7 +128,7 @@ async def decoded_chunks(response: httpx.Response, limit: int) -> AsyncGenerator
         yield tail
 
 
-async def read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+async def read_capped(response: RawResponse, limit: int) -> tuple[bytes, bool]:
     """Up to `limit` decoded bytes of the body, and whether more was cut off."""
     body = bytearray()
     try:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 from dataclasses import dataclass
 
 
@@ -18,6 +19,8 @@ class Hunk:
 
 def hunks(old: list[str], new: list[str]) -> list[Hunk]:
     """The changed regions between two line lists, in order (no context merging)."""
+    import difflib
+
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     return [Hunk(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 

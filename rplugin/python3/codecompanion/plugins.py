@@ -15,11 +15,16 @@ load is one line in the log and in :checkhealth; the others still load.
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
-from collections.abc import Mapping
+import os
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from importlib.machinery import PathFinder
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # importlib.metadata (with email, zipfile, csv) costs the host about 1.5 MB
+    import importlib.metadata
 
 log = logging.getLogger("codecompanion.plugins")
 
@@ -38,7 +43,46 @@ class Plugins:
 
 
 def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
+    import importlib.metadata
+
     return sorted(importlib.metadata.entry_points(group=group), key=lambda ep: ep.name)
+
+
+def _metadata_folders() -> Iterator[str]:
+    """The `*.dist-info`/`*.egg-info` folders on sys.path, where entry points are declared."""
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                yield os.path.join(folder, name)
+
+
+def may_declare_plugins() -> bool:
+    """False only when no installed package can declare a codecompanion entry point.
+
+    Most users install no plugin: then the entry point machinery is not even imported. Anything
+    this quick look cannot see (a zip on sys.path, another metadata finder) counts as maybe.
+    """
+    if any(
+        hasattr(finder, "find_distributions") and finder is not PathFinder
+        for finder in sys.meta_path
+    ):
+        return True
+    if any(os.path.isfile(entry) for entry in sys.path if entry):
+        return True
+    for folder in _metadata_folders():
+        try:
+            with open(os.path.join(folder, "entry_points.txt"), encoding="utf-8") as file:
+                text = file.read()
+        except (OSError, ValueError):
+            continue
+        if TOOLS_GROUP in text or ADAPTERS_GROUP in text:
+            return True
+    return False
 
 
 def _source(entry: importlib.metadata.EntryPoint) -> str:
@@ -52,6 +96,8 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
     from .tools.model.tool import Tool
 
     found = Plugins()
+    if not may_declare_plugins():
+        return found
     for entry in _entry_points(TOOLS_GROUP):
         try:
             value = entry.load()

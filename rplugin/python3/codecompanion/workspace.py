@@ -98,10 +98,12 @@ class Workspace:
 
     def tls_for(self, settings: AdapterSettings) -> ssl.SSLContext | None:
         """The shared TLS context for a provider over https; None over plain http."""
-        from .adapters import ADAPTERS
+        from .adapters import PROVIDERS
 
-        adapter_class = ADAPTERS.get(settings.name) or self.plugins.adapters.get(settings.name)
-        url = settings.url or (adapter_class.default_url if adapter_class else None) or ""
+        builtin = PROVIDERS.get(settings.name)
+        plugin = self.plugins.adapters.get(settings.name)
+        default = builtin.url if builtin else plugin.default_url if plugin else None
+        url = settings.url or default or ""
         return None if url.startswith("http://") else self.ssl_context()
 
     async def warm_up(self) -> None:

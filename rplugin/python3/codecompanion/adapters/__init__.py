@@ -1,62 +1,32 @@
 """Provider adapters, one module per provider, named as the user configures it.
 
 `create_adapter(settings)` builds the adapter named by `settings.name`; every adapter streams
-normalized events (see `base.py`) and owns one pooled httpx client.
+normalized events (see `base.py`) and owns one pooled HTTP client.
 """
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from types import MappingProxyType
-
-import httpx
 
 from ..errors import ConfigError
-from .anthropic import AnthropicAdapter
-from .azure_openai import AzureOpenAIAdapter
 from .base import AdapterSettings
-from .copilot import CopilotAdapter
-from .deepseek import DeepSeekAdapter
-from .gemini import GeminiAdapter
-from .gemini_interactions import GeminiInteractionsAdapter
-from .githubmodels import GitHubModelsAdapter
+from .catalog import PROVIDERS, AdapterTable
 from .http_adapter import HTTPAdapter
+from .http_types import HTTPClient
 from .keys import KeyResolver
-from .mistral import MistralAdapter
-from .ollama import OllamaAdapter
-from .openai import OpenAIAdapter
-from .openai_compatible import OpenAICompatibleAdapter
-from .openai_responses import OpenAIResponsesAdapter
-from .openrouter import OpenRouterAdapter
-from .xai import XAIAdapter
 
 __all__ = [
     "ADAPTERS",
+    "PROVIDERS",
     "KeyResolver",
     "create_adapter",
     "default_adapter_name",
     "key_problem",
 ]
 
-ADAPTERS: Mapping[str, type[HTTPAdapter]] = MappingProxyType(
-    {
-        "openai": OpenAIAdapter,
-        "openai_responses": OpenAIResponsesAdapter,
-        "anthropic": AnthropicAdapter,
-        "gemini": GeminiAdapter,
-        "gemini_interactions": GeminiInteractionsAdapter,
-        "ollama": OllamaAdapter,
-        "openai_compatible": OpenAICompatibleAdapter,
-        "deepseek": DeepSeekAdapter,
-        "mistral": MistralAdapter,
-        "openrouter": OpenRouterAdapter,
-        "xai": XAIAdapter,
-        "azure_openai": AzureOpenAIAdapter,
-        "githubmodels": GitHubModelsAdapter,
-        "copilot": CopilotAdapter,
-    }
-)
+# Each provider's module is imported when its adapter is first looked up.
+ADAPTERS: Mapping[str, type[HTTPAdapter]] = AdapterTable()
 
 _KEY_VARIABLES = (
     ("OPENAI_API_KEY", "openai"),
@@ -69,7 +39,7 @@ def create_adapter(
     settings: AdapterSettings,
     *,
     key_resolver: KeyResolver | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
+    http_client: HTTPClient | None = None,
     ssl_context: ssl.SSLContext | None = None,
     extra: Mapping[str, type[HTTPAdapter]] | None = None,
 ) -> HTTPAdapter:
@@ -80,7 +50,7 @@ def create_adapter(
         known = ", ".join(sorted({*ADAPTERS, *(extra or {})}))
         raise ConfigError(f"unknown adapter {settings.name!r}: use one of {known}")
     return adapter_class(
-        settings, key_resolver=key_resolver, transport=transport, ssl_context=ssl_context
+        settings, key_resolver=key_resolver, http_client=http_client, ssl_context=ssl_context
     )
 
 

@@ -6,10 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import httpx
-
 from ..bounded_body import BodyTooLarge, UnsupportedEncoding, decoded_chunks
 from ..errors import ProviderError
+from .http_types import HTTPResponse
 from .streaming import ResponseParser
 
 
@@ -28,7 +27,7 @@ class BodyLimits:
 
 
 async def answer_chunks(
-    response: httpx.Response, parser: ResponseParser, limits: BodyLimits
+    response: HTTPResponse, parser: ResponseParser, limits: BodyLimits
 ) -> AsyncIterator[bytes]:
     """The decoded body up to the provider's end marker, capped at `limits.max_bytes`.
 

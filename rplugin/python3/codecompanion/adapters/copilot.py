@@ -142,12 +142,7 @@ class CopilotAdapter(OpenAIAdapter):
                 "GitHub Copilot: GitHub refused the Copilot sign-in: sign in again "
                 "(:Copilot auth) and check the Copilot subscription"
             ) from None
-        try:
-            data = json.loads(await response.aread())
-        except ValueError:
-            data = None
-        finally:
-            await response.aclose()
+        data = await self.read_json(response)
         if not isinstance(data, dict) or not isinstance(data.get("token"), str):
             raise AuthenticationError("GitHub Copilot: the token endpoint sent no token")
         self._remember(data["token"])

@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import httpx
-
 from ..bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..errors import (
     AdapterError,
@@ -25,8 +23,9 @@ from ..messages import Message
 from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .completeness import BodyWatch
-from .fast_http import FastTransport, proxied
+from .fast_http import FastClient, proxied, with_params
 from .http_errors import error_text, one_line, retry_delay, transport_error
+from .http_types import HeaderLookup, HTTPClient, HTTPFailure, HTTPResponse, Timeouts
 from .keys import KeyResolver, describe_key
 from .secret_mask import SecretMask, redact_headers
 from .streaming import IdFactory, ResponseParser
@@ -64,7 +63,7 @@ class HTTPAdapter:
         settings: AdapterSettings,
         *,
         key_resolver: KeyResolver | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        http_client: HTTPClient | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if not (settings.url or self.default_url):
@@ -73,10 +72,9 @@ class HTTPAdapter:
         self.settings = settings
         self.keys = key_resolver or KeyResolver()
         self.ids = IdFactory()
-        self._transport = transport
         # Loading the CA bundle costs ~20 ms: a host shares one context across its chats.
         self._ssl_context = ssl_context
-        self._client: httpx.AsyncClient | None = None
+        self._client = http_client
         self.mask = SecretMask(self.keys)
         self.mask.remember_headers(settings.headers)
         self._auto_model: str | None = None
@@ -124,19 +122,22 @@ class HTTPAdapter:
         """The configured key spec, or the provider's usual environment variable."""
         return self.settings.api_key or self.default_api_key
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> HTTPClient:
         """The adapter's pooled client, created on first use."""
         if self._client is None:
-            s = self.settings
-            timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
-            # Plain http has nothing to verify: no CA bundle is loaded (about 2 MB and 20 ms).
-            plain = self.base_url.startswith("http://")
-            verify: ssl.SSLContext | bool = self._ssl_context or not plain
-            transport = self._transport
-            if transport is None and not proxied():
-                transport = FastTransport(self._ssl_context)
-            self._client = httpx.AsyncClient(timeout=timeout, transport=transport, verify=verify)
+            if proxied():
+                from .proxied_http import ProxiedClient
+
+                plain = self.base_url.startswith("http://")
+                self._client = ProxiedClient(self._ssl_context, plain)
+            else:
+                self._client = FastClient(self._ssl_context)
         return self._client
+
+    def timeouts(self) -> Timeouts:
+        """The configured connect and read timeouts (a send may take as long as a read)."""
+        s = self.settings
+        return Timeouts(connect=s.connect_timeout, read=s.read_timeout, write=s.read_timeout)
 
     async def aclose(self) -> None:
         """Close the pooled client."""
@@ -191,7 +192,7 @@ class HTTPAdapter:
         response = await self._send("GET", self.models_url(base), headers, None, {}, None)
         try:
             raw, cut = await read_capped(response, self.max_body_bytes)
-        except httpx.HTTPError as exc:
+        except HTTPFailure as exc:
             raise self._transport_error(exc) from None
         except UnsupportedEncoding as exc:
             raise ProviderError(f"{self.label}: {exc}") from None
@@ -240,7 +241,7 @@ class HTTPAdapter:
                         watch.event(event)
                         yield event
                     parser.raise_for_error()
-            except httpx.HTTPError as exc:
+            except HTTPFailure as exc:
                 raise self._transport_error(exc, streaming=True) from None
             # The body is over: end its last line and event.
             for event in self._parse(parser.feed, b"\n\n"):
@@ -287,18 +288,20 @@ class HTTPAdapter:
         body: dict[str, Any] | None,
         params: dict[str, str],
         model: str | None,
-    ) -> httpx.Response:
+    ) -> HTTPResponse:
         """One request, retried on 429/5xx before any byte of the body is used."""
         client = self.client()
+        url = with_params(url, params)
+        content = None
+        if body is not None:
+            content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            headers = {"Content-Type": "application/json", **headers}
         attempt = 0
         while True:
             log.debug("%s %s headers=%s", method, url, redact_headers(headers))
-            request = client.build_request(
-                method, url, headers=headers, json=body, params=params or None
-            )
             try:
-                response = await client.send(request, stream=True)
-            except httpx.HTTPError as exc:
+                response = await client.send(method, url, headers, content, self.timeouts())
+            except HTTPFailure as exc:
                 raise self._transport_error(exc) from None
             if response.status_code < 400:
                 return response
@@ -311,10 +314,25 @@ class HTTPAdapter:
                 continue
             raise self._status_error(status, detail, model, url, attempt)
 
-    async def _error_detail(self, response: httpx.Response) -> str:
+    async def read_json(self, response: HTTPResponse, limit: int = 1_000_000) -> Any:
+        """A small JSON body, parsed (None when it is not JSON or over `limit`); closes it."""
+        try:
+            raw, cut = await read_capped(response, limit)
+        except HTTPFailure as exc:
+            raise self._transport_error(exc) from None
+        except UnsupportedEncoding as exc:
+            raise ProviderError(f"{self.label}: {exc}") from None
+        finally:
+            await response.aclose()
+        try:
+            return None if cut else json.loads(raw)
+        except ValueError:
+            return None
+
+    async def _error_detail(self, response: HTTPResponse) -> str:
         try:
             raw, _cut = await read_capped(response, 8000)
-        except (httpx.HTTPError, UnsupportedEncoding):
+        except (HTTPFailure, UnsupportedEncoding):
             raw = b""
         finally:
             await response.aclose()
@@ -325,7 +343,7 @@ class HTTPAdapter:
             pass
         return self.redact(one_line(text))
 
-    def _retry_delay(self, headers: httpx.Headers, attempt: int) -> float:
+    def _retry_delay(self, headers: HeaderLookup, attempt: int) -> float:
         return retry_delay(
             headers, attempt, self.settings.retry_backoff, self.settings.retry_max_wait
         )
@@ -359,7 +377,7 @@ class HTTPAdapter:
         """What to do about an unknown model."""
         return f"pick another model or check `url` ({self.base_url})"
 
-    def _transport_error(self, exc: httpx.HTTPError, streaming: bool = False) -> AdapterError:
+    def _transport_error(self, exc: HTTPFailure, streaming: bool = False) -> AdapterError:
         return transport_error(exc, self.label, self.settings, self.base_url, streaming)
 
     def redact(self, text: str) -> str:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import time
 from typing import Any
 
-import httpx
-
 from ..errors import AdapterError, StreamInterrupted
 from .base import AdapterSettings
+from .http_types import ConnectTimedOut, HeaderLookup, HTTPFailure, PeerBroke, TimedOut
 
 
 def error_text(data: Any) -> str:
@@ -37,18 +35,21 @@ def retry_after_seconds(value: str) -> float:
     try:
         return float(value)
     except ValueError:
+        import email.utils  # only for the rare date form
+
         when = email.utils.parsedate_to_datetime(value)
         return when.timestamp() - time.time()
 
 
-def retry_delay(headers: httpx.Headers, attempt: int, backoff: float, max_wait: float) -> float:
+def retry_delay(headers: HeaderLookup, attempt: int, backoff: float, max_wait: float) -> float:
     """Seconds to wait before retry `attempt`: what the provider asks, else exponential backoff."""
     wait: float | None = None
+    millis, seconds = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
-        if "retry-after-ms" in headers:
-            wait = float(headers["retry-after-ms"]) / 1000
-        elif "retry-after" in headers:
-            wait = retry_after_seconds(headers["retry-after"])
+        if millis is not None:
+            wait = float(millis) / 1000
+        elif seconds is not None:
+            wait = retry_after_seconds(seconds)
     except (ValueError, TypeError):
         wait = None
     if wait is None:
@@ -57,18 +58,18 @@ def retry_delay(headers: httpx.Headers, attempt: int, backoff: float, max_wait: 
 
 
 def transport_error(
-    exc: httpx.HTTPError, label: str, settings: AdapterSettings, base_url: str, streaming: bool
+    exc: HTTPFailure, label: str, settings: AdapterSettings, base_url: str, streaming: bool
 ) -> AdapterError:
     """One line for a connection that failed, timed out or dropped."""
-    if isinstance(exc, httpx.ConnectTimeout):
+    if isinstance(exc, ConnectTimedOut):
         return StreamInterrupted(
             f"{label}: connecting timed out after {settings.connect_timeout:g} s"
         )
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TimedOut):
         return StreamInterrupted(
             f"{label} sent nothing for {settings.read_timeout:g} s: the answer stopped "
             "(raise read_timeout for slow models)"
         )
-    if streaming or isinstance(exc, httpx.RemoteProtocolError):
+    if streaming or isinstance(exc, PeerBroke):
         return StreamInterrupted(f"{label}: the connection dropped mid-answer")
     return AdapterError(f"{label}: cannot connect to {base_url}: {one_line(str(exc))}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -64,10 +63,7 @@ class OllamaAdapter(HTTPAdapter):
             return known[model]
         base, headers = await self.connection()
         response = await self._send("POST", base + "/api/show", headers, {"model": model}, {}, None)
-        try:
-            data = json.loads(await response.aread())
-        finally:
-            await response.aclose()
+        data = await self.read_json(response)
         capabilities = data.get("capabilities") if isinstance(data, dict) else None
         answer = "tools" in capabilities if isinstance(capabilities, list) else None
         known[model] = answer

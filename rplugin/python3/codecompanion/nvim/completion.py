@@ -9,12 +9,14 @@ from ..workspace import Workspace
 
 def completion_payload(workspace: Workspace) -> dict[str, Any]:
     """`@{tool}`/`@{group}` items, and the adapter names and known models for the command line."""
-    from ..adapters import ADAPTERS
+    from ..adapters import PROVIDERS
 
     names = workspace.adapter_names()
     models: dict[str, list[str]] = {}
     for name in names:
-        known = [getattr(ADAPTERS.get(name), "default_model", None)]
+        builtin = PROVIDERS.get(name)
+        plugin = workspace.plugins.adapters.get(name)
+        known = [builtin.model if builtin else getattr(plugin, "default_model", None)]
         try:
             known.insert(0, workspace.settings(name).model)
         except (TypeError, ValueError):  # a malformed adapter entry in the config file

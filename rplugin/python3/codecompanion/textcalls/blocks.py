@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the XML parser loads when an answer holds a <tool> block
+    import xml.etree.ElementTree as ElementTree
 
 Source = Literal["xml", "json"]
 # Keys under which a JSON call carries its arguments, in order of preference.
@@ -131,6 +133,8 @@ def read_xml(text: str, catalog: Catalog) -> list[TextCall] | None:
 
 
 def _parse_xml(text: str) -> ElementTree.Element | None:
+    import xml.etree.ElementTree as ElementTree
+
     try:
         # The parser rejects DTDs with entities it would expand; a call block never needs one.
         if "<!DOCTYPE" in text or "<!ENTITY" in text:
@@ -157,6 +161,8 @@ def _xml_call(element: ElementTree.Element, catalog: Catalog) -> TextCall | None
             children = list(children[0])
         for child in children:
             values[child.tag] = _xml_value(child, props.get(child.tag))
+    import xml.etree.ElementTree as ElementTree
+
     raw = ElementTree.tostring(element, encoding="unicode")
     return TextCall(name, values, "xml", raw)
 

@@ -9,7 +9,7 @@ as text (as ToolCalls with fresh ids, run like native ones) and the text to stor
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,4 +189,4 @@ def _id_source(adapter: Any) -> Callable[[], str]:
 
 def _counter() -> Callable[[], str]:
     """Ids unique across requests and restored chats (an adapter without its own id source)."""
-    return lambda: f"call_{uuid.uuid4().hex[:12]}"
+    return lambda: f"call_{os.urandom(6).hex()}"

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
-
-import httpx
 
 from ...bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ...errors import ToolError
@@ -16,7 +14,9 @@ from ..model.tool import Tool
 from ..runtime.process import cap_output
 from ._support.html_text import html_to_markdown
 from ._support.text_files import fence, looks_binary
-from ._support.web_client import web_client
+
+if TYPE_CHECKING:  # httpx loads when a page is fetched, not with the tool list
+    import httpx
 
 
 def approval_key(args: dict[str, Any]) -> str:
@@ -109,6 +109,8 @@ async def _fetch_one(client: httpx.AsyncClient, url: str, max_bytes: int) -> Pag
 async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
     """The page at `url`, following redirects within the approved site; a redirect to another
     site is followed only if the user approves that site too."""
+    from ._support.web_client import web_client
+
     approved = {_origin(url)}
     current = url
     async with await web_client(self.tools, own, _HEADERS) as client:
@@ -149,6 +151,8 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     url = _check_url(arg_text(args, "url"))
     timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     max_bytes = int(self.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
+    import httpx
+
     try:
         page = await _download(self, url, own, max_bytes)
     except (asyncio.TimeoutError, httpx.TimeoutException):

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ...bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.process import cap_output
-from ._support.web_client import web_client
+
+if TYPE_CHECKING:  # httpx loads when a page is fetched, not with the tool list
+    import httpx
 
 MAX_ANSWER_BYTES = 5_000_000  # decompressed; a search answer is a few kilobytes
 
@@ -68,6 +68,10 @@ async def _post(tools: Any, opts: dict[str, Any], key: str, body: dict[str, Any]
     timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     url = str(opts.get("url") or DEFAULT_OPTS["url"])
     headers = {"Authorization": f"Bearer {key}", "Accept-Encoding": ACCEPT_ENCODING}
+    import httpx
+
+    from ._support.web_client import web_client
+
     try:
         async with await web_client(tools, own) as client:
             status, raw, cut = await asyncio.wait_for(_send(client, url, body, headers), own)

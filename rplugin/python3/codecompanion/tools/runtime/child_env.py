@@ -79,9 +79,9 @@ def _names(value: Any) -> tuple[str, ...]:
 
 def key_variables(adapters: Mapping[str, Any]) -> list[str]:
     """The environment variables adapters read keys from (`env:NAME`), builtin and configured."""
-    from ...adapters import ADAPTERS
+    from ...adapters import PROVIDERS
 
-    specs: list[Any] = [getattr(cls, "default_api_key", None) for cls in ADAPTERS.values()]
+    specs: list[Any] = [provider.api_key for provider in PROVIDERS.values()]
     for settings in adapters.values():
         if isinstance(settings, Mapping):
             specs.append(settings.get("api_key"))

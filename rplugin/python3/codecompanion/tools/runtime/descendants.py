@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import uuid
 
 from .child_env import RUN_MARKER
 
@@ -21,7 +20,7 @@ _ROUNDS = 10  # scans per kill: a process that forks while being killed is caugh
 
 def run_id(host: str) -> str:
     """A new value of the run marker for one run of host `host`."""
-    return f"{host}.{uuid.uuid4().hex[:12]}"
+    return f"{host}.{os.urandom(6).hex()}"
 
 
 def _entries(since: int | None) -> list[str]:

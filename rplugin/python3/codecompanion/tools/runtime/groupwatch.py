@@ -17,7 +17,6 @@ import logging
 import os
 import subprocess
 import threading
-import uuid
 
 from .child_env import RUN_MARKER
 
@@ -71,7 +70,7 @@ class GroupWatch:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         # This host's part of the run marker: `CODECOMPANION_TOOL_RUN=<token>.<run>`.
-        self.token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.token = f"{os.getpid()}-{os.urandom(4).hex()}"
 
     def start(self) -> None:
         """Start the watchdog now, before any tool runs (the host calls this at start-up)."""

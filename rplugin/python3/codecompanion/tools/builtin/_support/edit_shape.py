@@ -10,10 +10,11 @@ Each decision becomes a note for the model.
 
 from __future__ import annotations
 
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 _SHOWN_DIFFERENCES = 3
 _QUOTE = 60
@@ -112,6 +113,8 @@ def _pairs(old_lines: list[str], new_lines: list[str]) -> list[tuple[int, int]]:
     """(old, new) index pairs of non-blank lines newText copies from oldText (any indentation)."""
     old = [line.strip() for line in old_lines]
     new = [line.strip() for line in new_lines]
+    from difflib import SequenceMatcher
+
     matcher = SequenceMatcher(None, old, new, autojunk=False)
     return [
         (block.a + k, block.b + k)

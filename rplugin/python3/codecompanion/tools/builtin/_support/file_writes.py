@@ -9,11 +9,11 @@ place through a descriptor opened for writing, which the kernel's permission che
 
 from __future__ import annotations
 
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 import contextlib
 import errno
-import hashlib
 import os
-import secrets
 from pathlib import Path
 
 from ....errors import ToolError
@@ -32,7 +32,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _temp(folder: int, name: str, data: bytes, mode: int) -> str | None:
     """A new file beside `name` holding `data`; None if the folder does not allow one."""
-    temp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    temp = f".{name[:200]}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(temp, flags, mode, dir_fd=folder)
@@ -144,6 +144,8 @@ def rewrite_file(path: Path, data: bytes, digest: str | None, shown: str) -> Non
         fd, _info = _open_for_writing(folder, path.name, shown)
         try:
             if digest is not None:
+                import hashlib
+
                 current = hashlib.sha256(read_all(fd, MAX_CHECK_BYTES, shown)).hexdigest()
                 if current != digest:
                     raise ToolError(

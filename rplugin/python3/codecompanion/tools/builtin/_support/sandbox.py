@@ -9,7 +9,8 @@ network where `unshare` can create a network namespace.
 
 from __future__ import annotations
 
-import shutil
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -119,6 +120,8 @@ async def container_runtime(choice: Any, cwd: Path) -> str | None:
         return None
     candidates = ("docker", "podman") if choice in (None, True, "auto") else (str(choice),)
     for program in candidates:
+        import shutil
+
         if shutil.which(program) is None:
             continue
         probe = await run_process([program, "info"], cwd=cwd, timeout=10, max_output=65536)
@@ -129,6 +132,8 @@ async def container_runtime(choice: Any, cwd: Path) -> str | None:
 
 async def network_isolation(cwd: Path) -> tuple[str, ...]:
     """The `unshare` prefix that gives a process no network, or () where that is not allowed."""
+    import shutil
+
     if shutil.which("unshare") is None:
         return ()
     for prefix in (("unshare", "-rn", "--"), ("unshare", "-n", "--")):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 import asyncio
-import difflib
-import hashlib
 import re
 import stat
 from dataclasses import dataclass
@@ -89,6 +89,8 @@ def join_endings(source: FileText, text: str) -> str:
         return text if source.newline == "\n" else text.replace("\n", source.newline)
     old, new = source.lines, split_lines(text)
     ends = [source.newline] * len(new)
+    import difflib
+
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
         for offset, j in enumerate(range(j1, j2)):
@@ -110,6 +112,8 @@ def _read_disk(path: Path, max_bytes: int, shown: str) -> FileText:
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown} is not valid UTF-8 (byte {exc.start}).") from None
     text, newline, endings = split_endings(raw)
+    import hashlib
+
     on_disk = DiskVersion(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest())
     return FileText(path, text, newline, endings, on_disk=on_disk)
 

@@ -9,9 +9,9 @@ here, and the diff is made with difflib. A file whose content git would convert 
 
 from __future__ import annotations
 
+# Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
+# 1.5 MB of the host together) are imported in the functions that use them.
 import asyncio
-import difflib
-import hashlib
 import os
 import re
 import stat
@@ -111,6 +111,8 @@ def _untouched(root: Path, entry: Entry, index_mtime: int) -> bool:
 
 
 def _object_id(kind: str, data: bytes, algorithm: str) -> str:
+    import hashlib
+
     digest = hashlib.new(algorithm)
     digest.update(f"{kind} {len(data)}\0".encode())
     digest.update(data)
@@ -134,6 +136,8 @@ def _worktree(root: Path, entry: Entry, algorithm: str) -> tuple[str | None, byt
             size = os.fstat(handle.fileno()).st_size
             if size <= MAX_DIFF_BYTES:
                 return mode, handle.read()
+            import hashlib
+
             digest = hashlib.new(algorithm)
             digest.update(f"blob {size}\0".encode())
             while chunk := handle.read(1 << 20):
@@ -242,6 +246,8 @@ def _body(path: str, old: bytes, new: bytes) -> list[str]:
     out: list[str] = []
     tab = "\t" if " " in path else ""  # as git writes names with spaces in the headers
     names = (f"a/{path}{tab}", f"b/{path}{tab}")
+    import difflib
+
     for line in difflib.unified_diff(_lines(old), _lines(new), *names, n=3):
         out.append(line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line)
         if not line.endswith("\n"):
