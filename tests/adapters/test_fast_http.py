@@ -248,3 +248,30 @@ def test_a_direct_chat_never_imports_httpx() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.stdout.splitlines() == ["AdapterError", "[]"], done.stderr
+
+
+async def test_behind_a_proxy_the_answer_streams_through_httpx(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.adapters.support import collect
+
+    from codecompanion.adapters.base import Finish, TextDelta
+    from codecompanion.errors import StreamInterrupted
+
+    delta = b'data: {"choices":[{"index":0,"delta":{"content":"via proxy"}}]}\n\n'
+    done = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    proxy = Server(sized(delta + done), cut)  # answers as the provider would, seen through it
+    proxy_url = await serve(proxy)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy_url)
+    settings = AdapterSettings(name="openai", url="http://provider.invalid/v1", api_key="k")
+    adapter = OpenAIAdapter(settings)
+    assert await collect(adapter) == [TextDelta("via proxy"), Finish("stop")]
+    # The proxy got the whole URL (httpx's proxy form), the key and the JSON body.
+    head = proxy.requests[0].split(b"\r\n")
+    assert head[0] == b"POST http://provider.invalid/v1/chat/completions HTTP/1.1"
+    assert b"authorization: bearer k" in [line.lower() for line in head]
+    with pytest.raises(StreamInterrupted, match="dropped mid-answer"):
+        await collect(adapter)  # the cut body is the same failure as on a direct connection
+    await adapter.aclose()
