@@ -42,10 +42,15 @@ class Plugins:
     errors: list[str] = field(default_factory=list)
 
 
-def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
+def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """Our two groups' entry points by name, from one scan of the installed packages."""
     import importlib.metadata
 
-    return sorted(importlib.metadata.entry_points(group=group), key=lambda ep: ep.name)
+    every = importlib.metadata.entry_points()
+    return {
+        group: sorted(every.select(group=group), key=lambda ep: ep.name)
+        for group in (TOOLS_GROUP, ADAPTERS_GROUP)
+    }
 
 
 def _metadata_folders() -> Iterator[str]:
@@ -98,7 +103,8 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
     found = Plugins()
     if not may_declare_plugins():
         return found
-    for entry in _entry_points(TOOLS_GROUP):
+    declared = _entry_points()
+    for entry in declared[TOOLS_GROUP]:
         try:
             value = entry.load()
             Tool.coerce(value.get("callback", value) if _is_entry(value) else value, entry.name)
@@ -107,7 +113,7 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
             continue
         found.tools[entry.name] = value
         found.sources[f"tool:{entry.name}"] = _source(entry)
-    for entry in _entry_points(ADAPTERS_GROUP):
+    for entry in declared[ADAPTERS_GROUP]:
         try:
             if entry.name in (builtin_adapters or {}):
                 raise ValueError("a builtin adapter has this name")
