@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
@@ -10,6 +11,7 @@ from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
 from ..runtime.process import ProcessResult, cap_output, run_process
 from ._support.paths import project_root
+from ._support.plain_command import plain_argv, shell_like_env
 from ._support.text_files import fence
 
 DEFAULT_OPTS: dict[str, Any] = {
@@ -69,6 +71,21 @@ def _report(cmd: str, result: ProcessResult, timeout: float, limit: int) -> str:
     return "\n".join(lines)
 
 
+async def _run(cmd: str, root: Path, timeout: float, env: dict[str, str]) -> ProcessResult:
+    """`sh -c cmd`, or the program itself when the shell would only split the line into words.
+
+    A program that cannot be started directly (not found, not executable, a script without
+    `#!`) goes to the shell after all, which runs it or says why not as it always does.
+    """
+    argv = plain_argv(cmd)
+    if argv is not None:
+        direct = shell_like_env(env, str(root))
+        result = await run_process(argv, cwd=root, timeout=timeout, env=direct)
+        if result.started:
+            return result
+    return await run_process(["sh", "-c", cmd], cwd=root, timeout=timeout, env=env)
+
+
 async def run(self: Tool, args: dict[str, Any]) -> Reply:
     """Run the command; a non-zero exit or a timeout is an error result with the output."""
     cmd = arg_text(args, "cmd")
@@ -79,7 +96,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     # output for the user (gO). A positive max_chars caps each stream on its own.
     limit = int(self.opts.get("max_chars") or 0)
     root, env = project_root(self.tools), tool_environment(self.tools)
-    result = await run_process(["sh", "-c", cmd], cwd=root, timeout=own, env=env)
+    result = await _run(cmd, root, own, env)
     text = _report(cmd, result, timeout, limit)
     short = one_line(cmd, 60)
     if result.timed_out:

@@ -18,6 +18,7 @@ say nothing the objects passed work for both readings (`meta` is also the tool s
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, Literal
@@ -37,14 +38,24 @@ _ARGS_NAMES = frozenset({"args", "arguments", "params", "parameters", "action", 
 def positional(fn: Callable[..., Any]) -> tuple[list[str], bool]:
     """The names of `fn`'s positional parameters, and whether it takes `*args`."""
     try:
+        names, varargs = _positional(fn)
+    except TypeError:  # not hashable: read it every time
+        names, varargs = _positional.__wrapped__(fn)
+    return list(names), varargs
+
+
+# A call reads the forms of its cmd and outputs each time; inspect.signature is the slow part.
+@functools.lru_cache(maxsize=512)
+def _positional(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:
+    try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return [], True
-    names = [
+        return (), True
+    names = tuple(
         p.name
         for p in params
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
+    )
     return names, any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
 
 

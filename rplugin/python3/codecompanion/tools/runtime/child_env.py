@@ -8,11 +8,12 @@ drive the editor and answer its own approval. `opts.tool_system.env` adds names 
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any
 
 # Names that look like a secret: a word KEY with API/ACCESS/PRIVATE/SECRET before it, or a word
@@ -57,9 +58,10 @@ class EnvPolicy:
         """True if a tool process must not get the variable `name`."""
         if name in EDITOR_SOCKETS or name in self.keys or name.startswith(RUN_MARKER):
             return True
-        if any(fnmatchcase(name, pattern) for pattern in self.keep):
+        keep, drop = _matcher(self.keep), _matcher(self.drop)
+        if keep is not None and keep.match(name):
             return False
-        if any(fnmatchcase(name, pattern) for pattern in self.drop):
+        if drop is not None and drop.match(name):
             return True
         return name not in _NOT_SECRET and SECRET_NAME.search(name) is not None
 
@@ -67,6 +69,18 @@ class EnvPolicy:
         """`base` (default: this process's environment) without the dropped variables."""
         source = os.environ if base is None else base
         return {k: v for k, v in source.items() if not self.dropped(k)}
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex matching what any of the fnmatch `patterns` matches (case-sensitive).
+
+    Every tool process's environment is filtered through these: one match per variable
+    instead of one per variable and pattern.
+    """
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in patterns))
 
 
 def _names(value: Any) -> tuple[str, ...]:

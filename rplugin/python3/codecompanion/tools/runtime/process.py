@@ -6,16 +6,17 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .child import Child, Sink, spawn
 from .child_env import RUN_MARKER, EnvPolicy
 from .descendants import kill_marked, run_id
 from .groupwatch import group_watch
 
-_CHUNK = 65536
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
 _POLL = 0.02
@@ -26,8 +27,9 @@ class ProcessResult:
     """What a finished (or killed) process produced.
 
     `exit_code` is None when the process was killed on timeout or could not be started
-    (then `stderr` says why); a negative code means it died from that signal. A cancelled run
-    has no result: `run_process` re-raises CancelledError after killing the group.
+    (then `started` is False and `stderr` says why); a negative code means it died from that
+    signal. A cancelled run has no result: `run_process` re-raises CancelledError after killing
+    the group.
     """
 
     argv: tuple[str, ...]
@@ -38,37 +40,7 @@ class ProcessResult:
     truncated: bool
     duration: float
     raw_stdout: bytes = b""
-
-
-@dataclass
-class _Sink:
-    """Bytes read from one stream, up to a cap; the rest is counted and dropped."""
-
-    limit: int
-    data: bytearray
-    dropped: int = 0
-
-    def feed(self, chunk: bytes) -> None:
-        """Keep what fits under the cap, count the rest."""
-        room = self.limit - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-        self.dropped += max(0, len(chunk) - max(room, 0))
-
-    def text(self) -> str:
-        """The kept bytes decoded as UTF-8 (bad bytes replaced)."""
-        return self.data.decode("utf-8", errors="replace")
-
-
-async def _drain(stream: asyncio.StreamReader | None, sink: _Sink) -> None:
-    """Read a stream to EOF into `sink`, never stopping early so the child never blocks."""
-    if stream is None:
-        return
-    while True:
-        chunk = await stream.read(_CHUNK)
-        if not chunk:
-            return
-        sink.feed(chunk)
+    started: bool = True
 
 
 def _live_members(pgid: int) -> bool:
@@ -121,32 +93,10 @@ async def kill_group(pgid: int, grace: float = TERM_GRACE) -> None:
             _signal_group(pgid, signal.SIGKILL)
 
 
-async def _finish_readers(readers: list[asyncio.Task[None]], wait: float) -> None:
-    """Give the readers `wait` seconds to reach EOF, then cancel them."""
-    _done, pending = await asyncio.wait(readers, timeout=wait)
-    for task in pending:
-        task.cancel()
-    for task in readers:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def _wait_exit(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
-    """Return once the direct child has exited, even if its children keep the pipes open."""
-    while proc.returncode is None:
-        pending = [task for task in readers if not task.done()]
-        if not pending:
-            # asyncio's wait() also waits for the pipes to close; they are closed now.
-            await proc.wait()
-            return
-        await asyncio.wait(pending, timeout=_POLL)
-
-
-async def _reap(proc: asyncio.subprocess.Process) -> int | None:
+async def _reap(child: Child) -> int | None:
     """Wait for the direct child (bounded) and return its exit code."""
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(_wait_exit(proc, []), timeout=TERM_GRACE + 1.0)
-    return proc.returncode
+    await child.wait_exit(TERM_GRACE + 1.0)
+    return child.returncode
 
 
 def _child_env(env: Mapping[str, str] | None, marker: str) -> dict[str, str]:
@@ -157,44 +107,18 @@ def _child_env(env: Mapping[str, str] | None, marker: str) -> dict[str, str]:
     return merged
 
 
-async def _spawn(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
-) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *args,
-        cwd=str(cwd),
-        env=env,
-        stdin=stdin,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
-async def _spawn_watched(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
-) -> asyncio.subprocess.Process:
-    proc = await _spawn(args, cwd, env, stdin)
-    group_watch().add(proc.pid)  # from here on the group dies with us, however we end
-    return proc
-
-
-async def _start(
-    args: tuple[str, ...], cwd: str | Path, env: Mapping[str, str] | None, stdin: int | None
-) -> asyncio.subprocess.Process:
-    """Start the process; a cancel while starting still kills what was started, group and all."""
-    spawn = asyncio.ensure_future(_spawn_watched(args, cwd, env, stdin))
-    try:
-        return await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            started = await spawn
-            await kill_group(started.pid)
-            await _reap(started)
-            if env is not None:
-                kill_marked(env[RUN_MARKER], since=started.pid)
-            _release(started.pid)
-        raise
+def _start(
+    args: tuple[str, ...],
+    cwd: str | Path,
+    env: Mapping[str, str] | None,
+    stdin: int | None,
+    sinks: tuple[Sink, Sink],
+    stdin_data: bytes | None,
+) -> Child:
+    """Start the process and guard its group; nothing awaits in between, so no cancel lands."""
+    popen = spawn(args, cwd, env, stdin)
+    group_watch().add(popen.pid)  # from here on the group dies with us, however we end
+    return Child(popen, *sinks, stdin_data)
 
 
 def _release(pgid: int) -> None:
@@ -203,51 +127,25 @@ def _release(pgid: int) -> None:
         group_watch().remove(pgid)
 
 
-async def _feed(stream: asyncio.StreamWriter | None, data: bytes | None) -> None:
-    """Write `data` to the child's stdin and close it (a child that stops reading is fine)."""
-    if stream is None or data is None:
-        return
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stream.write(data)
-        await stream.drain()
-    stream.close()
-
-
-async def _supervise(
-    proc: asyncio.subprocess.Process,
-    out: _Sink,
-    err: _Sink,
-    timeout: float | None,
-    stdin_data: bytes | None = None,
-) -> tuple[bool, int | None]:
-    """Read both streams until the process ends or times out: (timed out, exit code)."""
-    readers = [
-        asyncio.ensure_future(_drain(proc.stdout, out)),
-        asyncio.ensure_future(_drain(proc.stderr, err)),
-        asyncio.ensure_future(_feed(proc.stdin, stdin_data)),
-    ]
-    pgid = proc.pid
+async def _supervise(child: Child, timeout: float | None) -> tuple[bool, int | None]:
+    """Wait until the process ends or times out and its pipes close: (timed out, exit code)."""
+    pgid = child.pid
     timed_out = False
     try:
-        try:
-            await asyncio.wait_for(_wait_exit(proc, readers), timeout=timeout)
-        except asyncio.TimeoutError:
+        if not await child.wait_exit(timeout):
             timed_out = True
             await kill_group(pgid)
         # Background children may still hold the pipes open after the command exited.
-        _done, pending = await asyncio.wait(readers, timeout=PIPE_GRACE)
-        if pending:
+        if not await child.wait_drained(PIPE_GRACE):
             await kill_group(pgid)
-        await _finish_readers(readers, PIPE_GRACE)
-        return timed_out, await _reap(proc)
+            await child.wait_drained(PIPE_GRACE)
+        return timed_out, await _reap(child)
     except asyncio.CancelledError:
-        try:
-            await kill_group(pgid)
-        finally:
-            for task in readers:
-                task.cancel()
-        await _reap(proc)
+        await kill_group(pgid)
+        await _reap(child)
         raise
+    finally:
+        child.close()
 
 
 async def run_process(
@@ -273,24 +171,24 @@ async def run_process(
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
     if not args:
-        return ProcessResult(args, None, "", "no command given", False, False, 0.0)
+        return ProcessResult(args, None, "", "no command given", False, False, 0.0, started=False)
     marker = run_id(group_watch().token)
+    out, err = Sink(max_output, bytearray()), Sink(max_output, bytearray())
+    stdin = subprocess.DEVNULL if stdin_devnull else None
+    if stdin_data is not None:
+        stdin = subprocess.PIPE
     try:
-        stdin = asyncio.subprocess.DEVNULL if stdin_devnull else None
-        if stdin_data is not None:
-            stdin = asyncio.subprocess.PIPE
-        proc = await _start(args, cwd, _child_env(env, marker), stdin)
+        child = _start(args, cwd, _child_env(env, marker), stdin, (out, err), stdin_data)
     except OSError as exc:
         message = f"cannot start {args[0]!r}: {exc.strerror or exc}"
-        return ProcessResult(args, None, "", message, False, False, 0.0)
-    out, err = _Sink(max_output, bytearray()), _Sink(max_output, bytearray())
+        return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
     try:
-        timed_out, code = await _supervise(proc, out, err, timeout, stdin_data)
+        timed_out, code = await _supervise(child, timeout)
     finally:
         # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
         # that a second cancel could cut short.
-        kill_marked(marker, since=proc.pid)
-        _release(proc.pid)
+        kill_marked(marker, since=child.pid)
+        _release(child.pid)
     return ProcessResult(
         argv=args,
         exit_code=None if timed_out else code,
