@@ -7,17 +7,19 @@ The orchestrator decides when; this module decides how: which arguments a callba
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..model.forms import output_form
 from ..model.function_tool import timeout_seconds
+from ..model.signature import arity
 from ..model.tool import Tool
 from .call_run import CallRun
 from .context import CallContext
 from .meta import CallTools
-from .runner import bounded, invoke
+from .runner import bounded
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -101,7 +103,12 @@ class ToolCode:
         if not bare:
             arguments = (tool, *arguments)
         try:
-            finished, value = await bounded(invoke(fn, *arguments), self.timeout(tool))
+            # A plain function runs here and now (no time limit can stop it anyway); only an
+            # awaitable it returns needs a task under the limit.
+            value = fn(*arguments[: arity(fn, len(arguments))])
+            finished = True
+            if inspect.isawaitable(value):
+                finished, value = await bounded(value, self.timeout(tool))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
