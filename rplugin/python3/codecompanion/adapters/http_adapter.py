@@ -22,6 +22,7 @@ from ..errors import (
 from ..messages import Message
 from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
+from .collector import collector_paused
 from .completeness import BodyWatch
 from .fast_http import FastClient, proxied, with_params
 from .http_errors import error_text, one_line, retry_delay, transport_error
@@ -225,12 +226,13 @@ class HTTPAdapter:
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
     ) -> AsyncIterator[Event]:
         model = await self.resolve_model()
-        self.ids.observe(call.id for m in messages for call in m.tool_calls)
-        spec = self.build_request(messages, tools, model)
-        base, headers = await self.connection()
-        response = await self._send(
-            "POST", base + spec.path, headers, spec.body, spec.params, model
-        )
+        with collector_paused():
+            self.ids.observe(call.id for m in messages for call in m.tool_calls)
+            spec = self.build_request(messages, tools, model)
+            base, headers = await self.connection()
+            response = await self._send(
+                "POST", base + spec.path, headers, spec.body, spec.params, model
+            )
         parser = self.new_parser()
         watch = BodyWatch()
         try:

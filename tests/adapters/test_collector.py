@@ -1,0 +1,63 @@
+"""The collector is off while a request is built and sent, and on again whatever happens."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from codecompanion.adapters.collector import collector_paused
+
+
+def test_paused_inside_and_enabled_after_even_on_error() -> None:
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("send failed")
+    assert gc.isenabled()
+
+
+def test_overlapping_pauses_never_leave_it_off() -> None:
+    first, second = collector_paused(), collector_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first request left: collection may run again
+    assert gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_a_collector_turned_off_elsewhere_stays_off() -> None:
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+async def test_an_adapter_sends_with_the_collector_paused() -> None:
+    from tests.adapters.support import collect
+
+    from codecompanion.adapters import create_adapter
+    from codecompanion.adapters.base import AdapterSettings
+    from codecompanion.adapters.http_types import ConnectFailed
+    from codecompanion.errors import AdapterError
+
+    seen: list[bool] = []
+
+    class Refusing:
+        async def send(self, *args: object) -> object:
+            seen.append(gc.isenabled())
+            raise ConnectFailed("refused")
+
+        async def aclose(self) -> None:
+            pass
+
+    adapter = create_adapter(AdapterSettings(name="openai", api_key="k"), http_client=Refusing())
+    with pytest.raises(AdapterError, match="cannot connect"):
+        await collect(adapter)
+    assert seen == [False] and gc.isenabled()
