@@ -7,10 +7,13 @@ from pathlib import Path
 
 from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
 from tests.nvim.harness import Editor, wait_for
+from tests.tools.guides import SCHEMA_TEXT
 
 StartNvim = Callable[..., Editor]
 
-CALCULATOR = """
+CALCULATOR = (
+    SCHEMA_TEXT
+    + """
 def calculate(self, args, input):
     num1, num2, operation = args.get("num1"), args.get("num2"), args.get("operation")
     if num1 is None or num2 is None:
@@ -33,27 +36,7 @@ calculator = {
     "name": "calculator",
     "cmds": [calculate],
     "system_prompt": "## Calculator Tool\\nUse it for arithmetic on two numbers.",
-    "schema": {
-        "type": "function",
-        "function": {
-            "name": "calculator",
-            "description": "Perform simple mathematical operations on a user's machine",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "num1": {"type": "integer", "description": "The first number"},
-                    "num2": {"type": "integer", "description": "The second number"},
-                    "operation": {
-                        "type": "string",
-                        "enum": ["add", "subtract", "multiply", "divide"],
-                    },
-                },
-                "required": ["num1", "num2", "operation"],
-                "additionalProperties": False,
-            },
-            "strict": True,
-        },
-    },
+    "schema": SCHEMA,
     "handlers": {
         "setup": lambda self, tools: None,
         "on_exit": lambda self, tools: None,
@@ -79,6 +62,7 @@ tools = {
     }
 }
 """
+)
 
 
 ALLOW_SEQ = "opts = {'tools': {'run_command': {'allow': ['seq *']}}}\n"

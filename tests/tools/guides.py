@@ -14,7 +14,7 @@ from codecompanion.tools.runtime.system import BatchOutcome, ToolSystem
 from tests.fakes import Answer, RecordedResult, RecordingChat, RecordingEvents, ScriptedApprover
 
 # The calculator's schema as CodeCompanion's guide writes it, for config files to share.
-CALCULATOR = """
+SCHEMA_TEXT = """
 SCHEMA = {
     "type": "function",
     "function": {
@@ -36,12 +36,18 @@ SCHEMA = {
         "strict": True,
     },
 }
+"""
 
+# The schema and the guide's function: what the guide's config file starts with.
+CALCULATOR = (
+    SCHEMA_TEXT
+    + """
 def calculate(num1, num2, operation):
     return {"add": num1 + num2, "subtract": num1 - num2, "multiply": num1 * num2}.get(
         operation, num1 / num2 if num2 else None
     )
 """
+)
 
 
 @dataclass

@@ -133,9 +133,8 @@ class Body:
 class FastResponse:
     """A response with its body still on the wire."""
 
-    def __init__(self, status: int, reason: str, headers: Headers, body: Body) -> None:
+    def __init__(self, status: int, headers: Headers, body: Body) -> None:
         self.status_code = status
-        self.reason_phrase = reason
         self.headers = headers
         self._body = body
 

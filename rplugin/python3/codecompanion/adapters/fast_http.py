@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode, urlsplit
 
+from ..tls import build_trust
 from .fast_body import Body, FastResponse, Key, Streams, within
 from .http_types import (
     ConnectFailed,
@@ -95,8 +96,8 @@ class FastClient:
         self._idle: dict[Key, list[Streams]] = {}
 
     def _tls(self) -> ssl.SSLContext:
-        if self._ssl_context is None:
-            self._ssl_context = ssl.create_default_context()
+        if self._ssl_context is None:  # a client made without the host's shared context
+            self._ssl_context = build_trust(os.environ).context
         return self._ssl_context
 
     async def send(
@@ -162,13 +163,13 @@ class FastClient:
             raise TimedOut("sending timed out") from None
         except OSError as exc:
             raise IOFailure(str(exc) or type(exc).__name__) from None
-        status, reason, raw_headers, http10 = await _response_head(request, reader, writer)
+        status, raw_headers, http10 = await _response_head(request, reader, writer)
         headers = Headers(raw_headers)
         body = Body(self.give_back, request.key, streams, headers, status, request.timeouts.read)
         if request.head_only:
             body.expect_nothing()
         body.reusable = body.reusable and not http10
-        return FastResponse(status, reason.decode("latin-1"), headers, body)
+        return FastResponse(status, headers, body)
 
     async def aclose(self) -> None:
         """Close every idle connection."""
@@ -180,7 +181,7 @@ class FastClient:
 
 async def _response_head(
     request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool]:
+) -> tuple[int, list[tuple[bytes, bytes]], bool]:
     try:
         raw = await within(reader.readuntil(b"\r\n\r\n"), request.timeouts.read)
     except asyncio.TimeoutError:
@@ -196,7 +197,7 @@ async def _response_head(
         writer.close()
         raise IOFailure(str(exc) or type(exc).__name__) from None
     status_line, *header_lines = raw[:-4].split(b"\r\n")
-    parts = status_line.split(b" ", 2)
+    parts = status_line.split(b" ", 2)  # version, status, reason
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
         writer.close()
         raise PeerBroke("malformed status line")
@@ -205,4 +206,4 @@ async def _response_head(
         name, sep, value = line.partition(b":")
         if sep:
             headers.append((name.strip(), value.strip()))
-    return int(parts[1]), parts[2] if len(parts) > 2 else b"", headers, parts[0] == b"HTTP/1.0"
+    return int(parts[1]), headers, parts[0] == b"HTTP/1.0"

@@ -191,14 +191,7 @@ class HTTPAdapter:
         """The provider's model names (for the picker)."""
         base, headers = await self.connection()
         response = await self._send("GET", self.models_url(base), headers, None, {}, None)
-        try:
-            raw, cut = await read_capped(response, self.max_body_bytes)
-        except HTTPFailure as exc:
-            raise self._transport_error(exc) from None
-        except UnsupportedEncoding as exc:
-            raise ProviderError(f"{self.label}: {exc}") from None
-        finally:
-            await response.aclose()
+        raw, cut = await self._read_body(response, self.max_body_bytes)
         if cut:
             raise ProviderError(f"{self.label}: the model list is {self.body_limits().too_large()}")
         try:
@@ -316,16 +309,20 @@ class HTTPAdapter:
                 continue
             raise self._status_error(status, detail, model, url, attempt)
 
-    async def read_json(self, response: HTTPResponse, limit: int = 1_000_000) -> Any:
-        """A small JSON body, parsed (None when it is not JSON or over `limit`); closes it."""
+    async def _read_body(self, response: HTTPResponse, limit: int) -> tuple[bytes, bool]:
+        """Up to `limit` decoded bytes and whether more was cut; closes the response."""
         try:
-            raw, cut = await read_capped(response, limit)
+            return await read_capped(response, limit)
         except HTTPFailure as exc:
             raise self._transport_error(exc) from None
         except UnsupportedEncoding as exc:
             raise ProviderError(f"{self.label}: {exc}") from None
         finally:
             await response.aclose()
+
+    async def read_json(self, response: HTTPResponse, limit: int = 1_000_000) -> Any:
+        """A small JSON body, parsed (None when it is not JSON or over `limit`); closes it."""
+        raw, cut = await self._read_body(response, limit)
         try:
             return None if cut else json.loads(raw)
         except ValueError:

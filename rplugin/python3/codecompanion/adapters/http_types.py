@@ -56,9 +56,8 @@ class Headers:
     """Response headers from the wire, looked up without regard to case."""
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        self.raw = list(raw)
         self._values: dict[str, str] = {}
-        for name, value in self.raw:
+        for name, value in raw:
             key = name.decode("latin-1").lower()
             text = value.decode("latin-1")
             # Repeated fields read as one, comma-joined (RFC 9110 §5.3).
@@ -67,12 +66,6 @@ class Headers:
     def get(self, key: str, default: Any = None) -> Any:
         """The header's value, or `default`."""
         return self._values.get(key.lower(), default)
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key.lower() in self._values
-
-    def __getitem__(self, key: str) -> str:
-        return self._values[key.lower()]
 
 
 class HTTPResponse(Protocol):

@@ -14,12 +14,11 @@ from typing import Any
 
 from ..model.forms import output_form
 from ..model.function_tool import timeout_seconds
-from ..model.signature import arity
 from ..model.tool import Tool
 from .call_run import CallRun
 from .context import CallContext
 from .meta import CallTools
-from .runner import bounded
+from .runner import bounded, call
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -105,7 +104,7 @@ class ToolCode:
         try:
             # A plain function runs here and now (no time limit can stop it anyway); only an
             # awaitable it returns needs a task under the limit.
-            value = fn(*arguments[: arity(fn, len(arguments))])
+            value = call(fn, *arguments)
             finished = True
             if inspect.isawaitable(value):
                 finished, value = await bounded(value, self.timeout(tool))

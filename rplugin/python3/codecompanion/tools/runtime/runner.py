@@ -54,9 +54,14 @@ class Execution:
     cmd: Any = None
 
 
+def call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn` with as many of `args` as it accepts; an awaitable it returns is not awaited."""
+    return fn(*args[: arity(fn, len(args))])
+
+
 async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
     """Call `fn` with as many of `args` as it accepts (CodeCompanion's 3-argument cmds too)."""
-    value = fn(*args[: arity(fn, len(args))])
+    value = call(fn, *args)
     if inspect.isawaitable(value):
         value = await value
     return value
