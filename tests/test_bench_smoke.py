@@ -90,3 +90,45 @@ def test_side_by_side_without_the_harness_says_so(
     assert sbs.harness_dir() is None
     (tmp_path / "bench.py").write_text("")
     assert sbs.harness_dir() == tmp_path
+
+
+def test_loaded_table_lowers_each_ratio_target_by_one_and_keeps_the_latency_bound() -> None:
+    from bench.sbs import table
+
+    runs = [
+        _run("cc", "c", False, turn1_end_to_turn2_recv_ms=2040.0),
+        _run("ours", "c", False, turn1_end_to_turn2_recv_ms=2020.0),
+        _run("ours", "a10k_8c", True, probe_max_ms=17.0),
+    ]
+    text = table({"runs": runs}, loaded=True)
+    assert "| 40.0 ms | 20.0 ms | 2.0× | ≥ 1.5× ✓ |" in text
+    assert "| — | 17.0 ms | — | ours ≤ 16 ms ✗ |" in text
+
+
+def test_cpu_hogs_are_busy_inside_the_block_and_gone_after_it() -> None:
+    import os
+    import time
+
+    from bench.sbs import cpu_hogs
+
+    def busy_children() -> set[int]:
+        """Children of this process that are running or ready to run."""
+        found = set()
+        for entry in os.listdir("/proc"):
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text() if entry.isdigit() else ""
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[-1].split()
+            if len(fields) > 1 and int(fields[1]) == os.getpid() and fields[0] == "R":
+                found.add(int(entry))
+        return found
+
+    before = busy_children()
+    with cpu_hogs(2):
+        deadline = time.monotonic() + 10
+        while len(during := busy_children() - before) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(during) == 2
+    time.sleep(0.1)
+    assert not (busy_children() & during)
