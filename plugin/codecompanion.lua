@@ -19,7 +19,8 @@ end, {
     if key == "adapter" or key == "model" then
       -- From the host's cache (filled when it starts): command-line completion cannot wait.
       local complete = require("codecompanion.complete")
-      local values = key == "adapter" and complete.adapters() or complete.models(cmdline:match("adapter=(%S+)"))
+      local values = key == "adapter" and complete.adapters()
+        or complete.models(cmdline:match("adapter=(%S+)"))
       items = vim.tbl_map(function(value)
         return key .. "=" .. value
       end, values)

@@ -32,7 +32,13 @@ local function edit(chan, rid, req)
   vim.bo[buf].buftype = "acwrite"
   vim.bo[buf].bufhidden = "wipe"
   pcall(vim.api.nvim_buf_set_name, buf, ("codecompanion://edit/%s"):format(rid))
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(req.editable_text or "", "\n", { plain = true }))
+  vim.api.nvim_buf_set_lines(
+    buf,
+    0,
+    -1,
+    false,
+    vim.split(req.editable_text or "", "\n", { plain = true })
+  )
   vim.bo[buf].filetype = req.editable_kind == "json" and "json" or "sh"
   local origin = vim.api.nvim_get_current_win()
   vim.cmd("botright split")
@@ -91,7 +97,8 @@ function M.ask(chan, rid, req)
     local preview = require("codecompanion.preview")
     local view = nil
     if type(req.preview) == "table" and #req.preview > 0 then
-      view = preview.open(req.preview, { title = "Tool call: " .. req.tool_name, choices = #choices })
+      view =
+        preview.open(req.preview, { title = "Tool call: " .. req.tool_name, choices = #choices })
       open_previews[rid] = view
     end
     preview.select(choices, {
@@ -133,9 +140,13 @@ end
 --- A yes/no question (e.g. a path outside the project).
 function M.confirm(chan, rid, question)
   vim.schedule(function()
-    vim.ui.select({ "Yes", "No" }, { prompt = question, kind = "codecompanion.confirm" }, function(choice)
-      reply(chan, rid, choice == "Yes" and "approve" or "reject")
-    end)
+    vim.ui.select(
+      { "Yes", "No" },
+      { prompt = question, kind = "codecompanion.confirm" },
+      function(choice)
+        reply(chan, rid, choice == "Yes" and "approve" or "reject")
+      end
+    )
   end)
 end
 

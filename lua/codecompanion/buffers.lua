@@ -48,7 +48,10 @@ function M.track(chan)
     { group = group, callback = schedule }
   )
   -- buftype can change after a buffer is loaded (a plugin marking its own buffer)
-  vim.api.nvim_create_autocmd("OptionSet", { group = group, pattern = "buftype", callback = schedule })
+  vim.api.nvim_create_autocmd(
+    "OptionSet",
+    { group = group, pattern = "buftype", callback = schedule }
+  )
   push()
 end
 

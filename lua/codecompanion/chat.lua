@@ -66,7 +66,12 @@ local function call_under_cursor(bufnr)
     if entry.context then
       goto continue
     end
-    local mark = vim.api.nvim_buf_get_extmark_by_id(bufnr, vim.api.nvim_create_namespace("codecompanion_tools"), entry.mark, {})
+    local mark = vim.api.nvim_buf_get_extmark_by_id(
+      bufnr,
+      vim.api.nvim_create_namespace("codecompanion_tools"),
+      entry.mark,
+      {}
+    )
     local start = mark[1]
     if start and start <= row and start > best_row then
       best, best_row = call_id, start
@@ -89,9 +94,19 @@ end
 --- A choice asked by the host; answered by notification.
 function M.pick(chan, rid, req)
   vim.schedule(function()
-    vim.ui.select(req.items, { prompt = req.prompt, kind = "codecompanion.pick" }, function(_, index)
-      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = index or vim.NIL })
-    end)
+    vim.ui.select(
+      req.items,
+      { prompt = req.prompt, kind = "codecompanion.pick" },
+      function(_, index)
+        pcall(
+          vim.rpcnotify,
+          chan,
+          "codecompanion",
+          "editor_reply",
+          { rid = rid, value = index or vim.NIL }
+        )
+      end
+    )
   end)
 end
 
@@ -120,10 +135,25 @@ local ACTIONS = {
   yolo = { fn = M.toggle_yolo, desc = "Toggle YOLO mode (skip approvals)" },
   regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
   clear = { fn = M.clear, desc = "Clear the chat" },
-  next_turn = { fn = function() jump(1) end, desc = "Next turn" },
-  previous_turn = { fn = function() jump(-1) end, desc = "Previous turn" },
+  next_turn = {
+    fn = function()
+      jump(1)
+    end,
+    desc = "Next turn",
+  },
+  previous_turn = {
+    fn = function()
+      jump(-1)
+    end,
+    desc = "Previous turn",
+  },
   full_output = { fn = M.full_output, desc = "Open the full output of the tool under the cursor" },
-  help = { fn = function() M.help() end, desc = "Show the keymaps" },
+  help = {
+    fn = function()
+      M.help()
+    end,
+    desc = "Show the keymaps",
+  },
 }
 
 local function each_mapping(fn)

@@ -8,7 +8,11 @@ local cache = { items = nil, at = 0, adapters = {}, models = {} }
 
 -- Items that need no host: `#{buffer}` and the slash commands.
 local LOCAL_ITEMS = {
-  { word = "#{buffer}", kind = "variable", menu = "The buffer you were in before the chat (numbered lines)" },
+  {
+    word = "#{buffer}",
+    kind = "variable",
+    menu = "The buffer you were in before the chat (numbered lines)",
+  },
   { word = "/buffer", kind = "command", menu = "Pick an open buffer and add it to the chat" },
   { word = "/file", kind = "command", menu = "Pick a file and add it to the chat" },
 }

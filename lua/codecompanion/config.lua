@@ -44,9 +44,16 @@ local SCHEMA = {
   icons = "boolean",
   keymaps = "table",
 }
-local WINDOW = { layout = { "vertical", "horizontal", "float", "buffer" }, width = "number", height = "number" }
+local WINDOW =
+  { layout = { "vertical", "horizontal", "float", "buffer" }, width = "number", height = "number" }
 -- Options of CodeCompanion.nvim that mean nothing here (named, so a copied config is understood).
-local FOREIGN = { strategies = true, interactions = true, display = true, prompt_library = true, extensions = true }
+local FOREIGN = {
+  strategies = true,
+  interactions = true,
+  display = true,
+  prompt_library = true,
+  extensions = true,
+}
 
 local function check(value, want)
   if value == nil then
@@ -84,7 +91,10 @@ local function problems(opts)
         for wkey, wvalue in pairs(value) do
           local wok, wwant = check(wvalue, WINDOW[wkey] or "nil")
           if not wok then
-            table.insert(found, ("window.%s: %s expected, got %s"):format(wkey, wwant, vim.inspect(wvalue)))
+            table.insert(
+              found,
+              ("window.%s: %s expected, got %s"):format(wkey, wwant, vim.inspect(wvalue))
+            )
             value[wkey] = nil
           end
         end
@@ -93,7 +103,10 @@ local function problems(opts)
   end
   if #foreign > 0 then
     table.sort(foreign)
-    table.insert(found, table.concat(foreign, ", ") .. " are CodeCompanion.nvim options that mean nothing here")
+    table.insert(
+      found,
+      table.concat(foreign, ", ") .. " are CodeCompanion.nvim options that mean nothing here"
+    )
   end
   table.sort(found)
   return found
@@ -106,7 +119,12 @@ function M.supported()
   end
   local v = vim.version()
   vim.notify(
-    ("codecompanion: Neovim %s or newer is needed (this is %d.%d.%d)"):format(M.MIN_VERSION, v.major, v.minor, v.patch),
+    ("codecompanion: Neovim %s or newer is needed (this is %d.%d.%d)"):format(
+      M.MIN_VERSION,
+      v.major,
+      v.minor,
+      v.patch
+    ),
     vim.log.levels.ERROR
   )
   return false

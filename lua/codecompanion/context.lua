@@ -47,7 +47,12 @@ function M.from_file(path)
     vim.notify("codecompanion: cannot read " .. path, vim.log.levels.WARN)
     return nil
   end
-  return { kind = "file", path = relative(path), filetype = vim.filetype.match({ filename = path }) or "", lines = lines }
+  return {
+    kind = "file",
+    path = relative(path),
+    filetype = vim.filetype.match({ filename = path }) or "",
+    lines = lines,
+  }
 end
 
 local function show_pending(bufnr)
@@ -61,7 +66,14 @@ local function show_pending(bufnr)
   local virt = {}
   for _, item in ipairs(items) do
     table.insert(virt, {
-      { ("  %s %s (%d lines) will be sent with the message"):format(item.kind, item.path, #item.lines), "CodeCompanionContext" },
+      {
+        ("  %s %s (%d lines) will be sent with the message"):format(
+          item.kind,
+          item.path,
+          #item.lines
+        ),
+        "CodeCompanionContext",
+      },
     })
   end
   vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { virt_lines = virt })
@@ -94,7 +106,10 @@ function M.take(bufnr, text)
       item.mention = "#{buffer}"
       table.insert(items, 1, item)
     else
-      vim.notify("codecompanion: #{buffer}: no file buffer was open before the chat", vim.log.levels.WARN)
+      vim.notify(
+        "codecompanion: #{buffer}: no file buffer was open before the chat",
+        vim.log.levels.WARN
+      )
     end
   end
   return items
@@ -148,13 +163,20 @@ function M.pick_file(chat)
   local cwd = vim.fn.getcwd()
   list_files(cwd, function(files)
     if #files == 0 then
-      return vim.notify("codecompanion: /file: no files found in " .. relative(cwd), vim.log.levels.WARN)
+      return vim.notify(
+        "codecompanion: /file: no files found in " .. relative(cwd),
+        vim.log.levels.WARN
+      )
     end
-    vim.ui.select(files, { prompt = "Add a file to the chat", kind = "codecompanion.file" }, function(choice)
-      if choice then
-        M.add(chat, M.from_file(vim.fs.joinpath(cwd, choice)))
+    vim.ui.select(
+      files,
+      { prompt = "Add a file to the chat", kind = "codecompanion.file" },
+      function(choice)
+        if choice then
+          M.add(chat, M.from_file(vim.fs.joinpath(cwd, choice)))
+        end
       end
-    end)
+    )
   end)
 end
 

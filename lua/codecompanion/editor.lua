@@ -41,7 +41,13 @@ function M.set_buffer_lines(path, lines)
   while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
     old_last, new_last = old_last - 1, new_last - 1
   end
-  vim.api.nvim_buf_set_lines(bufnr, first - 1, old_last, false, vim.list_slice(lines, first, new_last))
+  vim.api.nvim_buf_set_lines(
+    bufnr,
+    first - 1,
+    old_last,
+    false,
+    vim.list_slice(lines, first, new_last)
+  )
   return true
 end
 
@@ -59,7 +65,10 @@ local function load_problem(path, max_bytes)
     return ("it is not a regular file (%s)"):format(info.type)
   end
   if max_bytes and info.size > max_bytes then
-    return ("it is %d bytes, over the %d-byte limit for loading it into Neovim"):format(info.size, max_bytes)
+    return ("it is %d bytes, over the %d-byte limit for loading it into Neovim"):format(
+      info.size,
+      max_bytes
+    )
   end
   return nil
 end
@@ -67,7 +76,11 @@ end
 --- A buffer loaded only to read diagnostics goes away again, unless the user took it up.
 local function drop_fresh(bufnr)
   vim.schedule(function()
-    if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buflisted or vim.bo[bufnr].modified then
+    if
+      not vim.api.nvim_buf_is_valid(bufnr)
+      or vim.bo[bufnr].buflisted
+      or vim.bo[bufnr].modified
+    then
       return
     end
     if #vim.fn.win_findbuf(bufnr) == 0 then
@@ -84,7 +97,13 @@ function M.diagnostics(chan, rid, path, min_severity, max_bytes)
   if not bufnr then
     local problem = load_problem(path, max_bytes)
     if problem then
-      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = { error = problem } })
+      pcall(
+        vim.rpcnotify,
+        chan,
+        "codecompanion",
+        "editor_reply",
+        { rid = rid, value = { error = problem } }
+      )
       return
     end
     bufnr = vim.fn.bufadd(path)
@@ -134,13 +153,21 @@ function M.diagnostics(chan, rid, path, min_severity, max_bytes)
         vim.defer_fn(finish, 250)
       end,
     })
-    timer:start(#vim.lsp.get_clients({ bufnr = bufnr }) > 0 and 3000 or 300, 0, vim.schedule_wrap(finish))
+    timer:start(
+      #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and 3000 or 300,
+      0,
+      vim.schedule_wrap(finish)
+    )
   else
     collect()
   end
 end
 
-local DIFF_HL = { ["+"] = "CodeCompanionDiffAdd", ["-"] = "CodeCompanionDiffDelete", ["@"] = "CodeCompanionDiffHunk" }
+local DIFF_HL = {
+  ["+"] = "CodeCompanionDiffAdd",
+  ["-"] = "CodeCompanionDiffDelete",
+  ["@"] = "CodeCompanionDiffHunk",
+}
 
 local function diff_highlights(lines)
   local result = {}
@@ -195,10 +222,14 @@ function M.review(chan, rid, req)
       end
       local prompt = ("Hunk %d/%d of %s"):format(i, count, path)
       preview.show(view, req.hunks[i].row, "Review: " .. prompt)
-      preview.select({ "Accept", "Reject" }, { prompt = prompt, kind = "codecompanion.diff_hunk" }, function(c)
-        table.insert(c == "Accept" and accepted or rejected, i - 1)
-        ask_hunk(i + 1)
-      end)
+      preview.select(
+        { "Accept", "Reject" },
+        { prompt = prompt, kind = "codecompanion.diff_hunk" },
+        function(c)
+          table.insert(c == "Accept" and accepted or rejected, i - 1)
+          ask_hunk(i + 1)
+        end
+      )
     end
     local all = {}
     for i = 1, count do

@@ -35,12 +35,18 @@ function M.check()
     if vim.fn.executable(tool) == 1 then
       health.ok(tool .. " found")
     else
-      health.warn(tool .. " not found", tool == "rg" and { "grep_search falls back to a slower Python search" } or nil)
+      health.warn(
+        tool .. " not found",
+        tool == "rg" and { "grep_search falls back to a slower Python search" } or nil
+      )
     end
   end
   local report, err = host.request("health", {})
   if not report or report.error then
-    health.error("host not answering: " .. tostring(err or report.error), { "log: " .. host.log_path() })
+    health.error(
+      "host not answering: " .. tostring(err or report.error),
+      { "log: " .. host.log_path() }
+    )
     return
   end
   health.ok(("host alive (python %s, pid %s)"):format(report.python, report.pid))
@@ -62,9 +68,16 @@ function M.check()
   end
   local config_file = val(report.config_file) or require("codecompanion.config").config_file()
   if val(report.config_error) then
-    health.error("config file broken: " .. report.config_error, { "fix it, then :CodeCompanionReload" })
+    health.error(
+      "config file broken: " .. report.config_error,
+      { "fix it, then :CodeCompanionReload" }
+    )
   elseif not vim.uv.fs_stat(config_file) then
-    health.info(("no config file at %s: the defaults apply (see :help codecompanion-config)"):format(config_file))
+    health.info(
+      ("no config file at %s: the defaults apply (see :help codecompanion-config)"):format(
+        config_file
+      )
+    )
   else
     health.ok("config file: " .. config_file)
   end

@@ -3,7 +3,8 @@
 -- the host's answer notification, bounded by a timeout. Completion uses M.request_async.
 local M = {}
 
-local state = { chan = nil, ready = false, restarts = 0, last_exit = nil, mode = nil, last_stderr = nil }
+local state =
+  { chan = nil, ready = false, restarts = 0, last_exit = nil, mode = nil, last_stderr = nil }
 
 local function root()
   local source = debug.getinfo(1, "S").source:sub(2)
@@ -82,13 +83,17 @@ local function start_job()
       state.last_exit = code
       if not was_ready then
         -- It died before serving anything: most likely a missing dependency in the venv.
-        notify_error(("host failed to start (%s): run `make install` in %s (log: %s)"):format(
-          state.last_stderr or ("exit " .. code),
-          root(),
-          M.log_path()
-        ))
+        notify_error(
+          ("host failed to start (%s): run `make install` in %s (log: %s)"):format(
+            state.last_stderr or ("exit " .. code),
+            root(),
+            M.log_path()
+          )
+        )
       elseif code ~= 0 then
-        notify_error(("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path()))
+        notify_error(
+          ("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path())
+        )
       end
       vim.schedule(function()
         require("codecompanion").on_host_exit(code)
@@ -105,7 +110,9 @@ end
 local function rplugin_channel()
   local ok, chan = pcall(vim.fn["remote#host#Require"], "python3")
   if not ok or not chan or chan <= 0 then
-    notify_error("classic python3 host unavailable: run :UpdateRemotePlugins and check :checkhealth provider")
+    notify_error(
+      "classic python3 host unavailable: run :UpdateRemotePlugins and check :checkhealth provider"
+    )
     return nil
   end
   return chan
@@ -196,13 +203,17 @@ function M.request_async(method, args, callback, timeout_ms)
     end
     callback(value, nil)
   end
-  timer:start(timeout_ms or 2000, 0, vim.schedule_wrap(function()
-    if replies.callbacks[rid] then
-      replies.callbacks[rid] = nil
-      timer:close()
-      callback(nil, ("the host did not answer %s in time"):format(method))
-    end
-  end))
+  timer:start(
+    timeout_ms or 2000,
+    0,
+    vim.schedule_wrap(function()
+      if replies.callbacks[rid] then
+        replies.callbacks[rid] = nil
+        timer:close()
+        callback(nil, ("the host did not answer %s in time"):format(method))
+      end
+    end)
+  )
   M.notify("request", { rid = rid, method = method, args = args or vim.empty_dict() })
 end
 
@@ -225,7 +236,12 @@ function M.channel()
 end
 
 function M.status()
-  return { running = state.chan ~= nil, restarts = state.restarts, last_exit = state.last_exit, mode = state.mode }
+  return {
+    running = state.chan ~= nil,
+    restarts = state.restarts,
+    last_exit = state.last_exit,
+    mode = state.mode,
+  }
 end
 
 function M.stop()

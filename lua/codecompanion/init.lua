@@ -96,8 +96,13 @@ local function create_buffer(id)
   vim.b[bufnr].codecompanion_chat_id = id
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "## Me", "", "" })
   local s = render.state(bufnr)
-  s.user_header =
-    vim.api.nvim_buf_set_extmark(bufnr, vim.api.nvim_create_namespace("codecompanion"), 0, 0, render.header_mark("## Me"))
+  s.user_header = vim.api.nvim_buf_set_extmark(
+    bufnr,
+    vim.api.nvim_create_namespace("codecompanion"),
+    0,
+    0,
+    render.header_mark("## Me")
+  )
   chats.by_buf[bufnr] = id
   table.insert(chats.order, bufnr)
   chats.last = bufnr
@@ -105,7 +110,11 @@ local function create_buffer(id)
   vim.api.nvim_create_autocmd("WinClosed", {
     callback = function(ev)
       local win = tonumber(ev.match)
-      if not win or not vim.api.nvim_win_is_valid(win) or vim.api.nvim_win_get_buf(win) ~= bufnr then
+      if
+        not win
+        or not vim.api.nvim_win_is_valid(win)
+        or vim.api.nvim_win_get_buf(win) ~= bufnr
+      then
         return
       end
       -- The last window of the chat closed (not hidden by Toggle): stop what runs; it is saved.
@@ -229,17 +238,24 @@ end
 function M.add_selection(line1, line2)
   local src = vim.api.nvim_get_current_buf()
   if chats.by_buf[src] then
-    return vim.notify("codecompanion: Add takes lines of another buffer, not of a chat", vim.log.levels.WARN)
+    return vim.notify(
+      "codecompanion: Add takes lines of another buffer, not of a chat",
+      vim.log.levels.WARN
+    )
   end
   local target = M.last_chat()
   if target and not vim.bo[target].modifiable then
-    return vim.notify("codecompanion: the chat is busy: add the lines when the answer is done", vim.log.levels.WARN)
+    return vim.notify(
+      "codecompanion: the chat is busy: add the lines when the answer is done",
+      vim.log.levels.WARN
+    )
   end
   local lines = vim.api.nvim_buf_get_lines(src, line1 - 1, line2, false)
   local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(src), ":.")
   local ft = vim.bo[src].filetype
   local bufnr = M.last_chat() or M.chat()
-  local block = { ("`%s` lines %d-%d:"):format(path ~= "" and path or "[No Name]", line1, line2), "```" .. ft }
+  local block =
+    { ("`%s` lines %d-%d:"):format(path ~= "" and path or "[No Name]", line1, line2), "```" .. ft }
   vim.list_extend(block, lines)
   table.insert(block, "```")
   table.insert(block, "")

@@ -40,7 +40,10 @@ function M.notify(text, level)
     text = text:gsub(vim.pesc(home) .. "/", "~/")
   end
   local levels = vim.log.levels
-  table.insert(notices.queue, { text = text, level = levels[(level or "info"):upper()] or levels.INFO })
+  table.insert(
+    notices.queue,
+    { text = text, level = levels[(level or "info"):upper()] or levels.INFO }
+  )
   if not notices.due then
     notices.due = true
     vim.defer_fn(flush_notices, 30)

@@ -45,7 +45,8 @@ function M.open(lines, opts)
     zindex = 45, -- below pickers (50), so a floating picker is never hidden by it
   })
   vim.wo[win].wrap = true
-  vim.wo[win].winhighlight = "NormalFloat:CodeCompanionPreview,FloatBorder:CodeCompanionPreviewBorder"
+  vim.wo[win].winhighlight =
+    "NormalFloat:CodeCompanionPreview,FloatBorder:CodeCompanionPreviewBorder"
   return { buf = buf, win = win }
 end
 
@@ -59,7 +60,11 @@ function M.show(preview, row, title)
     vim.cmd("normal! zt")
   end)
   if title then
-    pcall(vim.api.nvim_win_set_config, preview.win, { title = " " .. title .. " ", title_pos = "center" })
+    pcall(
+      vim.api.nvim_win_set_config,
+      preview.win,
+      { title = " " .. title .. " ", title_pos = "center" }
+    )
   end
   vim.cmd("redraw")
 end

@@ -213,7 +213,13 @@ function handlers.context(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.title)
   local row = vim.api.nvim_buf_line_count(bufnr) - 1
-  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row, 0, { line_hl_group = "CodeCompanionContext" })
+  local mark = vim.api.nvim_buf_set_extmark(
+    bufnr,
+    ns_tools,
+    row,
+    0,
+    { line_hl_group = "CodeCompanionContext" }
+  )
   if op.text and op.text ~= vim.NIL and op.text ~= "" then
     append(bufnr, "\n" .. op.text)
   end
@@ -289,7 +295,10 @@ function handlers.event(bufnr, op)
     local s = state(bufnr)
     s.adapter, s.model = data.adapter, type(data.model) == "string" and data.model or nil
   end
-  vim.api.nvim_exec_autocmds("User", { pattern = "CodeCompanion" .. op.name, modeline = false, data = data })
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "CodeCompanion" .. op.name, modeline = false, data = data }
+  )
 end
 
 function handlers.set_var(bufnr, op)
@@ -309,7 +318,10 @@ function M.apply(bufnr, ops)
     if handler then
       local ok, err = pcall(handler, bufnr, op)
       if not ok then
-        vim.notify("codecompanion: render " .. op.kind .. ": " .. tostring(err), vim.log.levels.ERROR)
+        vim.notify(
+          "codecompanion: render " .. op.kind .. ": " .. tostring(err),
+          vim.log.levels.ERROR
+        )
       end
     end
     if op.kind == "lock" then

@@ -15,7 +15,10 @@ _G.cc_test = { answers = {}, inputs = {}, prompts = {}, events = {} }
 -- CC_TEST_STOCK_UI=1 keeps Neovim's own vim.ui.select / vim.ui.input (screen tests under tmux).
 local stock = vim.env.CC_TEST_STOCK_UI == "1"
 local select = function(items, opts, on_choice)
-  table.insert(_G.cc_test.prompts, { prompt = opts and opts.prompt, items = items, kind = opts and opts.kind })
+  table.insert(
+    _G.cc_test.prompts,
+    { prompt = opts and opts.prompt, items = items, kind = opts and opts.kind }
+  )
   local function answer()
     local want = table.remove(_G.cc_test.answers, 1)
     if want == nil then
