@@ -7,8 +7,16 @@ STAMP_DEV := $(VENV)/.dev-stamp
 # Exact versions of every dependency (see constraints.txt); `make install CONSTRAINTS=` skips them.
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
+# Lua style and lint: stylua from the npm registry (its package ships the binary), pinned here and
+# installed into the venv; luacheck from Debian's lua-check (installed with apt-get when root).
+NPM ?= npm
+LUA_TOOLS := $(VENV)/lua-tools
+STYLUA_VERSION := 2.5.2
+STYLUA := $(LUA_TOOLS)/node_modules/.bin/stylua
+STAMP_STYLUA := $(LUA_TOOLS)/.stylua-$(STYLUA_VERSION)
+LUA_SRC := lua plugin ftplugin bench scripts tests
 
-.PHONY: install dev run test test-real lint typecheck pytest bench bench-sbs fmt clean constraints
+.PHONY: install dev run test test-real lint lint-lua luacheck typecheck pytest bench bench-sbs fmt clean constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,9 +53,25 @@ test: $(STAMP_DEV) lint typecheck pytest
 test-real: $(STAMP_DEV)
 	CODECOMPANION_REAL=1 $(PY) -m pytest -q -p no:cacheprovider -rsx tests/real $(ARGS)
 
-lint:
+## lint: ruff, ruff format --check, stylua --check and luacheck.
+lint: lint-lua
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+lint-lua: $(STAMP_STYLUA) luacheck
+	$(STYLUA) --check $(LUA_SRC)
+	luacheck --quiet --no-color $(LUA_SRC)
+
+$(STAMP_STYLUA): | $(PY)
+	$(NPM) install --prefix $(LUA_TOOLS) --cache $(LUA_TOOLS)/npm-cache --no-save --no-package-lock \
+	  --no-audit --no-fund --loglevel=error @johnnymorganz/stylua-bin@$(STYLUA_VERSION)
+	touch $@
+
+# luacheck is a Debian package (lua-check): installed here when missing and we are root.
+luacheck:
+	@command -v luacheck >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-check >/dev/null; } \
+	  || { echo "luacheck is missing: install Debian's lua-check (apt-get install lua-check)" >&2; exit 1; }
 
 typecheck:
 	$(VENV)/bin/mypy
@@ -55,9 +79,11 @@ typecheck:
 pytest:
 	$(PY) -m pytest -q -p no:cacheprovider
 
-fmt: $(STAMP_DEV)
+## fmt: format Python (ruff) and Lua (stylua).
+fmt: $(STAMP_DEV) $(STAMP_STYLUA)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+	$(STYLUA) $(LUA_SRC)
 
 ## bench: our figures against their targets; SBS=1 (or `make bench-sbs`): beside the Lua
 ## CodeCompanion, with the shared harness in ../shared/anchor (ours alone when it is missing).

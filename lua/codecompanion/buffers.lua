@@ -43,10 +43,9 @@ end
 function M.track(chan)
   state.chan, state.last = chan, nil
   local group = vim.api.nvim_create_augroup("codecompanion_buffers", { clear = true })
-  vim.api.nvim_create_autocmd(
-    { "BufAdd", "BufReadPost", "BufNewFile", "BufFilePost", "BufUnload", "BufDelete", "BufWipeout" },
-    { group = group, callback = schedule }
-  )
+  local events = { "BufAdd", "BufReadPost", "BufNewFile", "BufFilePost" }
+  vim.list_extend(events, { "BufUnload", "BufDelete", "BufWipeout" })
+  vim.api.nvim_create_autocmd(events, { group = group, callback = schedule })
   -- buftype can change after a buffer is loaded (a plugin marking its own buffer)
   vim.api.nvim_create_autocmd(
     "OptionSet",

@@ -3,9 +3,12 @@ local M = {}
 
 M.defaults = {
   python = nil, -- the host's interpreter; default: <plugin>/.venv/bin/python
-  host = "job", -- "job" (the plugin starts its own host) or "rplugin" (classic :UpdateRemotePlugins host)
-  config_file = nil, -- the Python config file; else $CODECOMPANION_CONFIG, else stdpath("config")/codecompanion.py
-  adapter = nil, -- adapter name; default: from the config file, then the first API key found in the environment
+  -- "job" (the plugin starts its own host) or "rplugin" (classic :UpdateRemotePlugins host)
+  host = "job",
+  -- the Python config file; else $CODECOMPANION_CONFIG, else stdpath("config")/codecompanion.py
+  config_file = nil,
+  -- adapter name; default: from the config file, then the first API key found in the environment
+  adapter = nil,
   model = nil,
   log_level = "INFO",
   start = "deferred", -- "deferred": start the host right after setup(); "lazy": on first use

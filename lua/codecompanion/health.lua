@@ -90,7 +90,8 @@ function M.check()
     end
   else
     health.warn("no adapter configured: the chat uses the offline demo", {
-      "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama, or set `adapter` in codecompanion.py",
+      "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama,"
+        .. " or set `adapter` in codecompanion.py",
     })
   end
   local servers = report.mcp or {}

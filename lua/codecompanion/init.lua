@@ -6,7 +6,8 @@ local render = require("codecompanion.render")
 
 local M = {}
 
--- Open chats: bufnr -> chat id, in creation order (owned by this module, not global state in Python).
+-- Open chats: bufnr -> chat id, in creation order (owned by this module, not global state in
+-- Python).
 local chats = { by_buf = {}, order = {}, last = nil, counter = 0 }
 
 function M.setup(opts)

@@ -305,7 +305,8 @@ function handlers.set_var(bufnr, op)
   vim.b[bufnr][op.name] = op.value
 end
 
---- Apply a batch of operations to a chat buffer; the cursor follows new text only if it was at the end.
+--- Apply a batch of operations to a chat buffer; the cursor follows new text only if it was at
+--- the end.
 function M.apply(bufnr, ops)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return false

@@ -11,7 +11,8 @@ end
 
 _G.cc_test = { answers = {}, inputs = {}, prompts = {}, events = {} }
 
--- Answers are labels ("approve", "Yes", "Accept all") or indexes; with none queued the prompt waits.
+-- Answers are labels ("approve", "Yes", "Accept all") or indexes; with none queued the prompt
+-- waits.
 -- CC_TEST_STOCK_UI=1 keeps Neovim's own vim.ui.select / vim.ui.input (screen tests under tmux).
 local stock = vim.env.CC_TEST_STOCK_UI == "1"
 local select = function(items, opts, on_choice)
