@@ -6,11 +6,11 @@ local render = require("codecompanion.render")
 local M = {}
 
 local function chat_id(bufnr)
-  return require("codecompanion").chat_id(bufnr)
+  return require("codecompanion.chat_buffers").chat_id(bufnr)
 end
 
 local function send(bufnr, method, args)
-  require("codecompanion").reattach(bufnr)
+  require("codecompanion.chat_buffers").reattach(bufnr)
   args = args or {}
   args.id = chat_id(bufnr)
   if not args.id then
@@ -53,8 +53,8 @@ function M.clear(bufnr)
   if not old then
     return send(bufnr, "chat_clear")
   end
-  require("codecompanion").reattach(bufnr)
-  local new = require("codecompanion").renew_id(bufnr)
+  require("codecompanion.chat_buffers").reattach(bufnr)
+  local new = require("codecompanion.chat_buffers").renew_id(bufnr)
   host.notify("chat_clear", { id = old, new_id = new })
 end
 

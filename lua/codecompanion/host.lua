@@ -96,7 +96,7 @@ local function start_job()
         )
       end
       vim.schedule(function()
-        require("codecompanion").on_host_exit(code)
+        require("codecompanion.chat_buffers").on_host_exit()
       end)
     end,
   })

@@ -1,0 +1,78 @@
+-- A chat's state for a statusline: what it waits on, and its adapter and model.
+local chat_buffers = require("codecompanion.chat_buffers")
+local render = require("codecompanion.render")
+
+local M = {}
+
+---@class codecompanion.StatusInfo
+---@field state string what it waits on: "awaiting approval", "awaiting review",
+---"running N tools", "streaming", "waiting", or "" when idle
+---@field running integer tools running now
+---@field adapter? string
+---@field model? string
+
+--- What a chat waits on: the words of `StatusInfo.state`.
+---@param bufnr integer
+---@param id string
+---@param running integer
+---@param awaiting boolean
+---@return string
+local function state_of(bufnr, id, running, awaiting)
+  if awaiting then
+    return "awaiting approval"
+  elseif require("codecompanion.editor").reviewing(id) then
+    return "awaiting review"
+  elseif running > 0 then
+    return ("running %d tool%s"):format(running, running == 1 and "" or "s")
+  elseif require("codecompanion.stream_highlight").is_streaming(bufnr) then
+    return "streaming"
+  elseif not vim.bo[bufnr].modifiable then
+    return "waiting"
+  end
+  return ""
+end
+
+--- The chat's state for a statusline (default: the last chat), or nil when it is no open chat.
+---@param bufnr? integer
+---@return codecompanion.StatusInfo?
+function M.info(bufnr)
+  bufnr = bufnr or chat_buffers.last_chat()
+  local id = bufnr and chat_buffers.chat_id(bufnr)
+  if not id or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  local s = render.state(bufnr)
+  local running, awaiting = 0, false
+  for _, entry in pairs(s.tools) do
+    if entry.status == "running" then
+      running = running + 1
+    elseif entry.status == "awaiting_approval" then
+      awaiting = true
+    end
+  end
+  return {
+    state = state_of(bufnr, id, running, awaiting),
+    running = running,
+    adapter = s.adapter,
+    model = s.model,
+  }
+end
+
+--- One short string for a statusline: e.g. "running 2 tools · openai · gpt-4.1" ("" for none).
+---@param bufnr? integer
+---@return string
+function M.line(bufnr)
+  local info = M.info(bufnr)
+  if not info then
+    return ""
+  end
+  local parts = {}
+  for _, part in ipairs({ info.state, info.adapter, info.model }) do
+    if part and part ~= "" then
+      table.insert(parts, part)
+    end
+  end
+  return table.concat(parts, " · ")
+end
+
+return M

@@ -1,0 +1,74 @@
+-- The window a chat opens in, by `setup({ window = { layout = ... } })`: vertical (default),
+-- horizontal, float or buffer; a window of this tab that already shows a chat is reused.
+local config = require("codecompanion.config")
+
+local M = {}
+
+--- A size option: a fraction of `total` (below 1) or an absolute number of cells.
+---@param value number?
+---@param default number
+---@param total integer
+---@return integer
+local function size(value, default, total)
+  value = value or default
+  return math.max(1, value < 1 and math.floor(total * value) or math.floor(value))
+end
+
+--- A window of this tab that shows a chat (reused by the next chat, as CodeCompanion does).
+---@param is_chat fun(bufnr: integer): boolean
+---@return integer?
+local function chat_window(is_chat)
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if is_chat(vim.api.nvim_win_get_buf(win)) then
+      return win
+    end
+  end
+  return nil
+end
+
+---@param bufnr integer
+---@param win_opts table
+local function open_float(bufnr, win_opts)
+  local width = size(win_opts.width, 0.6, vim.o.columns)
+  local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
+  vim.api.nvim_open_win(bufnr, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - width) / 2),
+    border = "rounded",
+    title = " CodeCompanion ",
+    title_pos = "center",
+  })
+end
+
+--- Show chat buffer `bufnr` in a window (the current one afterwards), laid out as configured.
+---@param bufnr integer
+---@param is_chat fun(bufnr: integer): boolean tells the buffers of other chats
+function M.open(bufnr, is_chat)
+  local win_opts = config.options.window or {}
+  local reuse = win_opts.layout ~= "buffer" and chat_window(is_chat)
+  if reuse then
+    vim.api.nvim_set_current_win(reuse)
+    vim.api.nvim_win_set_buf(reuse, bufnr)
+  elseif win_opts.layout == "buffer" then
+    vim.api.nvim_set_current_buf(bufnr)
+  elseif win_opts.layout == "float" then
+    open_float(bufnr, win_opts)
+  elseif win_opts.layout == "horizontal" then
+    vim.cmd("botright split")
+    vim.api.nvim_win_set_buf(0, bufnr)
+    vim.api.nvim_win_set_height(0, size(win_opts.height, 0.4, vim.o.lines))
+  else
+    vim.cmd("botright vsplit")
+    vim.api.nvim_win_set_buf(0, bufnr)
+    vim.api.nvim_win_set_width(0, size(win_opts.width, 0.45, vim.o.columns))
+  end
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+  vim.wo.foldmethod = "manual"
+  vim.wo.foldtext = "v:lua.require'codecompanion.chat'.foldtext()"
+end
+
+return M
