@@ -13,6 +13,8 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import Diagnostic, HunkDecision
+from codecompanion.tools.runtime.approval_memory import ApprovalMemory
+from codecompanion.tools.runtime.approvals import ApprovalGate
 
 
 @dataclass
@@ -89,9 +91,19 @@ class FakeTools:
 
     tls: ssl.SSLContext | None = None  # the host's context; the system's store when None
 
-    async def confirm(self, question: str) -> bool:
+    approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
+    kinds: list[str] = field(default_factory=list)  # the gate's kind of each question
+
+    async def confirm(self, question: str, kind: str = "tool") -> bool:
         self.questions.append(question)
+        self.kinds.append(kind)
         return self.answers.pop(0) if self.answers else False
+
+    async def review_diff(
+        self, tool: Any, path: str, old: list[str], new: list[str], note: str | None = None
+    ) -> HunkDecision | None:
+        """The real gate's review (its policy decides whether the fake editor is asked)."""
+        return await ApprovalGate(self).review(tool, path, old, new, note)  # type: ignore[arg-type]
 
     async def tls_context(self) -> ssl.SSLContext:
         return self.tls or ssl.create_default_context()

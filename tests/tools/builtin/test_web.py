@@ -180,6 +180,7 @@ async def test_a_redirect_to_another_site_is_refused_unless_the_user_approves_it
     assert out.status == "error"
     assert f"redirected to {target}, another site" in out.for_llm
     assert tools.questions == [f"{server.url}/start redirects to another site: {target}. Fetch it?"]
+    assert tools.kinds == ["redirect"]  # asked through the approval gate as a redirect
     assert other.requests == []
     # Approved: the page of the other site is fetched.
     tools.answers = [True]

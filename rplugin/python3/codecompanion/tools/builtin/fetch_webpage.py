@@ -122,7 +122,7 @@ async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
             target = _check_url(found)
             if not any(same_site(origin, target) for origin in approved):
                 question = f"{current} redirects to another site: {target}. Fetch it?"
-                if not await self.tools.confirm(question):
+                if not await self.tools.confirm(question, "redirect"):
                     raise ToolError(
                         f"{current} redirected to {target}, another site, and the user did not "
                         "approve fetching it; nothing from there was read."

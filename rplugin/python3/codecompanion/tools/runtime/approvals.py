@@ -1,28 +1,38 @@
-"""Whether a call may run: allow/deny rules, remembered approvals, YOLO, and asking the user."""
+"""The one approval gate: every question to the user goes through it.
+
+The policy (approval_policy.POLICY, an ordered list of named rules) decides first; what it
+leaves open is asked through the Approver port (a call's approval, a yes/no question) or the
+Editor port (a diff review).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
 from ..model import arguments
-from ..model.forms import takes_config
 from ..model.tool import Tool
-from . import shell_rules
+from .approval_policy import (
+    Question,
+    QuestionKind,
+    allowed_in_yolo,
+    approval_key,
+    command_argument,
+    decide,
+    denied_message,
+    doubts,
+)
+from .approval_policy import rule_verdict as rule_verdict
 from .context import CallContext
 from .results import as_text
 from .runner import invoke
 
 log = logging.getLogger("codecompanion.tools")
-
-# Tools whose approval key and edit text is a shell command line held in this argument.
-_COMMAND_ARGUMENT = (("run_command", "cmd"),)
 
 Action = Literal["run", "reject", "deny", "cancel", "error"]
 
@@ -43,79 +53,11 @@ class Verdict:
     approve_all: bool = False
 
 
-def command_argument(tool: Tool) -> str | None:
-    """The argument holding a shell command line (run_command: `cmd`), if the tool has one."""
-    configured = tool.opts.get("command_arg")
-    if isinstance(configured, str):
-        return configured
-    return dict(_COMMAND_ARGUMENT).get(tool.name)
-
-
-def approval_key(tool: Tool) -> str:
-    """The text rules match and "always" remembers: the command line, or the arguments as JSON."""
-    custom = tool.opts.get("approval_key")
-    if callable(custom):
-        return as_text(custom(tool.args))
-    argument = command_argument(tool)
-    if argument is not None and isinstance(tool.args.get(argument), str):
-        return str(tool.args[argument])
-    return json.dumps(tool.args, sort_keys=True, ensure_ascii=False)
-
-
-def _patterns(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Iterable):
-        return [str(item) for item in value]
-    return []
-
-
-def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow", "deny"] | None:
-    """Match the `deny` then `allow` fnmatch patterns of `opts` against `key`.
-
-    A shell line is read into the commands it runs (see shell_rules): deny denies if it matches
-    the line or any command, or could match a command whose program or arguments the shell
-    computes. Allow needs a line the reader is sure about, without redirections, whose every
-    command matches.
-    """
-    deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
-    if not shell:
-        if any(fnmatchcase(key, p) for p in deny):
-            return "deny"
-        return "allow" if any(fnmatchcase(key, p) for p in allow) else None
-    reading = shell_rules.read(key)
-    if deny and shell_rules.deny_matches(reading, key, deny):
-        return "deny"
-    return "allow" if shell_rules.allow_matches(reading, allow) else None
-
-
-def doubts(tool: Tool, key: str) -> tuple[str, ...]:
-    """Why the rules cannot tell what a shell line runs (empty: they can, or it is no shell)."""
-    if command_argument(tool) is None:
-        return ()
-    reading = shell_rules.read(key)
-    if reading.certain:
-        return ()
-    return reading.doubts or ("a command name the shell computes",)
-
-
 def _why_asked(unsure: tuple[str, ...]) -> str:
     """The note on a question that rules or YOLO could not spare: why the line is uncertain."""
     if not unsure:
         return ""
     return f" (asked because the rules cannot tell what it runs: {'; '.join(unsure)})"
-
-
-def _denied(tool: Tool, key: str) -> str:
-    return (
-        f"The {tool.name} call was denied by rule: `{key}` matches a deny pattern in the "
-        "user's configuration, so it did not run."
-    )
-
-
-def allowed_in_yolo(tool: Tool) -> bool:
-    """False for tools too dangerous for blanket approvals (YOLO, approve_all, tool-wide always)."""
-    return tool.opts.get("allowed_in_yolo_mode", True) is not False
 
 
 def default_prompt(tool: Tool) -> str:
@@ -141,27 +83,6 @@ def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments
     return "command" if command_argument(tool) is not None else "arguments"
 
 
-async def needs_asking(tool: Tool, system: CallContext) -> bool:
-    """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
-    opts = tool.opts
-    value = opts.get("requires_approval", opts.get("require_approval_before", False))
-    tools = tool.tools if tool.tools is not None else system
-    try:
-        if callable(value):
-            value = await invoke(value, tool, tools)
-        if not value:
-            return False
-        condition = tool.handlers.get("prompt_condition")
-        if condition is None:
-            return True
-        # (self, tools, config): config is the tool's config entry; (self, meta) reads either way.
-        extra = (tool.entry,) if takes_config(condition) else ()
-        return bool(await invoke(condition, tool, tools, *extra))
-    except Exception:
-        log.exception("%s: approval condition failed; asking the user", tool.name)
-        return True
-
-
 async def prompt_text(tool: Tool, system: CallContext) -> str:
     """The question for the user: the tool's `output.prompt`, else the default."""
     build = tool.output.get("prompt")
@@ -177,7 +98,7 @@ async def prompt_text(tool: Tool, system: CallContext) -> str:
 
 
 class ApprovalGate:
-    """Decides, per call, whether it runs; asks through the Approver port when it must."""
+    """Decides every question through the policy; asks through the ports when it must."""
 
     def __init__(self, system: CallContext) -> None:
         self.system = system
@@ -195,46 +116,54 @@ class ApprovalGate:
 
     async def check(self, tool: Tool, *, queued: int, approve_all: bool) -> Verdict:
         """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's."""
+        question = Question("call", tool=tool, approve_all=approve_all)
+        rule, ruling = await decide(question, self.system)
         key = approval_key(tool)
-        rule = rule_verdict(tool.opts, key, command_argument(tool) is not None)
-        if rule == "deny":
-            self._log(tool, "denied by rule", key)
-            return Verdict("deny", reason=_denied(tool, key))
-        if rule == "allow":
-            self._log(tool, "allowed by rule", key)
-            return Verdict("run", approved=True, reason="allowed by rule")
-        if (tool.name, key) in self.system.approvals.commands:
-            self._log(tool, "approved (always, this command)")
-            return Verdict("run", approved=True, reason="always")
-        unsure = doubts(tool, key)
-        if unsure:  # nothing but the user approves a line whose commands cannot be known
-            self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(unsure))
-            return await self._ask(tool, key, queued, unsure)
-        blanket = allowed_in_yolo(tool)
-        if self.system.approvals.covers(tool.name, key):
-            self._log(tool, "approved (always)")
-            return Verdict("run", approved=True, reason="always")
-        if blanket and self.system.yolo:
-            self._log(tool, "approved (YOLO)")
-            return Verdict("run", approved=True, reason="yolo")
-        if not await needs_asking(tool, self.system):
-            # "Approve all pending" answers questions only: a call that asks nothing (a file
-            # edit) keeps its own diff review.
-            self._log(tool, "runs without approval")
-            return Verdict("run")
-        if blanket and approve_all:
-            self._log(tool, "approved (approve all)")
-            return Verdict("run", approved=True, reason="approve_all")
-        return await self._ask(tool, key, queued)
+        if ruling.action == "deny":
+            self._log(tool, f"denied by rule ({rule})", key)
+            return Verdict("deny", reason=ruling.reason)
+        if ruling.action == "allow":
+            self._log(tool, f"runs: {rule}")
+            reason = ruling.reason if ruling.approved else None
+            return Verdict("run", approved=ruling.approved, reason=reason)
+        if ruling.doubts:
+            self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(ruling.doubts))
+        return await self._ask(tool, key, queued, ruling.doubts)
 
-    async def decided_by(self, tool: Tool, decide: Callable[[], Awaitable[bool]]) -> Verdict:
+    async def confirm(self, kind: QuestionKind, text: str, tool: Tool | None = None) -> bool:
+        """A yes/no question (a path outside the project, a redirect, the round cap, ...)."""
+        rule, ruling = await decide(Question(kind, text, tool), self.system)
+        if ruling.action != "ask":
+            log.info("chat %s: %s: %s by %s", self.system.chat_id, text, ruling.action, rule)
+            return ruling.action == "allow"
+        try:
+            return bool(await self.system.approver.confirm(self.system.chat_id, text))
+        except Exception:
+            log.exception("confirm failed: %s", text)
+            return False
+
+    async def review(
+        self, tool: Tool, path: str, old: list[str], new: list[str], note: str | None
+    ) -> HunkDecision | None:
+        """The user's hunk decisions on an edit, or None when the policy spares the review."""
+        _rule, ruling = await decide(Question("diff_review", path, tool), self.system)
+        editor = getattr(self.system, "editor", None)
+        if ruling.action != "ask" or editor is None:
+            return None
+        if note is None:
+            decision: HunkDecision = await editor.review_diff(self.system.chat_id, path, old, new)
+        else:
+            decision = await editor.review_diff(self.system.chat_id, path, old, new, note=note)
+        return decision
+
+    async def decided_by(self, tool: Tool, decides: Callable[[], Awaitable[bool]]) -> Verdict:
         """The verdict when the tool decides its own approval (an older tool's
         `handlers.approved`): deny rules still apply first; True runs, False rejects."""
         key = approval_key(tool)
         if rule_verdict(tool.opts, key, command_argument(tool) is not None) == "deny":
             self._log(tool, "denied by rule", key)
-            return Verdict("deny", reason=_denied(tool, key))
-        if await decide():
+            return Verdict("deny", reason=denied_message(tool, key))
+        if await decides():
             self._log(tool, "approved by its handlers.approved")
             return Verdict("run", approved=True, reason="approved by the tool")
         self._log(tool, "rejected by its handlers.approved")
@@ -316,5 +245,5 @@ class ApprovalGate:
         edited_key = approval_key(replace(tool, args=result.args))
         if rule_verdict(tool.opts, edited_key, command_argument(tool) is not None) == "deny":
             self._log(tool, "edited call denied by rule", edited_key)
-            return Verdict("deny", reason=_denied(tool, edited_key))
+            return Verdict("deny", reason=denied_message(tool, edited_key))
         return Verdict("run", approved=True, reason="edited", args=result.args, note=result.note)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...messages import ToolCall
-from ...ports import Approver, EventSink
+from ...ports import Approver, Editor, EventSink
 from ..model.registry import ToolEntry
 from .approval_memory import ApprovalMemory
 from .results import CallResult, OutputBuffer
@@ -76,6 +76,7 @@ class CallContext(Protocol):
     cwd: Path
     opts: dict[str, Any]
     yolo: bool
+    editor: Editor | None
     approvals: ApprovalMemory
     approver: Approver
     reporter: Reporter

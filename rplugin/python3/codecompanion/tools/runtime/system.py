@@ -14,10 +14,13 @@ from typing import Any, Literal
 
 from ...compose import MENTION  # the `@{name}` syntax, one definition
 from ...messages import ToolCall
-from ...ports import Approver, Editor, EventSink
+from ...ports import Approver, Editor, EventSink, HunkDecision
 from ...tls import LazyContext, build_trust
 from ..model.registry import ToolEntry, ToolRegistry
+from ..model.tool import Tool
 from .approval_memory import ApprovalMemory
+from .approval_policy import QuestionKind
+from .approvals import ApprovalGate
 from .context import Reporter, ToolChat
 from .orchestrator import Orchestrator
 from .results import OutputBuffer, Status, as_text
@@ -147,13 +150,15 @@ class ToolSystem:
         """The TLS context web tools connect with (see tls.py), built once, off the loop."""
         return await self._tls.get()
 
-    async def confirm(self, question: str) -> bool:
-        """Ask the user a yes/no question; False when it cannot be asked."""
-        try:
-            return bool(await self.approver.confirm(self.chat_id, question))
-        except Exception:
-            log.exception("confirm failed: %s", question)
-            return False
+    async def confirm(self, question: str, kind: QuestionKind = "tool") -> bool:
+        """Ask the user a yes/no question through the approval gate; False when it cannot."""
+        return await ApprovalGate(self).confirm(kind, question)
+
+    async def review_diff(
+        self, tool: Tool, path: str, old: list[str], new: list[str], note: str | None = None
+    ) -> HunkDecision | None:
+        """The user's review of an edit through the approval gate; None when it is spared."""
+        return await ApprovalGate(self).review(tool, path, old, new, note)
 
     # Offering tools
 
@@ -297,7 +302,7 @@ class ToolSystem:
         if self.auto_rounds <= cap:
             return True
         question = f"The model has used tools {cap} times in a row on its own. Continue?"
-        if await self.confirm(question):
+        if await self.confirm(question, "round_cap"):
             self.auto_rounds = 1
             return True
         return False

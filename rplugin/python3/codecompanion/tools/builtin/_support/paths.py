@@ -69,7 +69,7 @@ async def _refused_git_control(
         f"Allow {purpose} in git's control files: {display_path(root, path)}? "
         "Git runs programs named there (hooks, filters)."
     )
-    return not await tools.confirm(question)
+    return not await tools.confirm(question, "git_control")
 
 
 def describe_path(tools: Any, raw: object) -> str:
@@ -100,7 +100,8 @@ async def resolve_path(
             f".gitmodules) and the user did not allow {purpose} there."
         )
     if not is_inside(root, path):
-        allowed = await tools.confirm(f"Allow {purpose} outside the project: {path}?")
+        question = f"Allow {purpose} outside the project: {path}?"
+        allowed = await tools.confirm(question, "outside_project")
         if not allowed:
             raise ToolError(
                 f"{path} is outside the project ({root}) and the user did not allow {purpose} "

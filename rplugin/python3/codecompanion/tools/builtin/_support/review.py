@@ -25,16 +25,6 @@ class Review:
         return self.total > 0 and len(self.rejected) == self.total
 
 
-def needs_review(self: Tool) -> bool:
-    """A diff review is due unless the call is approved, YOLO is on, or there is no editor."""
-    tools = self.tools
-    return not (
-        self.state.get("approved")
-        or getattr(tools, "yolo", False)
-        or getattr(tools, "editor", None) is None
-    )
-
-
 async def review(
     self: Tool, path: str, old: list[str], new: list[str], note: str | None = None
 ) -> Review:
@@ -43,13 +33,12 @@ async def review(
     `note` says why the user is asked again (the file changed during the last review).
     """
     changes = await asyncio.to_thread(hunks, old, new)
-    if not changes or not needs_review(self):
+    if not changes:
         return Review(list(new), len(changes))
-    editor = self.tools.editor
-    if note is None:
-        decision = await editor.review_diff(self.tools.chat_id, path, old, new)
-    else:
-        decision = await editor.review_diff(self.tools.chat_id, path, old, new, note=note)
+    # The approval gate decides whether the review is due (approved call, YOLO, no editor).
+    decision = await self.tools.review_diff(self, path, old, new, note)
+    if decision is None:
+        return Review(list(new), len(changes))
     accepted = {i for i in decision.accepted if 0 <= i < len(changes)}
     rejected = tuple(h for i, h in enumerate(changes) if i not in accepted)
     lines = apply_hunks(old, new, accepted)

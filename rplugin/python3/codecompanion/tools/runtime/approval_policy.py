@@ -1,0 +1,353 @@
+"""The approval policy: an ordered list of named rules; the first that speaks decides a question.
+
+Every question the tool system would put to the user (a call's approval, a path outside the
+project, git's control files, a redirect to another site, the round cap, a diff review) is a
+`Question`; `decide` walks `POLICY` in order and returns the first rule's `Ruling`, or "ask".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Literal, Protocol
+
+from ..model.forms import takes_config
+from ..model.tool import Tool
+from . import shell_rules
+from .approval_memory import ApprovalMemory
+from .results import as_text
+from .runner import invoke
+
+log = logging.getLogger("codecompanion.tools")
+
+QuestionKind = Literal[
+    "call",  # may this tool call run
+    "outside_project",  # may a file tool touch a path outside the project
+    "git_control",  # may a file tool write git's control files (hooks, config, attributes)
+    "redirect",  # may a web tool follow a redirect to another site
+    "round_cap",  # may the model go on calling tools past the automatic round cap
+    "diff_review",  # must the user review a file edit hunk by hunk
+    "tool",  # a yes/no question a tool's own code asks
+]
+
+# Tools whose approval key and edit text is a shell command line held in this argument.
+_COMMAND_ARGUMENT = (("run_command", "cmd"),)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question for the gate; `tool` is the call it is about (if any)."""
+
+    kind: QuestionKind
+    text: str = ""
+    tool: Tool | None = None
+    approve_all: bool = False  # the user chose "approve all pending" earlier in the batch
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """A rule's answer: allow without asking, deny, or ask the user (with `doubts` shown)."""
+
+    action: Literal["allow", "deny", "ask"]
+    reason: str = ""
+    approved: bool = True  # an allow that counts as the user's approval (False: none needed)
+    doubts: tuple[str, ...] = ()
+
+
+class PolicyContext(Protocol):
+    """What the rules read from the tool system."""
+
+    yolo: bool
+    approvals: ApprovalMemory
+
+    @property
+    def editor(self) -> Any:
+        """The editor port, or None without one."""
+        ...
+
+
+class Rule(Protocol):
+    """One named step of the policy; None lets the next rule speak."""
+
+    @property
+    def name(self) -> str:
+        """The rule's name, as logs and docs show it."""
+        ...
+
+    @property
+    def kinds(self) -> frozenset[QuestionKind]:
+        """The kinds of question this rule speaks to."""
+        ...
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """The ruling for `question`, or None when this rule has nothing to say."""
+        ...
+
+
+def command_argument(tool: Tool) -> str | None:
+    """The argument holding a shell command line (run_command: `cmd`), if the tool has one."""
+    configured = tool.opts.get("command_arg")
+    if isinstance(configured, str):
+        return configured
+    return dict(_COMMAND_ARGUMENT).get(tool.name)
+
+
+def approval_key(tool: Tool) -> str:
+    """The text rules match and "always" remembers: the command line, or the arguments as JSON."""
+    custom = tool.opts.get("approval_key")
+    if callable(custom):
+        return as_text(custom(tool.args))
+    argument = command_argument(tool)
+    if argument is not None and isinstance(tool.args.get(argument), str):
+        return str(tool.args[argument])
+    return json.dumps(tool.args, sort_keys=True, ensure_ascii=False)
+
+
+def _patterns(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable):
+        return [str(item) for item in value]
+    return []
+
+
+def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow", "deny"] | None:
+    """Match the `deny` then `allow` fnmatch patterns of `opts` against `key`.
+
+    A shell line is read into the commands it runs (see shell_rules): deny denies if it matches
+    the line or any command, or could match a command whose program or arguments the shell
+    computes. Allow needs a line the reader is sure about, without redirections, whose every
+    command matches.
+    """
+    deny, allow = _patterns(opts.get("deny")), _patterns(opts.get("allow"))
+    if not shell:
+        if any(fnmatchcase(key, p) for p in deny):
+            return "deny"
+        return "allow" if any(fnmatchcase(key, p) for p in allow) else None
+    reading = shell_rules.read(key)
+    if deny and shell_rules.deny_matches(reading, key, deny):
+        return "deny"
+    return "allow" if shell_rules.allow_matches(reading, allow) else None
+
+
+def doubts(tool: Tool, key: str) -> tuple[str, ...]:
+    """Why the rules cannot tell what a shell line runs (empty: they can, or it is no shell)."""
+    if command_argument(tool) is None:
+        return ()
+    reading = shell_rules.read(key)
+    if reading.certain:
+        return ()
+    return reading.doubts or ("a command name the shell computes",)
+
+
+def allowed_in_yolo(tool: Tool) -> bool:
+    """False for tools too dangerous for blanket approvals (YOLO, approve_all, tool-wide always)."""
+    return tool.opts.get("allowed_in_yolo_mode", True) is not False
+
+
+async def needs_asking(tool: Tool, context: Any) -> bool:
+    """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
+    opts = tool.opts
+    value = opts.get("requires_approval", opts.get("require_approval_before", False))
+    tools = tool.tools if tool.tools is not None else context
+    try:
+        if callable(value):
+            value = await invoke(value, tool, tools)
+        if not value:
+            return False
+        condition = tool.handlers.get("prompt_condition")
+        if condition is None:
+            return True
+        # (self, tools, config): config is the tool's config entry; (self, meta) reads either way.
+        extra = (tool.entry,) if takes_config(condition) else ()
+        return bool(await invoke(condition, tool, tools, *extra))
+    except Exception:
+        log.exception("%s: approval condition failed; asking the user", tool.name)
+        return True
+
+
+def denied_message(tool: Tool, key: str) -> str:
+    """The result text of a call a deny rule refused."""
+    return (
+        f"The {tool.name} call was denied by rule: `{key}` matches a deny pattern in the "
+        "user's configuration, so it did not run."
+    )
+
+
+def _call(question: Question) -> tuple[Tool, str]:
+    assert question.tool is not None
+    return question.tool, approval_key(question.tool)
+
+
+_CALL: frozenset[QuestionKind] = frozenset({"call"})
+
+
+@dataclass(frozen=True)
+class DenyRules:
+    """The user's `deny` patterns refuse the call."""
+
+    name: str = "deny rules"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Deny when a deny pattern matches the line or one of its commands."""
+        tool, key = _call(question)
+        if rule_verdict({"deny": tool.opts.get("deny")}, key, command_argument(tool) is not None):
+            return Ruling("deny", denied_message(tool, key))
+        return None
+
+
+@dataclass(frozen=True)
+class AllowRules:
+    """The user's `allow` patterns run the call."""
+
+    name: str = "allow rules"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow when every command of a line the reader is sure about matches."""
+        tool, key = _call(question)
+        if rule_verdict(tool.opts, key, command_argument(tool) is not None) == "allow":
+            return Ruling("allow", "allowed by rule")
+        return None
+
+
+@dataclass(frozen=True)
+class RememberedCommand:
+    """The user said "always" for this exact command line (or these arguments)."""
+
+    name: str = "always (this command)"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow a call the user approved "always" with these exact arguments."""
+        tool, key = _call(question)
+        if (tool.name, key) in context.approvals.commands:
+            return Ruling("allow", "always")
+        return None
+
+
+@dataclass(frozen=True)
+class UnreadableLine:
+    """A line the rules cannot read is asked about, whatever the rules below would say."""
+
+    name: str = "unreadable command line"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Ask, naming why the line is uncertain."""
+        tool, key = _call(question)
+        unsure = doubts(tool, key)
+        if not unsure:
+            return None
+        return Ruling("ask", "the rules cannot tell what it runs", doubts=unsure)
+
+
+@dataclass(frozen=True)
+class RememberedTool:
+    """The user said "always" for the whole tool."""
+
+    name: str = "always (this tool)"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow a tool the user approved "always"."""
+        tool, key = _call(question)
+        return Ruling("allow", "always") if context.approvals.covers(tool.name, key) else None
+
+
+@dataclass(frozen=True)
+class Yolo:
+    """YOLO approves calls and spares diff reviews (never for tools that opt out of it)."""
+
+    name: str = "yolo"
+    kinds: frozenset[QuestionKind] = frozenset({"call", "diff_review"})
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow when YOLO is on and the call's tool allows blanket approvals."""
+        if not context.yolo:
+            return None
+        if question.kind == "diff_review" or (
+            question.tool is not None and allowed_in_yolo(question.tool)
+        ):
+            return Ruling("allow", "yolo")
+        return None
+
+
+@dataclass(frozen=True)
+class NeedsNoApproval:
+    """A call whose tool asks for no approval runs (its diff review still comes)."""
+
+    name: str = "tool needs no approval"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow (as no approval) when `requires_approval` and `prompt_condition` say so."""
+        assert question.tool is not None
+        if await needs_asking(question.tool, context):
+            return None
+        return Ruling("allow", "runs without approval", approved=False)
+
+
+@dataclass(frozen=True)
+class ApproveAll:
+    """The user's "approve all pending" earlier in this batch approves the rest of it."""
+
+    name: str = "approve all pending"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow when the batch's approve-all is on and the tool allows blanket approvals."""
+        if question.approve_all and question.tool is not None and allowed_in_yolo(question.tool):
+            return Ruling("allow", "approve_all")
+        return None
+
+
+@dataclass(frozen=True)
+class ApprovedCallNeedsNoReview:
+    """An edit whose call was approved is not reviewed again; nor is one without an editor."""
+
+    name: str = "approved edit"
+    kinds: frozenset[QuestionKind] = frozenset({"diff_review"})
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow the edit as it is when its call was approved or no editor can show a diff."""
+        approved = question.tool is not None and bool(question.tool.state.get("approved"))
+        if approved or context.editor is None:
+            return Ruling("allow", "approved call" if approved else "no editor", approved=False)
+        return None
+
+
+# Order is the policy: deny before allow, a remembered exact line before the doubt about a
+# line, the doubt before anything blanket (a tool-wide "always", YOLO, approve-all).
+POLICY: tuple[Rule, ...] = (
+    DenyRules(),
+    AllowRules(),
+    RememberedCommand(),
+    UnreadableLine(),
+    RememberedTool(),
+    Yolo(),
+    NeedsNoApproval(),
+    ApproveAll(),
+    ApprovedCallNeedsNoReview(),
+)
+
+
+async def decide(
+    question: Question, context: PolicyContext, policy: tuple[Rule, ...] | None = None
+) -> tuple[str, Ruling]:
+    """The first rule that speaks to `question`: (its name, its ruling); else ("ask", ask)."""
+    for step in POLICY if policy is None else policy:
+        if question.kind in step.kinds:
+            ruling = await step.rule(question, context)
+            if ruling is not None:
+                return step.name, ruling
+    return "ask", Ruling("ask")
+
+
+def rules_for(kind: QuestionKind) -> list[str]:
+    """The names of the rules that speak to `kind`, in order (for docs and tests)."""
+    return [step.name for step in POLICY if kind in step.kinds]

@@ -1,0 +1,112 @@
+"""The one approval gate: an ordered list of named rules, and every question goes through it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from codecompanion.tools.builtin._support.paths import resolve_path
+from codecompanion.tools.runtime import approval_policy
+from codecompanion.tools.runtime.approval_policy import (
+    PolicyContext,
+    Question,
+    QuestionKind,
+    Ruling,
+    rules_for,
+)
+from tests.fakes import ScriptedApprover
+from tests.tools.builtin.conftest import FakeTools
+from tests.tools.harness import call, make, simple
+
+
+def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
+    assert rules_for("call") == [
+        "deny rules",
+        "allow rules",
+        "always (this command)",
+        "unreadable command line",
+        "always (this tool)",
+        "yolo",
+        "tool needs no approval",
+        "approve all pending",
+    ]
+    assert rules_for("diff_review") == ["yolo", "approved edit"]
+    # Questions no rule speaks to are always asked.
+    for kind in ("outside_project", "git_control", "redirect", "round_cap", "tool"):
+        assert rules_for(kind) == []  # type: ignore[arg-type]
+
+
+@dataclass
+class Recorder:
+    """A first rule that sees every question and answers it with `answer`."""
+
+    answer: Ruling | None = None
+    seen: list[QuestionKind] = field(default_factory=list)
+    name: str = "recorder"
+    kinds: frozenset[QuestionKind] = frozenset(
+        {"call", "outside_project", "git_control", "redirect", "round_cap", "diff_review", "tool"}
+    )
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        self.seen.append(question.kind)
+        return self.answer
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    first = Recorder()
+    monkeypatch.setattr(approval_policy, "POLICY", (first, *approval_policy.POLICY))
+    return first
+
+
+async def test_calls_and_the_round_cap_go_through_the_gate(recorder: Recorder) -> None:
+    h = make(
+        {"t": simple(lambda self, args, input: "ok", requires_approval=True)},
+        opts={"max_auto_rounds": 1},
+        approver=ScriptedApprover(default="approve", confirms=(False,)),
+    )
+    await h.run(call("t"))
+    outcome = await h.run(call("t"))
+    assert recorder.seen == ["call", "call", "round_cap"]
+    assert not outcome.auto_submit  # the user said no to going on
+    assert len(h.approver.questions) == 1
+
+
+async def test_a_rule_answers_instead_of_the_user(recorder: Recorder) -> None:
+    recorder.answer = Ruling("allow", "test")
+    h = make(
+        {"t": simple(lambda self, args, input: "ok", requires_approval=True)},
+        opts={"max_auto_rounds": 0},
+        approver=ScriptedApprover(default="reject"),
+    )
+    outcome = await h.run(call("t"))
+    assert outcome.status == "success" and outcome.auto_submit
+    assert h.approver.requests == [] and h.approver.questions == []
+    assert await h.system.confirm("A tool's own question?") is True
+    recorder.answer = Ruling("deny", "test")
+    assert await h.system.confirm("A tool's own question?") is False
+    assert recorder.seen[-2:] == ["tool", "tool"]
+
+
+async def test_file_tools_ask_through_the_gate_with_their_kind(
+    tools: FakeTools, project: Path
+) -> None:
+    (project / ".git").mkdir()
+    for raw in ("../x", ".git/config"):
+        with pytest.raises(Exception, match="did not allow"):
+            await resolve_path(tools, raw, must_exist=False, purpose="creating a file", writes=True)
+    assert tools.kinds == ["outside_project", "git_control"]
+
+
+async def test_the_diff_review_is_decided_by_the_gate(tools: FakeTools, project: Path) -> None:
+    from codecompanion.tools.builtin import create_file
+    from tests.tools.builtin.conftest import FakeEditor, run_tool
+
+    tools.editor = FakeEditor()
+    await run_tool(create_file, {"filepath": "a.txt", "content": "x"}, tools)
+    assert len(tools.editor.reviews) == 1  # asked
+    tools.yolo = True
+    await run_tool(create_file, {"filepath": "b.txt", "content": "x"}, tools)
+    assert len(tools.editor.reviews) == 1  # the yolo rule spared it
