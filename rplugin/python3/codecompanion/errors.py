@@ -7,6 +7,7 @@ CodeCompanionError
 │   ├── ModelNotFoundError    404 for the model
 │   ├── RateLimitError        429 after retries
 │   ├── ProviderError         5xx after retries, or an error object inside a stream
+│   │   └── ContextTooLong    the request is longer than the model's context window
 │   └── StreamInterrupted     timeout or dropped connection mid-answer
 └── ToolError            a tool failed; becomes an error result for the model
 """
@@ -40,6 +41,10 @@ class RateLimitError(AdapterError):
 
 class ProviderError(AdapterError):
     """The provider failed (5xx) or sent an error inside the stream."""
+
+
+class ContextTooLong(ProviderError):
+    """The provider refused the request: it does not fit the model's context window."""
 
 
 class StreamInterrupted(AdapterError):

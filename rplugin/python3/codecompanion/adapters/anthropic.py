@@ -73,7 +73,10 @@ class AnthropicParser(ResponseParser):
         if not isinstance(usage, dict):
             return
         if usage.get("input_tokens") is not None:
-            self._input_tokens = int(usage["input_tokens"])
+            # Cached input is counted apart; all of it fills the context window.
+            cached = ("cache_creation_input_tokens", "cache_read_input_tokens")
+            extra = sum(int(usage.get(key) or 0) for key in cached)
+            self._input_tokens = int(usage["input_tokens"]) + extra
         output = usage.get("output_tokens")
         total = (self._input_tokens or 0) + (output or 0)
         self.usage = Usage(self._input_tokens, output, total)

@@ -15,6 +15,7 @@ from ..errors import (
     AdapterError,
     AuthenticationError,
     ConfigError,
+    ContextTooLong,
     ModelNotFoundError,
     ProviderError,
     RateLimitError,
@@ -25,7 +26,13 @@ from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .collector import collector_paused
 from .completeness import BodyWatch
 from .fast_http import FastClient, proxied, with_params
-from .http_errors import error_text, one_line, retry_delay, transport_error
+from .http_errors import (
+    error_text,
+    is_context_overflow,
+    one_line,
+    retry_delay,
+    transport_error,
+)
 from .http_types import HeaderLookup, HTTPClient, HTTPFailure, HTTPResponse, Timeouts
 from .keys import KeyResolver, describe_key
 from .secret_mask import SecretMask, redact_headers
@@ -106,6 +113,10 @@ class HTTPAdapter:
 
     def after_response(self, parser: ResponseParser) -> None:
         """Keep what later requests must send back (signatures); called after a full answer."""
+
+    async def context_window(self, model: str) -> int | None:
+        """The model's context window as the server reports it (None: it does not say)."""
+        return None
 
     def answer_state(self, parser: ResponseParser) -> dict[str, Any]:
         """What must travel with this answer's calls in later requests (saved with them)."""
@@ -366,6 +377,8 @@ class HTTPAdapter:
             return RateLimitError(f"{label} is rate limiting (HTTP 429{suffix}): {detail}")
         if status >= 500:
             return ProviderError(f"{label} failed (HTTP {status}{suffix}): {detail}")
+        if status in (400, 413, 422) and is_context_overflow(detail):
+            return ContextTooLong(f"{label}: the request is too long for the model: {detail}")
         return ProviderError(f"{label} refused the request (HTTP {status}): {detail}")
 
     def key_hint(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -22,6 +23,20 @@ def error_text(data: Any) -> str:
                 return error_text(value)
         return json.dumps(data)[:200]
     return str(data)
+
+
+# How providers say a request is longer than the model's window (llama.cpp, OpenAI, Anthropic,
+# Gemini, Ollama, vLLM, Mistral word it differently).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|prompt is too long|too many tokens"
+    r"|input is too long|exceeds? the (model's )?max|token limit|input length",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(text: str) -> bool:
+    """True when an error text says the request does not fit the model's context window."""
+    return bool(_CONTEXT_OVERFLOW.search(text))
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..errors import ProviderError
+from ..budget.windows import ollama_show_window
+from ..errors import AdapterError, ProviderError
 from ..messages import Message
 from .base import Event, Usage
 from .http_adapter import HTTPAdapter, RequestSpec
@@ -54,20 +55,30 @@ class OllamaAdapter(HTTPAdapter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._tool_support: dict[str, bool | None] = {}  # per model, asked once
+        self._shown: dict[str, Any] = {}  # /api/show's answer per model, asked once
+
+    async def show(self, model: str) -> Any:
+        """/api/show's answer for `model` (None when it is not JSON), asked once per model."""
+        if model not in self._shown:
+            base, headers = await self.connection()
+            body = {"model": model}
+            response = await self._send("POST", base + "/api/show", headers, body, {}, None)
+            self._shown[model] = await self.read_json(response)
+        return self._shown[model]
 
     async def supports_tools(self, model: str) -> bool | None:
         """Whether `model` takes tools, from /api/show's `capabilities` (None: not reported)."""
-        known = self._tool_support
-        if model in known:
-            return known[model]
-        base, headers = await self.connection()
-        response = await self._send("POST", base + "/api/show", headers, {"model": model}, {}, None)
-        data = await self.read_json(response)
+        data = await self.show(model)
         capabilities = data.get("capabilities") if isinstance(data, dict) else None
-        answer = "tools" in capabilities if isinstance(capabilities, list) else None
-        known[model] = answer
-        return answer
+        return "tools" in capabilities if isinstance(capabilities, list) else None
+
+    async def context_window(self, model: str) -> int | None:
+        """The context Ollama runs `model` with (`num_ctx`, else the model's own length)."""
+        try:
+            data = await self.show(model or await self.resolve_model())
+        except AdapterError:
+            return None
+        return ollama_show_window(data, self.settings.parameters)
 
     def new_parser(self) -> OllamaParser:
         """An Ollama parser sharing this adapter's id generator."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..budget.windows import llama_props_window
+from ..errors import AdapterError
 from .openai import OpenAIAdapter
 
 
@@ -15,3 +17,13 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     default_model: ClassVar[str | None] = None
     default_api_key: ClassVar[str | None] = None
     key_required: ClassVar[bool] = False
+
+    async def context_window(self, model: str) -> int | None:
+        """llama.cpp's window from `/props` at the server's root (other servers have none)."""
+        base, headers = await self.connection()
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        try:
+            response = await self._send("GET", root + "/props", headers, None, {}, None)
+        except AdapterError:
+            return None
+        return llama_props_window(await self.read_json(response))

@@ -1,0 +1,1 @@
+"""The model's context budget: token counts, model windows, prices, pruning and compaction."""

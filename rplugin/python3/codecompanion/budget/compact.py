@@ -1,0 +1,142 @@
+"""Compaction: the earlier conversation summarised into one message, the recent turns kept.
+
+The history keeps every message: the summarised ones are marked `extra["compacted"] = n` (the
+n-th compaction) and are no longer sent; the summary is a hidden system message placed where
+the cut is, tagged `compaction:n`. A cut falls only before a turn (a user message) whose earlier
+calls all have their results, so what is sent keeps every call with its one result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..adapters.base import ChatAdapter, TextDelta
+from ..errors import ProviderError
+from ..messages import Message, MessageStore
+from .count import estimate_text
+
+COMPACTED = "compacted"
+SUMMARY_TAG = "compaction"
+SUMMARY_PROMPT = (
+    "You write the working memory of a coding assistant. Summarise the conversation below so "
+    "the assistant can continue it without the original: the user's goals and requests, "
+    "decisions made, files read or changed and what was learned from them, commands run and "
+    "their outcomes, open questions and the next step. Keep names, paths, numbers and code "
+    "identifiers exact. Write plain Markdown, at most about 300 words, nothing else."
+)
+SUMMARY_HEADER = "Summary of the earlier conversation (it was compacted to save context):\n\n"
+RESULT_SHOWN = 600  # characters of each tool result the summariser reads
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Messages `start..end` (indexes, end excluded) are to be summarised."""
+
+    start: int
+    end: int
+    count: int  # how many messages in that span are summarised (not system prompts)
+
+
+def is_summary(message: Message) -> bool:
+    """True for the message a compaction left in place of what it summarised."""
+    return message.role == "system" and (message.tag or "").startswith(SUMMARY_TAG + ":")
+
+
+def is_compacted(message: Message) -> bool:
+    """True for a message a compaction summarised (kept in the history, no longer sent)."""
+    return bool(message.extra.get(COMPACTED))
+
+
+def find_cut(messages: Sequence[Message], keep_turns: int) -> Cut | None:
+    """Where to cut so the last `keep_turns` turns stay whole (at least the current one)."""
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and not is_compacted(m)]
+    keep = max(1, keep_turns)
+    for end in reversed(starts[: max(0, len(starts) - keep + 1)]):
+        if not _answered_before(messages, end):
+            continue
+        span = [
+            m
+            for m in messages[:end]
+            if not is_compacted(m) and (m.role != "system" or is_summary(m))
+        ]
+        if any(not is_summary(m) for m in span):
+            return Cut(0, end, len(span))
+        return None
+    return None
+
+
+def _answered_before(messages: Sequence[Message], end: int) -> bool:
+    called = {c.id for m in messages[:end] if m.role == "llm" for c in m.tool_calls}
+    answered = {m.tool_call_id for m in messages[:end] if m.role == "tool"}
+    return called <= answered
+
+
+def transcript(messages: Sequence[Message], budget: int) -> str:
+    """The span as text for the summariser, cut from the front to about `budget` tokens."""
+    parts: list[str] = []
+    for message in messages:
+        if is_compacted(message) or (message.role == "system" and not is_summary(message)):
+            continue
+        parts.append(_line(message))
+    kept: list[str] = []
+    used = 0
+    for part in reversed(parts):
+        cost = estimate_text(part)
+        if used + cost > budget and kept:
+            kept.append("[…earlier messages left out…]")
+            break
+        kept.append(part if used + cost <= budget else part[-budget * 3 :])
+        used += cost
+    return "\n\n".join(reversed(kept))
+
+
+def _line(message: Message) -> str:
+    if is_summary(message):
+        return f"Earlier summary:\n{message.content or ''}"
+    if message.role == "tool":
+        text = message.content or ""
+        if len(text) > RESULT_SHOWN:
+            text = text[:RESULT_SHOWN] + f"… [{len(text)} characters in all]"
+        return f"Tool result ({message.tool_name or 'tool'}):\n{text}"
+    if message.role == "llm" and message.tool_calls:
+        calls = ", ".join(
+            f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)[:200]})"
+            for c in message.tool_calls
+        )
+        return f"Assistant called: {calls}"
+    who = "User" if message.role == "user" else "Assistant"
+    return f"{who}:\n{message.content or ''}"
+
+
+async def summarise(adapter: ChatAdapter, text: str) -> str:
+    """The summary `adapter` writes of `text` (no tools offered); raises AdapterError."""
+    request = [
+        Message(role="system", content=SUMMARY_PROMPT),
+        Message(role="user", content=f"{text}\n\nWrite the summary now."),
+    ]
+    pieces: list[str] = []
+    async for event in adapter.stream(request, []):
+        if isinstance(event, TextDelta):
+            pieces.append(event.text)
+    summary = "".join(pieces).strip()
+    if not summary:
+        raise ProviderError("the summary came back empty")
+    return summary
+
+
+def apply(store: MessageStore, cut: Cut, summary: str) -> Message:
+    """Mark the span compacted and put the summary where the cut is; the summary message."""
+    number = 1 + sum(1 for m in store if is_summary(m))
+    for message in list(store)[cut.start : cut.end]:
+        if message.role != "system" or is_summary(message):
+            message.extra.setdefault(COMPACTED, number)
+    placed = store.insert_system(SUMMARY_HEADER + summary, f"{SUMMARY_TAG}:{number}", cut.end)
+    placed.extra = {"compaction": number, "summarised": cut.count}
+    return placed
+
+
+def as_sent(messages: Sequence[Message]) -> list[Message]:
+    """What is sent: every message no compaction summarised (the latest summary among them)."""
+    return [m for m in messages if not is_compacted(m)]
