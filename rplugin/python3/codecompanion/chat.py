@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import transcript
 from .adapters.base import ChatAdapter
@@ -18,6 +18,9 @@ from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink, RenderOp
 from .textcalls.session import answer_repeated, repeats_last_round
+
+if TYPE_CHECKING:
+    from .checkpoints import ChatCheckpoints
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -60,6 +63,8 @@ class Chat:
         self._full_outputs: dict[str, str] = {}
         self._save_pending = False
         self._turn_tokens = 0
+        # Captures of the project around turns and tool rounds (the host sets it; tests may not).
+        self.checkpoints: ChatCheckpoints | None = None
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
             self.messages.insert_system(system_prompt, "system_prompt", 0)
 
@@ -152,6 +157,8 @@ class Chat:
         if context:
             self.view.render(render_ops(context))
         self.add(message)
+        if self.checkpoints is not None:
+            self.checkpoints.turn_started(text, message.meta.id)
         self.fire("ChatSubmitted")
         self._start()
         return True
@@ -195,11 +202,7 @@ class Chat:
                     repeated = True
                     continue
                 repeated = False
-                if not self.tools.read_only(answer.calls):
-                    # A command may outlive the host: its call is on disk before it starts.
-                    self.save_now(durable=False)
-                outcome = await self.tools.run(answer.calls)
-                self.save()
+                outcome = await self._tool_round(answer.calls)
                 if outcome.status == "cancelled":
                     status = "cancelled"
                     break
@@ -215,6 +218,7 @@ class Chat:
             self._answer_pending("error")
         finally:
             self.messages.cycle += 1
+            await self._turn_summary()
             self.view.render(
                 [
                     RenderOp("spinner", {"on": False}),
@@ -227,6 +231,32 @@ class Chat:
             if status == "cancelled":
                 self.fire("ChatStopped")
             self.fire("ChatDone", status=status)
+
+    async def _tool_round(self, calls: list[ToolCall]) -> Any:
+        """Run one batch of calls; the project is captured before and after one that writes."""
+        writes = not self.tools.read_only(calls)
+        if writes:
+            # A command may outlive the host: its call is on disk before it starts.
+            self.save_now(durable=False)
+            if self.checkpoints is not None:
+                await self.checkpoints.before_tools()
+        outcome = await self.tools.run(calls)
+        if writes and self.checkpoints is not None:
+            self.checkpoints.after_tools()
+        self.save()
+        return outcome
+
+    async def _turn_summary(self) -> None:
+        """One line of what the turn's tools changed in the project, when they changed files."""
+        if self.checkpoints is None:
+            return
+        try:
+            line = await self.checkpoints.turn_ended()
+        except (Exception, asyncio.CancelledError):  # a second stop: the turn still ends
+            log.exception("turn summary failed")
+            return
+        if line:
+            self.view.render([transcript.block(f"_{line}_")])
 
     async def _request(self, header: bool = True) -> Answer:
         """Send the history, stream the answer into the buffer, store what came back.

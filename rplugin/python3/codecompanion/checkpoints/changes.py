@@ -1,0 +1,139 @@
+"""What changed between checkpoints, and who changed it: the chat (its tool rounds and rewinds)
+or the user (everything between them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diffs import Hunk, hunks
+from .journal import Record
+from .store import Entry, ObjectStore
+
+# Text diffs stop here: beyond it a file is shown as changed, without hunks.
+DIFF_LIMIT = 2 * 1024 * 1024
+
+
+def changed_paths(store: ObjectStore, old: str, new: str, prefix: str = "") -> set[str]:
+    """Paths whose bytes or mode differ between two trees (equal sub-trees are skipped)."""
+    if old == new:
+        return set()
+    a = store.tree(old) if old else {}
+    b = store.tree(new) if new else {}
+    found: set[str] = set()
+    for name in a.keys() | b.keys():
+        x, y = a.get(name), b.get(name)
+        path = prefix + name
+        x_tree = x if isinstance(x, str) else ""
+        y_tree = y if isinstance(y, str) else ""
+        if x_tree or y_tree:
+            found |= changed_paths(store, x_tree, y_tree, path + "/")
+        x_file = x if isinstance(x, Entry) else None
+        y_file = y if isinstance(y, Entry) else None
+        if x_file is None and y_file is None:
+            continue
+        if x_file is None or not x_file.same_content(y_file):
+            found.add(path)
+    return found
+
+
+@dataclass
+class Attribution:
+    """Since one checkpoint: the paths the chat changed and those the user changed."""
+
+    chat: set[str] = field(default_factory=set)
+    user: set[str] = field(default_factory=set)
+
+
+def attribute(store: ObjectStore, records: list[Record], start: int, now: str) -> Attribution:
+    """Who changed what after `records[start]`, up to the tree `now` (the user's, if newer)."""
+    result = Attribution()
+    previous = records[start].tree
+    for record in [*records[start + 1 :], None]:
+        tree = now if record is None else record.tree
+        changed = changed_paths(store, previous, tree)
+        (result.chat if record is not None and record.by == "chat" else result.user).update(changed)
+        previous = tree
+    return result
+
+
+@dataclass
+class FileChange:
+    """One file between a checkpoint and now: its status, line counts and hunks."""
+
+    path: str
+    status: str  # "added", "deleted", "modified", "mode" (only the mode changed)
+    added: int = 0
+    removed: int = 0
+    binary: bool = False
+    hunks: list[Hunk] = field(default_factory=list)
+    old_lines: list[str] = field(default_factory=list)
+    new_lines: list[str] = field(default_factory=list)
+
+    def short(self) -> str:
+        """`a.py +4 −1`, `b.bin (binary)`, `c.py (deleted)`."""
+        if self.binary:
+            return f"{self.path} ({self.status}, binary)"
+        label = {"added": " (new)", "deleted": " (deleted)", "mode": " (mode)"}.get(self.status, "")
+        counts = [f"+{self.added}"] if self.added else []
+        counts += [f"−{self.removed}"] if self.removed else []
+        return f"{self.path}{label} {' '.join(counts)}".rstrip()
+
+
+def text_lines(data: bytes | None) -> list[str] | None:
+    """A file's lines, or None when it is binary (NUL bytes, not UTF-8, or too large)."""
+    if data is None:
+        return []
+    if len(data) > DIFF_LIMIT or b"\0" in data[:8192]:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.split("\n")
+
+
+def file_change(path: str, old: Entry | None, new: Entry | None, read: Reader) -> FileChange:
+    """The change of one file from entry `old` to `new` (None: absent)."""
+    status = "added" if old is None else "deleted" if new is None else "modified"
+    before, after = read(old), read(new)
+    if status == "modified" and before == after:
+        return FileChange(path, "mode")
+    old_lines, new_lines = text_lines(before), text_lines(after)
+    if old_lines is None or new_lines is None or "b" in (_kind(old), _kind(new)):
+        return FileChange(path, status, binary=True)
+    found = hunks(old_lines if old is not None else [], new_lines if new is not None else [])
+    return FileChange(
+        path,
+        status,
+        added=sum(h.new_end - h.new_start for h in found),
+        removed=sum(h.old_end - h.old_start for h in found),
+        hunks=found,
+        old_lines=old_lines if old is not None else [],
+        new_lines=new_lines if new is not None else [],
+    )
+
+
+def _kind(entry: Entry | None) -> str:
+    return entry.kind if entry is not None else ""
+
+
+class Reader:
+    """Reads the bytes of entries from the store (a too-large file reads as None)."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+
+    def __call__(self, entry: Entry | None) -> bytes | None:
+        if entry is None or not entry.oid:
+            return None
+        return self.store.get(entry.oid)
+
+
+def summary(changes: list[FileChange], limit: int = 4) -> str:
+    """`3 files changed: a.py +4 −1, b.py (new) +10, c.txt (deleted)` (empty when none)."""
+    if not changes:
+        return ""
+    noun = "file" if len(changes) == 1 else "files"
+    shown = ", ".join(change.short() for change in changes[:limit])
+    more = f", and {len(changes) - limit} more" if len(changes) > limit else ""
+    return f"{len(changes)} {noun} changed: {shown}{more}"

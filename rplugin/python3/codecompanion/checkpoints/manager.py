@@ -1,0 +1,273 @@
+"""The host's checkpoints: one store for every chat, captures and restores on one worker thread.
+
+Every read and write of the store runs on a single worker thread, in the order asked: a
+capture queued before a tool round is on disk before the round starts, pruning never races
+a capture, and the event loop (and so Neovim) never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .changes import FileChange, Reader, attribute, changed_paths, file_change
+from .journal import By, Journal, JournalFolder, Kind, Record
+from .rewind import Plan, apply, plan_rewind, plan_undo
+from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture
+from .store import ObjectStore
+
+log = logging.getLogger("codecompanion.checkpoints")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """`opts["checkpoints"]` of the config file."""
+
+    enabled: bool = True
+    max_store_bytes: int = 1024 * 1024 * 1024
+    limits: ScanLimits = field(default_factory=ScanLimits)
+
+    @classmethod
+    def from_opts(cls, opts: Mapping[str, Any] | None) -> Settings:
+        """Read the options, keeping the default for a missing or wrong value."""
+        opts = opts or {}
+
+        def number(key: str, default: float) -> float:
+            value = opts.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return float(value)
+            return default
+
+        extra = opts.get("exclude")
+        names = [str(n) for n in extra] if isinstance(extra, (list, tuple)) else []
+        limits = ScanLimits(
+            exclude=frozenset((*DEFAULT_EXCLUDE, *names)),
+            max_file_bytes=int(number("max_file_mb", 10) * 1024 * 1024),
+            max_files=int(number("max_files", 100_000)),
+        )
+        return cls(
+            enabled=opts.get("enabled", True) is not False,
+            max_store_bytes=int(number("max_store_mb", 1024) * 1024 * 1024),
+            limits=limits,
+        )
+
+
+@dataclass
+class TurnInfo:
+    """What the rewind picker shows of one turn."""
+
+    turn: int
+    time: float
+    text: str
+    files: list[str]
+
+
+@dataclass
+class Restored:
+    """What a rewind or an undo did to the files."""
+
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # conflicts and unsaved buffers left as they are
+    failed: list[str] = field(default_factory=list)
+    unrestorable: list[str] = field(default_factory=list)
+
+
+class Checkpoints:
+    """Captures, lists, diffs and restores checkpoints of every chat of one host."""
+
+    def __init__(self, folder: Path, settings: Settings | None = None) -> None:
+        self.folder = folder
+        self.settings = settings or Settings()
+        self.store = ObjectStore(folder)
+        self.journals = JournalFolder(folder / "chats")
+        self._open: dict[str, Journal] = {}
+        self._caches: dict[str, ScanCache] = {}
+        self._size: int | None = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoints")
+
+    # ----- the worker ----------------------------------------------------------------
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+        """Run `fn` on the worker thread, after everything queued before it."""
+        return asyncio.wrap_future(self._worker.submit(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """Finish queued work and stop the worker."""
+        self._worker.shutdown(wait=True)
+
+    # ----- on the worker -------------------------------------------------------------
+
+    def journal(self, chat_id: str, root: Path) -> Journal:
+        """The chat's journal (loaded once); a chat that changed root starts a new one."""
+        journal = self._open.get(chat_id)
+        if journal is None or journal.root != str(root):
+            journal = self.journals.load(chat_id, str(root))
+            self._open[chat_id] = journal
+        return journal
+
+    def snapshot(self, root: Path) -> str:
+        """Capture the project now (no record); its tree id."""
+        key = str(root)
+        cache = self._caches.get(key)
+        if cache is None:
+            cache = self._cache_from_journals(key)
+        result, self._caches[key] = capture(root, self.store, cache, self.settings.limits)
+        if self._size is not None:
+            self._size += result.written
+        if result.skipped:
+            log.debug("checkpoint of %s left out %d files", root, len(result.skipped))
+        return result.tree
+
+    def _cache_from_journals(self, root: str) -> ScanCache:
+        """After a restart: the newest tree of this root, so unchanged files are not read."""
+        newest: tuple[float, str] | None = None
+        for journal in self._open.values():
+            if journal.root == root and journal.records:
+                last = journal.records[-1]
+                if newest is None or last.time > newest[0]:
+                    newest = (last.time, last.tree)
+        if newest is None:
+            return ScanCache()
+        try:
+            return cache_from_tree(self.store, newest[1])
+        except (OSError, ValueError):
+            return ScanCache()
+
+    def record(self, chat_id: str, root: Path, kind: Kind, by: By, **fields: Any) -> Record:
+        """Capture the project and add a record to the chat's journal."""
+        journal = self.journal(chat_id, root)
+        turn = fields.pop("turn", None)
+        if turn is None:
+            turn = len(journal.turns()) + (1 if kind == "turn" else 0)
+        record = Record(kind, by, self.snapshot(root), time.time(), turn, **fields)
+        journal.records.append(record)
+        self.journals.save(journal)
+        return record
+
+    def turns(self, chat_id: str, root: Path) -> list[TurnInfo]:
+        """The chat's live turns with the files the chat changed since each (newest last)."""
+        journal = self.journal(chat_id, root)
+        records = journal.records
+        since: set[str] = set()
+        found: list[TurnInfo] = []
+        for index in range(len(records) - 1, -1, -1):
+            record = records[index]
+            if index + 1 < len(records) and records[index + 1].by == "chat":
+                since |= changed_paths(self.store, record.tree, records[index + 1].tree)
+            if record.kind == "turn" and not record.cut:
+                found.append(TurnInfo(record.turn, record.time, record.text, sorted(since)))
+        return found[::-1]
+
+    def changes(self, chat_id: str, root: Path, since_turn: int | None) -> list[FileChange]:
+        """Each file the chat changed since a turn (the first when None), from then to now."""
+        journal = self.journal(chat_id, root)
+        number = since_turn if since_turn is not None else 1
+        start = journal.turn(number)
+        if start is None:
+            return []
+        now = self.snapshot(root)
+        base = journal.records[start].tree
+        read = Reader(self.store)
+        found: list[FileChange] = []
+        for path in sorted(attribute(self.store, journal.records, start, now).chat):
+            old, new = self.store.entry(base, path), self.store.entry(now, path)
+            if old is None and new is None or old is not None and old.same_content(new):
+                continue
+            found.append(file_change(path, old, new, read))
+        return found
+
+    def turn_changes(self, chat_id: str, root: Path, turn: int) -> list[FileChange]:
+        """What the chat's tool rounds of one turn changed, from the turn's start to its end."""
+        journal = self.journal(chat_id, root)
+        start = journal.turn(turn)
+        if start is None:
+            return []
+        records = journal.records[start:]
+        paths: set[str] = set()
+        end = records[0].tree
+        for previous, record in zip(records, records[1:], strict=False):
+            if record.kind == "turn":
+                break
+            if record.by == "chat":
+                paths |= changed_paths(self.store, previous.tree, record.tree)
+            end = record.tree
+        read = Reader(self.store)
+        found: list[FileChange] = []
+        for path in sorted(paths):
+            old, new = self.store.entry(records[0].tree, path), self.store.entry(end, path)
+            if not (old is None and new is None or old is not None and old.same_content(new)):
+                found.append(file_change(path, old, new, read))
+        return found
+
+    def plan(self, chat_id: str, root: Path, turn: int) -> tuple[Record, Plan] | None:
+        """Record the state before a rewind and plan it; None when the turn is unknown."""
+        journal = self.journal(chat_id, root)
+        start = journal.turn(turn)
+        if start is None:
+            return None
+        before = self.record(chat_id, root, "rewind", "user", turn=turn)
+        return before, plan_rewind(self.store, journal.records, start, before.tree)
+
+    def plan_undo(self, chat_id: str, root: Path) -> tuple[Record, Record, Plan] | None:
+        """Record the state before undoing the newest rewind and plan it; None when none."""
+        journal = self.journal(chat_id, root)
+        index = journal.last_rewind()
+        if index is None:
+            return None
+        rewound = journal.records[index]
+        before = self.record(chat_id, root, "undo", "user", turn=rewound.turn)
+        paths = list(rewound.rewind.get("written") or [])
+        plan = plan_undo(
+            self.store, str(rewound.rewind.get("before")), rewound.tree, before.tree, paths
+        )
+        return rewound, before, plan
+
+    def restore(
+        self, chat_id: str, root: Path, plan: Plan, chosen: list[str], target: str
+    ) -> list[str]:
+        """Write the chosen paths of a plan; one line per failure."""
+        items = [i for i in plan.restore + plan.conflicts if i.path in set(chosen)]
+        _done, failed = apply(root, self.store, items, target)
+        return failed
+
+    def read(self, oid: str) -> bytes:
+        """A stored blob."""
+        return self.store.get(oid)
+
+    def save(self, chat_id: str, root: Path) -> None:
+        """Write the chat's journal (after a change of its records' flags)."""
+        self.journals.save(self.journal(chat_id, root))
+
+    def prune(self, active: set[str]) -> int:
+        """Drop the oldest chats' checkpoints until the store fits its limit; bytes freed."""
+        if self._size is None:
+            self._size = self.store.size()
+        if self._size <= self.settings.max_store_bytes:
+            return 0
+        freed = 0
+        journals = sorted(self.journals.all())
+        while self._size > self.settings.max_store_bytes and journals:
+            _last, chat_id, _trees = journals.pop(0)
+            if chat_id in active:
+                continue
+            self.journals.remove(chat_id)
+            self._open.pop(chat_id, None)
+            keep = self.store.reachable(t for _, _, trees in journals for t in trees)
+            keep |= self.store.reachable(
+                tree
+                for journal in self._open.values()
+                for r in journal.records
+                for tree in (r.tree, str(r.rewind.get("before") or ""))
+            )
+            freed += self.store.sweep(keep)
+            self._caches.clear()  # their trees may be gone: the next capture reads anew
+            self._size = self.store.size()
+        log.info("checkpoints pruned: %d bytes freed", freed)
+        return freed

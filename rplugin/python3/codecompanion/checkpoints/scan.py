@@ -1,0 +1,201 @@
+"""Capturing a project folder into the store: a stat check per file, bytes read only when changed.
+
+Like git's index, the previous capture's stat (size, times, inode, mode) stands in for the
+bytes: a file whose stat is unchanged is not read again, and a folder whose rows are unchanged
+keeps its tree id. A file written within RACY_NS of a capture is read again next time, since a
+second write in the same timestamp tick would not change its stat.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .store import CHUNK, Entry, ObjectStore, Row, object_id
+
+RACY_NS = 2_000_000_000
+# Folders no checkpoint holds: version control, dependencies and caches tools rebuild.
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".jj",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".cache",
+    ".direnv",
+    ".gradle",
+    ".next",
+    ".terraform",
+)
+
+
+@dataclass(frozen=True)
+class ScanLimits:
+    """What a capture leaves out: folders by name, files over a size, files past a count."""
+
+    exclude: frozenset[str] = frozenset(DEFAULT_EXCLUDE)
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_files: int = 100_000
+
+
+@dataclass
+class ScanCache:
+    """The last capture of one project: its files' entries and its folders' rows and tree ids."""
+
+    files: dict[str, Entry] = field(default_factory=dict)
+    dirs: dict[str, tuple[list[Row], str]] = field(default_factory=dict)
+
+
+@dataclass
+class ScanResult:
+    """One capture: the root tree id and what it cost."""
+
+    tree: str
+    files: int = 0
+    read: int = 0  # files whose bytes were read (new or changed stat)
+    written: int = 0  # bytes added to the store
+    skipped: list[str] = field(default_factory=list)  # too large, unreadable, past the count
+
+
+class _Scan:
+    def __init__(
+        self, root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
+    ) -> None:
+        self.root = root
+        self.store = store
+        self.old = cache
+        self.new = ScanCache()
+        self.limits = limits
+        self.cutoff = time.time_ns() - RACY_NS
+        self.result = ScanResult(tree="")
+
+    def folder(self, rel: str) -> str:
+        rows: list[Row] = []
+        try:
+            with os.scandir(self.root / rel if rel else self.root) as listing:
+                items = sorted(listing, key=lambda item: item.name)
+        except OSError:
+            items = []
+        for item in items:
+            if item.name in self.limits.exclude:
+                continue
+            path = f"{rel}/{item.name}" if rel else item.name
+            try:
+                if item.is_dir(follow_symlinks=False):
+                    rows.append((item.name, "d", 0, 0, 0, 0, 0, self.folder(path)))
+                    continue
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            entry = self.file(path, st)
+            if entry is not None:
+                self.new.files[path] = entry
+                rows.append((item.name, *entry))
+        cached = self.old.dirs.get(rel)
+        if cached is not None and cached[0] == rows:
+            oid = cached[1]
+        else:
+            oid, written = self.store.put_tree(rows)
+            self.result.written += written
+        self.new.dirs[rel] = (rows, oid)
+        return oid
+
+    def file(self, path: str, st: os.stat_result) -> Entry | None:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            return None  # FIFOs, sockets and devices hold no bytes to keep
+        if self.result.files >= self.limits.max_files:
+            self.result.skipped.append(path)
+            return None
+        self.result.files += 1
+        mode = stat.S_IMODE(st.st_mode)
+        old = self.old.files.get(path)
+        key = (mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        if old is not None and old[1:6] == key:
+            return old
+        racy = st.st_mtime_ns >= self.cutoff or st.st_ctime_ns >= self.cutoff
+        ctime = -1 if racy else st.st_ctime_ns  # never matches: read again next time
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                data = os.fsencode(os.readlink(self.root / path))
+            except OSError:
+                return None
+            return self._stored("l", path, data, mode, st, ctime)
+        if st.st_size > self.limits.max_file_bytes:
+            self.result.skipped.append(path)
+            return Entry("b", mode, st.st_size, st.st_mtime_ns, ctime, st.st_ino, "")
+        content = read_file(self.root / path, self.limits.max_file_bytes)
+        if content is None:
+            self.result.skipped.append(path)
+            return None
+        return self._stored("f", path, content, mode, st, ctime)
+
+    def _stored(
+        self, kind: str, path: str, data: bytes, mode: int, st: os.stat_result, ctime: int
+    ) -> Entry:
+        self.result.read += 1
+        oid, written = self.store.put(data, object_id(data))
+        self.result.written += written
+        return Entry(kind, mode, len(data), st.st_mtime_ns, ctime, st.st_ino, oid)
+
+
+def read_file(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes (never through a link), or None when unreadable or over `limit`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        parts: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, CHUNK):
+            parts.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                return None
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def capture(
+    root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
+) -> tuple[ScanResult, ScanCache]:
+    """Store the project's current state; the result and the cache for the next capture."""
+    scan = _Scan(root, store, cache, limits)
+    scan.result.tree = scan.folder("")
+    return scan.result, scan.new
+
+
+def cache_from_tree(store: ObjectStore, oid: str) -> ScanCache:
+    """A cache rebuilt from a stored tree (the host restarted): unchanged files are not read."""
+    cache = ScanCache()
+
+    def walk(tree_id: str, rel: str) -> None:
+        from .store import rows_of
+
+        tree = store.tree(tree_id)
+        cache.dirs[rel] = (rows_of(tree), tree_id)
+        for name, item in tree.items():
+            path = f"{rel}/{name}" if rel else name
+            if isinstance(item, str):
+                walk(item, path)
+            else:
+                cache.files[path] = item
+
+    walk(oid, "")
+    return cache

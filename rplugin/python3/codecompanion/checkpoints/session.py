@@ -1,0 +1,313 @@
+"""One chat's side of checkpoints: captures around its turns and tool rounds, the per-turn
+summary line, and rewinding code, conversation or both (and undoing that)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Protocol
+
+from .. import transcript
+from ..messages import MessageStore
+from ..ports import ChatView
+from .changes import FileChange, summary
+from .journal import Record
+from .manager import Checkpoints, Restored, TurnInfo
+from .rewind import Plan, Restore
+
+log = logging.getLogger("codecompanion.checkpoints")
+
+
+class CheckpointChat(Protocol):
+    """What checkpoints need of a chat (`chat.Chat` is one)."""
+
+    id: str
+    messages: MessageStore
+    view: ChatView
+    tools: Any
+    adapter: Any
+
+    @property
+    def busy(self) -> bool:
+        """True while a request or its tools run."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The adapter's model."""
+        ...
+
+    def fire(self, name: str, **extra: Any) -> None:
+        """Fire `User CodeCompanion<name>`."""
+        ...
+
+    def save_now(self, durable: bool = True) -> None:
+        """Save the chat now."""
+        ...
+
+
+class RewindAsker(Protocol):
+    """The questions a rewind asks the user, and the buffers it keeps in step."""
+
+    async def conflict(
+        self, chat_id: str, path: str, mine: bytes | None, checkpoint: bytes | None
+    ) -> bool:
+        """A file both the user and the chat changed: True takes the checkpoint's version."""
+        ...
+
+    async def unsaved(self, paths: list[str]) -> list[str]:
+        """Of these absolute paths, those loaded in a buffer with unsaved changes."""
+        ...
+
+    async def overwrite_unsaved(self, chat_id: str, path: str) -> bool:
+        """A buffer with unsaved changes would be replaced: True discards its changes."""
+        ...
+
+    async def reload(self, paths: list[str]) -> None:
+        """Loaded buffers of these absolute paths show the files' new text."""
+        ...
+
+
+class ChatCheckpoints:
+    """Checkpoints of one chat, driven by its turn loop and by the user's rewind commands."""
+
+    def __init__(self, chat: CheckpointChat, manager: Checkpoints, asker: RewindAsker) -> None:
+        self.chat = chat
+        self.manager = manager
+        self.asker = asker
+        self._pending: asyncio.Future[Record] | None = None
+
+    @property
+    def root(self) -> Path:
+        """The project the chat's tools work in."""
+        return Path(self.chat.tools.cwd)
+
+    # ----- captures from the turn loop -------------------------------------------------
+
+    def _queue(self, kind: str, by: str, **fields: Any) -> asyncio.Future[Record]:
+        future = self.manager.run(self.manager.record, self.chat.id, self.root, kind, by, **fields)
+        future.add_done_callback(self._recorded)
+        self._pending = future
+        return future
+
+    def _recorded(self, future: asyncio.Future[Record]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            log.error("checkpoint of chat %s failed: %s", self.chat.id, exc)
+            self.chat.view.notify(f"checkpoint failed: {exc}", "warn")
+            return
+        record = future.result()
+        self.chat.fire("Checkpoint", turn=record.turn, kind=record.kind, time=record.time)
+
+    def turn_started(self, text: str, message_id: int) -> None:
+        """Before a user turn is sent: capture (on the worker; the request does not wait)."""
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        self._queue("turn", "user", text=first[:80], message_id=message_id)
+
+    async def before_tools(self) -> None:
+        """Before a tool round runs: its capture is on disk first."""
+        try:
+            await self._queue("tools", "user")
+        except Exception:  # a failed capture is reported; the tools still run
+            log.exception("checkpoint before tools failed")
+
+    def after_tools(self) -> None:
+        """After a tool round: capture what it changed (the next request does not wait)."""
+        self._queue("tools_done", "chat")
+
+    async def turn_ended(self) -> str:
+        """The one line of what this turn's tools changed ('' when nothing); lists pushed."""
+        try:
+            if self._pending is not None:
+                await asyncio.shield(self._pending)
+            turn = len(await self.manager.run(self._turns))
+            changes = await self.manager.run(
+                self.manager.turn_changes, self.chat.id, self.root, turn
+            )
+        except Exception:
+            log.exception("turn summary failed")
+            return ""
+        await self.push()
+        return summary(changes)
+
+    def _turns(self) -> list[TurnInfo]:
+        return self.manager.turns(self.chat.id, self.root)
+
+    async def push(self) -> None:
+        """Give Lua the turn list (`checkpoints()` reads it without asking the host)."""
+        turns = await self.manager.run(self._turns)
+        listing = [asdict(t) for t in turns]
+        from ..ports import RenderOp
+
+        self.chat.view.render(
+            [RenderOp("set_var", {"name": "codecompanion_checkpoints", "value": listing})]
+        )
+
+    # ----- review and rewind -----------------------------------------------------------
+
+    async def turns(self) -> list[TurnInfo]:
+        """The live turns, oldest first."""
+        return await self.manager.run(self._turns)
+
+    async def changes(self, since_turn: int | None) -> list[FileChange]:
+        """What the chat changed since a turn (its first when None), compared with now."""
+        return await self.manager.run(self.manager.changes, self.chat.id, self.root, since_turn)
+
+    async def rewind(self, turn: int, code: bool = True, conversation: bool = True) -> bool:
+        """Restore code and/or conversation to just before `turn`; a checkpoint of its own."""
+        if self.chat.busy:
+            self.chat.view.notify("a request is running: stop it (q) before rewinding", "warn")
+            return False
+        planned = await self.manager.run(self.manager.plan, self.chat.id, self.root, turn)
+        if planned is None:
+            self.chat.view.notify(f"no checkpoint of turn {turn} in this chat", "warn")
+            return False
+        before, plan = planned
+        journal = self.manager.journal(self.chat.id, self.root)
+        start = journal.turn(turn)
+        target = journal.records[start].tree if start is not None else before.tree
+        done = await self._restore(plan, target) if code else Restored()
+        data: dict[str, Any] = {
+            "target": turn,
+            "before": before.tree,
+            "written": done.written,
+            "code": code,
+            "conversation": conversation,
+            "undone": False,
+        }
+        if conversation and start is not None:
+            data.update(self._cut(journal.records[start]))
+        await self.manager.run(
+            self.manager.record,
+            self.chat.id,
+            self.root,
+            "rewound",
+            "chat",
+            turn=turn,
+            rewind=data,
+        )
+        await self.push()  # the listing is fresh when the event's handlers run
+        self._report(
+            "Rewind",
+            f"rewound to before turn {turn}",
+            done,
+            turn=turn,
+            code=code,
+            conversation=conversation,
+        )
+        return True
+
+    async def undo(self) -> bool:
+        """Undo the newest rewind: its files and conversation return to just before it."""
+        if self.chat.busy:
+            self.chat.view.notify("a request is running: stop it (q) before undoing", "warn")
+            return False
+        planned = await self.manager.run(self.manager.plan_undo, self.chat.id, self.root)
+        if planned is None:
+            self.chat.view.notify("no rewind to undo (or a turn was sent since)", "info")
+            return False
+        rewound, _before, plan = planned
+        data = rewound.rewind
+        done = await self._restore(plan, str(data.get("before")))
+        if data.get("conversation"):
+            self._uncut(rewound)
+        data["undone"] = True
+        await self.manager.run(
+            self.manager.record,
+            self.chat.id,
+            self.root,
+            "undone",
+            "chat",
+            turn=rewound.turn,
+            rewind={"undo_of": data.get("target"), "written": done.written, "before": ""},
+        )
+        await self.push()
+        self._report("Rewind", "rewind undone", done, turn=rewound.turn, undo=True)
+        return True
+
+    async def _restore(self, plan: Plan, target: str) -> Restored:
+        """Ask about conflicts and unsaved buffers, write the rest, reload their buffers."""
+        done = Restored(unrestorable=list(plan.unrestorable))
+        chosen = [item.path for item in plan.restore]
+        for item in plan.conflicts:
+            mine, theirs = await self.manager.run(self._contents, item)
+            if await self.asker.conflict(self.chat.id, item.path, mine, theirs):
+                chosen.append(item.path)
+            else:
+                done.kept.append(item.path)
+        absolute = {str(self.root / path): path for path in chosen}
+        for path in await self.asker.unsaved(sorted(absolute)):
+            if path in absolute and not await self.asker.overwrite_unsaved(self.chat.id, path):
+                chosen.remove(absolute[path])
+                done.kept.append(absolute[path])
+        failed = await self.manager.run(
+            self.manager.restore, self.chat.id, self.root, plan, chosen, target
+        )
+        bad = {line.split(":", 1)[0] for line in failed}
+        done.written = [p for p in chosen if p not in bad]
+        done.failed = failed
+        await self.asker.reload([str(self.root / p) for p in done.written])
+        return done
+
+    def _contents(self, item: Restore) -> tuple[bytes | None, bytes | None]:
+        def read(entry: Any) -> bytes | None:
+            return self.manager.read(entry.oid) if entry is not None and entry.oid else None
+
+        return read(item.current), read(item.target)
+
+    def _cut(self, turn_record: Record) -> dict[str, Any]:
+        """Cut the conversation back to the turn; its text goes back under `## Me`."""
+        messages = self.chat.messages
+        index = next(
+            (i for i, m in enumerate(messages) if m.meta.id == turn_record.message_id),
+            len(messages),
+        )
+        cut = messages.to_list()[index:]
+        text = ""
+        if index < len(messages):
+            user = messages[index]
+            typed = user.extra.get("typed")
+            text = typed if isinstance(typed, str) else user.content or ""
+        messages.truncate(index)
+        cut_turns = []
+        for record in self.manager.journal(self.chat.id, self.root).records:
+            if record.kind == "turn" and not record.cut and record.turn >= turn_record.turn:
+                record.cut = True
+                cut_turns.append(record.turn)
+        self._redraw(text)
+        self.chat.save_now()
+        return {"messages": cut, "message_index": index, "cut_turns": cut_turns}
+
+    def _uncut(self, rewound: Record) -> None:
+        data = rewound.rewind
+        index = int(data.get("message_index") or 0)
+        kept = self.chat.messages.to_list()[:index]
+        self.chat.messages = MessageStore.from_list(kept + list(data.get("messages") or []))
+        cut = set(data.get("cut_turns") or [])
+        for record in self.manager.journal(self.chat.id, self.root).records:
+            if record.kind == "turn" and record.cut and record.turn in cut:
+                record.cut = False
+        self._redraw("")
+        self.chat.save_now()
+
+    def _redraw(self, text: str) -> None:
+        ops = transcript.replay(self.chat.messages, self.chat.adapter.name, self.chat.model)
+        if text:
+            ops.append(transcript.append(text))
+        self.chat.view.render(ops)
+
+    def _report(self, event: str, what: str, done: Restored, **data: Any) -> None:
+        parts = [f"{what}: {len(done.written)} file(s) restored"]
+        if done.kept:
+            parts.append(f"kept as they are: {', '.join(done.kept)}")
+        if done.unrestorable:
+            parts.append(f"too large to restore: {', '.join(done.unrestorable)}")
+        if done.failed:
+            parts.append(f"failed: {'; '.join(done.failed)}")
+        level = "warn" if done.failed or done.unrestorable else "info"
+        self.chat.view.notify("; ".join(parts), level)
+        self.chat.fire(event, files=done.written, kept=done.kept, failed=done.failed, **data)

@@ -1,0 +1,138 @@
+"""A chat's checkpoints through its turn loop: summaries, rewinding code and conversation, undo."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent
+from codecompanion.chat import Chat
+from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
+from codecompanion.history import ChatStore
+from codecompanion.messages import ToolCall
+from tests.checkpoints.support import write
+from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter
+
+
+class WritingTools(EchoTools):
+    """Each call writes the files of its arguments (`{"path": text or null}`) in the project."""
+
+    def __init__(self, chat: Chat) -> None:
+        super().__init__(chat)
+        self.cwd: Path = Path(".")
+
+    def read_only(self, calls: list[ToolCall]) -> bool:
+        return False
+
+    async def run(self, calls: list[ToolCall]) -> Any:
+        for call in calls:
+            write(
+                self.cwd, {k: None if v is None else v.encode() for k, v in call.arguments.items()}
+            )
+        return await super().run(calls)
+
+
+@dataclass
+class Asker:
+    """Scripted answers; every question kept."""
+
+    take: bool = True
+    overwrite: bool = False
+    modified: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    reloaded: list[str] = field(default_factory=list)
+
+    async def conflict(self, chat_id: str, path: str, mine: Any, checkpoint: Any) -> bool:
+        self.asked.append(f"conflict {path}")
+        return self.take
+
+    async def unsaved(self, paths: list[str]) -> list[str]:
+        return [p for p in paths if p in self.modified]
+
+    async def overwrite_unsaved(self, chat_id: str, path: str) -> bool:
+        self.asked.append(f"unsaved {Path(path).name}")
+        return self.overwrite
+
+    async def reload(self, paths: list[str]) -> None:
+        self.reloaded += paths
+
+
+def edit(call_id: str, **files: str | None) -> list[Any]:
+    return [ToolCallEvent(ToolCall(call_id, "write", dict(files))), Finish("tool_calls")]
+
+
+async def turn(chat: Chat, text: str) -> None:
+    assert chat.submit(text)
+    while chat.busy:
+        await asyncio.sleep(0.01)
+
+
+async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a0\n", "gone.txt": b"bye\n", "mine.txt": b"m0\n", "open.py": b"o0\n"})
+    adapter = ScriptedAdapter(
+        edit("c1", **{"a.py": "a1\n", "new.py": "n1\n"}),
+        [TextDelta("one")],
+        edit("c2", **{"gone.txt": None, "out.txt": "written by a command\n", "open.py": "o1\n"}),
+        [TextDelta("two")],
+        edit("c3", **{"a.py": "a3\n"}),
+        [TextDelta("three")],
+    )
+    view = RecordingView()
+    store = ChatStore(tmp_path / "chats")
+    chat = Chat(
+        chat_id="c1",
+        adapter=adapter,
+        view=view,
+        events=None,  # type: ignore[arg-type]
+        tool_factory=WritingTools,
+        store=store,
+    )
+    chat.tools.cwd = root
+    asker = Asker(modified=[str(root / "open.py")])
+    manager = Checkpoints(tmp_path / "data")
+    chat.checkpoints = ChatCheckpoints(chat, manager, asker)
+    await turn(chat, "first\nmore")
+    write(root, {"mine.txt": b"m1 by hand\n"})
+    await turn(chat, "second")
+    await turn(chat, "third")
+    blocks = [op.data["text"] for op in view.ops if op.kind == "block"]
+    assert "_2 files changed: a.py +1 −1, new.py (new) +2_" in blocks
+    assert "_1 file changed: a.py +1 −1_" in blocks
+    after3 = {p.name: p.read_bytes() for p in root.iterdir()}
+    turns = await chat.checkpoints.turns()
+    assert [(t.turn, t.text) for t in turns] == [(1, "first"), (2, "second"), (3, "third")]
+    assert turns[1].files == ["a.py", "gone.txt", "open.py", "out.txt"]
+
+    assert await chat.checkpoints.rewind(1, code=True, conversation=False)
+    assert asker.asked == ["unsaved open.py"]  # refused: open.py stays as the chat left it
+    now = {p.name: p.read_bytes() for p in root.iterdir()}
+    assert now == {
+        "a.py": b"a0\n",
+        "gone.txt": b"bye\n",
+        "mine.txt": b"m1 by hand\n",
+        "open.py": b"o1\n",
+    }
+    assert sorted(Path(p).name for p in asker.reloaded) == ["a.py", "gone.txt", "new.py", "out.txt"]
+    assert await chat.checkpoints.undo()
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == after3
+
+    assert await chat.checkpoints.rewind(2, code=False, conversation=True)
+    assert [m.content for m in chat.messages if m.role == "user"] == ["first\nmore"]
+    saved = json.loads((tmp_path / "chats" / "c1.json").read_text())
+    assert [m["content"] for m in saved["messages"] if m["role"] == "user"] == ["first\nmore"]
+    assert view.ops[-1].kind == "event" and view.ops[-1].data["name"] == "Rewind"
+    assert any(op.kind == "append" and op.data["text"] == "second" for op in view.ops[-12:])
+    assert [t.turn for t in await chat.checkpoints.turns()] == [1]
+    assert await chat.checkpoints.undo()
+    assert [m.content for m in chat.messages if m.role == "user"] == [
+        "first\nmore",
+        "second",
+        "third",
+    ]
+    assert [t.turn for t in await chat.checkpoints.turns()] == [1, 2, 3]
+    assert {"Checkpoint", "Rewind"} <= set(view.events())
+    manager.close()

@@ -1,0 +1,218 @@
+"""Checkpoints in a real folder: captures, attribution, rewind and undo, the store's limits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codecompanion.checkpoints import Checkpoints, Settings
+from codecompanion.checkpoints.scan import ScanCache, ScanLimits, capture
+from codecompanion.checkpoints.store import ObjectStore
+from tests.checkpoints.support import Driver, state, tree_digest, write
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a = 1\n", "b.py": b"b = 1\n", "keep/u.txt": b"user\n"})
+    return root
+
+
+def test_rewind_restores_what_the_chat_changed_and_leaves_the_users_files(
+    project: Path, tmp_path: Path
+) -> None:
+    d = Driver(project, tmp_path / "data")
+    original = state(project)
+    d.turn()
+    d.tool_round({"a.py": b"a = 2\n", "new/c.py": b"c\n"})
+    write(project, {"keep/u.txt": b"user edit\n"})  # by hand, between turns
+    d.turn()
+    d.tool_round({"b.py": None, "bin.dat": bytes(range(256))})
+    os.chmod(project / "a.py", 0o755)  # a command changes a mode
+    d.cp.record(d.chat, project, "tools_done", "chat")
+    after_turns = state(project)
+
+    plan = d.rewind(1, take_conflicts=False)
+
+    assert plan.conflicts == []
+    now = state(project)
+    assert now["a.py"] == original["a.py"]
+    assert now["b.py"] == original["b.py"]
+    assert "new/c.py" not in now and not (project / "new").exists()
+    assert "bin.dat" not in now
+    assert now["keep/u.txt"] == (original["keep/u.txt"][0], b"user edit\n")
+
+    d.undo()
+    assert state(project) == after_turns
+
+
+def test_a_file_both_changed_is_a_conflict_kept_or_taken(project: Path, tmp_path: Path) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\n"})
+    write(project, {"a.py": b"chat\nand user\n"})
+    plan = d.rewind(1, take_conflicts=False)
+    assert [c.path for c in plan.conflicts] == ["a.py"]
+    assert (project / "a.py").read_bytes() == b"chat\nand user\n"  # kept mine
+    d.undo()
+    plan = d.rewind(1, take_conflicts=True)
+    assert (project / "a.py").read_bytes() == b"a = 1\n"
+    d.undo()
+    assert (project / "a.py").read_bytes() == b"chat\nand user\n"
+
+
+def test_undo_asks_about_a_file_changed_after_the_rewind(project: Path, tmp_path: Path) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\n"})
+    d.rewind(1, take_conflicts=True)
+    write(project, {"a.py": b"typed after the rewind\n"})
+    plan = d.undo(take_conflicts=False)
+    assert [c.path for c in plan.conflicts] == ["a.py"]
+    assert (project / "a.py").read_bytes() == b"typed after the rewind\n"
+
+
+def test_changes_since_a_turn_have_hunks_and_a_summary(project: Path, tmp_path: Path) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"a = 1\nb = 2\n", "c.py": b"x\n"})
+    write(project, {"keep/u.txt": b"not the chat's\n"})
+    changes = d.cp.changes(d.chat, project, 1)
+    assert [(c.path, c.status, c.added, c.removed) for c in changes] == [
+        ("a.py", "modified", 1, 0),
+        ("c.py", "added", 2, 0),
+    ]
+    from codecompanion.checkpoints.changes import summary
+
+    turn = d.cp.turn_changes(d.chat, project, 1)
+    assert summary(turn) == "2 files changed: a.py +1, c.py (new) +2"
+    listing = d.cp.turns(d.chat, project)
+    assert [(t.turn, t.text, t.files) for t in listing] == [(1, "do it", ["a.py", "c.py"])]
+
+
+def test_unchanged_files_are_not_read_again(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecompanion.checkpoints import scan
+
+    monkeypatch.setattr(scan, "RACY_NS", 0)  # files written just now count as settled
+    store = ObjectStore(tmp_path / "data")
+    for i in range(50):
+        write(project, {f"many/f{i}.txt": f"{i}\n".encode()})
+    first, cache = capture(project, store, ScanCache(), ScanLimits())
+    second, cache = capture(project, store, cache, ScanLimits())
+    write(project, {"a.py": b"changed\n"})
+    third, _ = capture(project, store, cache, ScanLimits())
+    assert (first.read, second.read, third.read) == (53, 0, 1)
+    assert second.written == 0 and second.tree == first.tree
+    assert third.tree != second.tree and third.written > 0
+
+
+def test_large_files_are_listed_not_stored_and_excluded_folders_skipped(
+    project: Path, tmp_path: Path
+) -> None:
+    write(project, {"big.bin": b"x" * 5000, "node_modules/p/i.js": b"1", ".git/HEAD": b"ref"})
+    store = ObjectStore(tmp_path / "data")
+    result, _ = capture(project, store, ScanCache(), ScanLimits(max_file_bytes=1000))
+    files = store.flatten(result.tree)
+    assert files["big.bin"].kind == "b" and files["big.bin"].oid == ""
+    assert "node_modules/p/i.js" not in files and ".git/HEAD" not in files
+    assert result.skipped == ["big.bin"]
+
+
+def test_a_symlink_and_a_fifo(project: Path, tmp_path: Path) -> None:
+    d = Driver(project, tmp_path / "data")
+    os.symlink("a.py", project / "link")
+    os.mkfifo(project / "pipe")
+    d.turn()
+    d.cp.record(d.chat, project, "tools", "user")
+    (project / "link").unlink()
+    os.symlink("b.py", project / "link")
+    d.cp.record(d.chat, project, "tools_done", "chat")
+    d.rewind(1, take_conflicts=False)
+    assert os.readlink(project / "link") == "a.py"
+
+
+def test_a_restore_never_writes_through_a_link_out_of_the_project(
+    project: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"sub/x.py": b"chat made\n"})
+    write(project, {"sub/x.py": None})
+    (project / "sub").rmdir()
+    os.symlink(outside, project / "sub")  # the folder is now a link out
+    planned = d.cp.plan(d.chat, project, 1)
+    assert planned is not None
+    _, plan = planned
+    failed = d.cp.restore(d.chat, project, plan, [i.path for i in plan.conflicts], "")
+    assert list(outside.iterdir()) == []
+    assert all("outside the project" in line for line in failed)
+
+
+def test_pruning_drops_the_oldest_chats_first(project: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    cp = Checkpoints(data, Settings.from_opts({"max_store_mb": 0.02}))  # ~20 KB
+    for n in range(3):
+        write(project, {f"blob{n}.bin": os.urandom(12_000)})
+        cp.record(f"chat{n}", project, "turn", "user")
+        write(project, {f"blob{n}.bin": None})
+    cp._open.clear()  # noqa: SLF001 - as after a restart: nothing is open
+    freed = cp.prune(active={"chat2"})
+    assert freed > 0
+    left = {chat for _, chat, _ in cp.journals.all()}
+    assert "chat2" in left and "chat0" not in left
+    record = cp.journals.load("chat2", str(project)).records[0]
+    assert cp.store.flatten(record.tree)["blob2.bin"].oid  # what is left is whole
+    cp.store.get(cp.store.flatten(record.tree)["blob2.bin"].oid)
+
+
+def git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_in_a_git_repository_its_index_refs_stash_and_hooks_are_untouched(
+    project: Path, tmp_path: Path
+) -> None:
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "one")
+    write(project, {"a.py": b"stashed\n"})
+    git(project, "stash", "-q")
+    write(project, {"b.py": b"b = staged\n"})
+    git(project, "add", "b.py")
+    hook = project / ".git/hooks/pre-commit"
+    marker = tmp_path / "hook-ran"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    (project / ".gitattributes").write_text("*.py filter=evil\n")
+    git(project, "config", "filter.evil.clean", f"touch {marker}; cat")
+    before_git = tree_digest(project / ".git")
+
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\r\n", "c.py": b"new\n"})
+    after = state(project)
+    d.rewind(1, take_conflicts=True)
+    assert (project / "a.py").read_bytes() == b"a = 1\n"
+    d.undo()
+    assert state(project) == after  # bytes exact: no filter, no eol conversion
+    assert tree_digest(project / ".git") == before_git
+    assert not marker.exists()
+    assert git(project, "stash", "list").count("\n") == 1
