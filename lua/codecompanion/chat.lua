@@ -30,6 +30,15 @@ function M.submit(bufnr)
   if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
     vim.cmd("stopinsert")
   end
+  local rest, done, count = require("codecompanion.slash").run_lines(bufnr, text)
+  if count > 0 then
+    -- The chat shows what is sent: command lines out, their text (`/now`) in.
+    render.set_user_message(bufnr, rest)
+    if not done or rest == "" then
+      return -- a command asks first, or nothing is left to send: the rest waits
+    end
+    text = rest
+  end
   local context = require("codecompanion.context").take(bufnr, text)
   send(bufnr, "chat_submit", { text = text, context = context })
 end

@@ -6,16 +6,10 @@ local M = {}
 -- Filled by the host (`set_items`); `at` is when, so a stale cache is refreshed in the background.
 local cache = { items = nil, at = 0, adapters = {}, models = {} }
 
--- Items that need no host: `#{buffer}` and the slash commands.
-local LOCAL_ITEMS = {
-  {
-    word = "#{buffer}",
-    kind = "variable",
-    menu = "The buffer you were in before the chat (numbered lines)",
-  },
-  { word = "/buffer", kind = "command", menu = "Pick an open buffer and add it to the chat" },
-  { word = "/file", kind = "command", menu = "Pick a file and add it to the chat" },
-}
+--- Items that need no host: the variables and the slash commands.
+local function local_items()
+  return vim.list_extend(require("codecompanion.variables").items(), require("codecompanion.slash").items())
+end
 
 --- Called by the host with its `@` items and the adapter names and models (plain data).
 function M.set_items(items, meta)
@@ -34,7 +28,7 @@ end
 --- Every item: the host's (cached) and the local ones.
 function M.items()
   local result = vim.list_extend({}, cache.items or {})
-  return vim.list_extend(result, LOCAL_ITEMS)
+  return vim.list_extend(result, local_items())
 end
 
 --- Items for `callback(items)`, asking the host in the background when the cache is empty or old.
@@ -120,14 +114,18 @@ function M.omnifunc(findstart, base)
   return result
 end
 
---- A slash command was completed: the word is removed and its picker runs.
+--- A slash command was completed (its word already removed): run it; text it returns goes in
+--- at the cursor.
 function M.run_command(bufnr, word)
-  local context = require("codecompanion.context")
-  if word == "/file" then
-    context.pick_file(bufnr)
-  elseif word == "/buffer" then
-    context.pick_buffer(bufnr)
+  local _, text = require("codecompanion.slash").run(bufnr, word)
+  if text and vim.api.nvim_get_current_buf() == bufnr then
+    vim.api.nvim_put({ text }, "c", false, true)
   end
+end
+
+--- True for the word of a slash command.
+function M.is_command(word)
+  return type(word) == "string" and word:match("^/[%w_%-]+$") ~= nil and require("codecompanion.slash").get(word:sub(2)) ~= nil
 end
 
 --- Remove `word` just before the cursor (the completed slash command) from the chat buffer.
@@ -143,7 +141,7 @@ end
 --- For 'omnifunc' (and any completion that ends with CompleteDone): run a chosen slash command.
 function M.on_complete_done(bufnr)
   local word = (vim.v.completed_item or {}).word
-  if word == "/file" or word == "/buffer" then
+  if M.is_command(word) then
     M.remove_before_cursor(word)
     vim.schedule(function()
       M.run_command(bufnr, word)

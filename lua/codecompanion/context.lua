@@ -1,10 +1,11 @@
--- Context for a message: `#{buffer}` (the buffer the user was in before the chat), `/file` and
--- `/buffer` (picked with vim.ui.select, so the user's picker UI is used). Picked context waits,
--- shown under `## Me`, and is sent with the next message.
+-- Context for a message: variables (`#{buffer}`, `#{selection}`, ... see VARIABLES) read from
+-- the editor when the message is sent, and what slash commands add (codecompanion.slash).
+-- Added context waits, shown under `## Me`, and is sent with the next message.
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("codecompanion_context")
-local state = { last = nil, pending = {} } -- pending: chat bufnr -> list of context items
+-- last: the last file buffer entered; win: the last window that showed one (the chat's source).
+local state = { last = nil, win = nil, pending = {} } -- pending: chat bufnr -> list of context items
 
 local function is_chat(bufnr)
   return vim.bo[bufnr].filetype == "codecompanion"
@@ -14,6 +15,7 @@ end
 function M.track(bufnr)
   if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == "" and not is_chat(bufnr) then
     state.last = bufnr
+    state.win = vim.api.nvim_get_current_win()
   end
 end
 
@@ -23,6 +25,14 @@ function M.last_buffer()
     return state.last
   end
   return nil
+end
+
+--- Where the chat came from: the last file buffer and the window that showed it (either may
+--- be nil when gone).
+---@return { bufnr: integer|nil, win: integer|nil }
+function M.source()
+  local win = state.win and vim.api.nvim_win_is_valid(state.win) and state.win or nil
+  return { bufnr = M.last_buffer(), win = win }
 end
 
 local function relative(path)
@@ -94,23 +104,29 @@ function M.add(bufnr, item)
   show_pending(bufnr)
 end
 
---- The context to send with `text` (picked items, and `#{buffer}`); clears what was pending.
+--- The context to send with `text` (added items, and the variables it mentions); clears what
+--- was pending.
 function M.take(bufnr, text)
   local items = state.pending[bufnr] or {}
   state.pending[bufnr] = nil
   pcall(vim.api.nvim_buf_clear_namespace, bufnr, ns, 0, -1)
-  if text:find("#{buffer}", 1, true) then
-    local source = M.last_buffer()
-    if source then
-      local item = M.from_buffer(source, "buffer")
-      item.mention = "#{buffer}"
-      table.insert(items, 1, item)
-    else
-      vim.notify(
-        "codecompanion: #{buffer}: no file buffer was open before the chat",
-        vim.log.levels.WARN
-      )
+  local variables = require("codecompanion.variables")
+  local found = {}
+  for name in text:gmatch("#{([%w_]+)}") do
+    local variable = variables.get(name)
+    if variable and not found[name] then
+      found[name] = true
+      local item, why = variable.read(M.source())
+      if item then
+        item.mention = "#{" .. name .. "}"
+        table.insert(found, item)
+      else
+        require("codecompanion.render").notify(("#{%s}: %s"):format(name, why), "warn")
+      end
     end
+  end
+  for i = #found, 1, -1 do
+    table.insert(items, 1, found[i])
   end
   return items
 end

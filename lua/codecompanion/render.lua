@@ -369,6 +369,14 @@ function M.user_message(bufnr)
   return vim.trim(table.concat(lines, "\n"))
 end
 
+--- Replace the message being written (under the last `## Me`) with `text`.
+function M.set_user_message(bufnr, text)
+  local start = M.user_header_row(bufnr) + 1
+  local lines = { "" }
+  vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+  vim.api.nvim_buf_set_lines(bufnr, start, -1, false, lines)
+end
+
 function M.header_rows(bufnr)
   local rows = {}
   for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do

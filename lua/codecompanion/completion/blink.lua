@@ -1,4 +1,4 @@
--- blink.cmp source for chat buffers: `@{tool}`, `#{buffer}`, `/file`, `/buffer`; add
+-- blink.cmp source for chat buffers: `@{tool}`, variables (`#{buffer}`...) and slash commands; add
 -- `codecompanion = { module = "codecompanion.completion.blink" }` to blink's `sources.providers`
 -- (setup() does it when blink is loaded). It answers through blink's callback.
 local source = {}
@@ -34,7 +34,7 @@ function source:execute(_, item, callback, default_implementation)
   if default_implementation then
     default_implementation()
   end
-  if word == "/file" or word == "/buffer" then
+  if require("codecompanion.complete").is_command(word) then
     local bufnr = vim.api.nvim_get_current_buf()
     vim.schedule(function()
       local complete = require("codecompanion.complete")

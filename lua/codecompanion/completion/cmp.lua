@@ -1,4 +1,4 @@
--- nvim-cmp source for chat buffers: `@{tool}`, `#{buffer}`, `/file`, `/buffer`.
+-- nvim-cmp source for chat buffers: `@{tool}`, variables (`#{buffer}`...) and slash commands.
 -- Registered once by setup() when cmp is installed; it answers through cmp's callback.
 local source = {}
 
@@ -27,7 +27,7 @@ end
 --- A chosen slash command runs its picker (the typed word is removed first).
 function source:execute(item, callback)
   local word = item.label
-  if word == "/file" or word == "/buffer" then
+  if require("codecompanion.complete").is_command(word) then
     local complete = require("codecompanion.complete")
     local bufnr = vim.api.nvim_get_current_buf()
     complete.remove_before_cursor(word)

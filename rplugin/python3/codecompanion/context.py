@@ -1,4 +1,5 @@
-"""Context sent with a message (`#{buffer}`, `/file`, `/buffer`): what the model reads."""
+"""Context sent with a message (variables such as `#{buffer}`, slash commands such as `/file`):
+what the model reads."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ class ContextItem:
     filetype: str
     lines: tuple[str, ...]
     mention: str | None = None  # the text in the message it stands for, e.g. `#{buffer}`
+    numbered: bool = True  # lines of a file get their numbers; a list or an outline is as is
+    first: int = 1  # the number of the first line (a selection starts where it starts)
 
     @classmethod
     def from_lua(cls, data: Mapping[str, Any]) -> ContextItem | None:
@@ -29,12 +32,17 @@ class ContextItem:
         if not isinstance(path, str) or not isinstance(lines, list):
             return None
         mention = data.get("mention")
+        first = data.get("first")
         return cls(
             kind=str(data.get("kind") or "file"),
             path=path,
             filetype=str(data.get("filetype") or ""),
             lines=tuple(str(line) for line in lines),
             mention=mention if isinstance(mention, str) else None,
+            numbered=data.get("numbered") is not False,
+            first=first
+            if isinstance(first, int) and not isinstance(first, bool) and first > 0
+            else 1,
         )
 
     @property
@@ -42,22 +50,38 @@ class ContextItem:
         """The one line the chat shows for it."""
         return _title(self.kind, self.path, len(self.lines))
 
-    def numbered(self) -> str:
-        """The lines with their 1-based numbers, as the model reads them."""
+    def shown(self) -> str:
+        """The lines as the model reads them (numbered from `first` when `numbered`)."""
         shown = self.lines[:MAX_LINES]
-        width = len(str(len(shown)))
-        text = "\n".join(f"{i:>{width}}: {line}" for i, line in enumerate(shown, 1))
+        if self.numbered:
+            width = len(str(self.first + len(shown) - 1))
+            text = "\n".join(f"{i:>{width}}: {line}" for i, line in enumerate(shown, self.first))
+        else:
+            text = "\n".join(shown)
         cut = len(self.lines) - len(shown)
         return text + (f"\n[{cut} more lines not shown]" if cut > 0 else "")
 
     def for_llm(self) -> str:
         """The block the model reads."""
         language = self.filetype or ""
+        numbers = ", with line numbers" if self.numbered else ""
+        fence = "````" if any(line.startswith("```") for line in self.lines) else "```"
         return (
             f"Content of the {self.kind} `{self.path}`"
             + (f" (filetype {self.filetype})" if self.filetype else "")
-            + f", with line numbers:\n```{language}\n{self.numbered()}\n```"
+            + f"{numbers}:\n{fence}{language}\n{self.shown()}\n{fence}"
         )
+
+    def to_lua(self) -> dict[str, Any]:
+        """The item as Lua's context module holds it."""
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "filetype": self.filetype,
+            "lines": list(self.lines),
+            "numbered": self.numbered,
+            "first": self.first,
+        }
 
     def summary(self) -> dict[str, Any]:
         """What a saved chat keeps about it (the content is in the message already)."""
@@ -90,7 +114,7 @@ def with_context(text: str, items: list[ContextItem]) -> str:
 
 def render_ops(items: list[ContextItem]) -> list[RenderOp]:
     """One folded line per item in the chat (`zo` shows what was sent)."""
-    return [RenderOp("context", {"title": item.title, "text": item.numbered()}) for item in items]
+    return [RenderOp("context", {"title": item.title, "text": item.shown()}) for item in items]
 
 
 def replay_ops(summaries: Any) -> list[RenderOp]:

@@ -238,6 +238,26 @@ class App:
             if not chat.submit(str(args.get("text") or ""), context):
                 chat.view.render([])  # nothing queued; the buffer stays as it is
 
+    def do_slash_fetch(self, args: dict[str, Any]) -> None:
+        chat = self._chat(args)
+        if chat is not None:
+            self.bridge.spawn(
+                self._slash_fetch(chat, args.get("bufnr"), str(args.get("url") or ""))
+            )
+
+    async def _slash_fetch(self, chat: Chat, bufnr: Any, url: str) -> None:
+        """`/fetch`: the page joins the chat's next message, or one line says why not."""
+        from ..errors import ToolError
+        from ..web_context import fetch_context
+
+        chat.view.notify(f"/fetch: fetching {url}", "info")
+        try:
+            item = await fetch_context(chat.tools, url)
+        except ToolError as exc:
+            chat.view.notify(f"/fetch: {exc}", "error")
+            return
+        self.bridge.notify_lua("codecompanion.context", "add", bufnr, item.to_lua())
+
     def do_chat_stop(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
         if chat is not None and not chat.stop() and not args.get("quiet"):

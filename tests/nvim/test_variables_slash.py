@@ -1,0 +1,169 @@
+"""Editor context variables (#{selection} ... #{terminal}) and slash commands (/now, /help,
+/symbols, /file, /fetch) on a real Neovim, with what the model is sent."""
+
+from __future__ import annotations
+
+import http.server
+from collections.abc import Callable
+from pathlib import Path
+
+from codecompanion.loopback import LoopbackServer, openai_text
+from tests.http_serve import serve
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+
+def sent(server: LoopbackServer, index: int = 0) -> str:
+    return str(server.requests[index].json()["messages"][-1]["content"])
+
+
+def test_editor_variables_are_read_when_the_message_is_sent(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n")
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    provider_server.enqueue(openai_text("Seen."))
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed.nvim.command("edit notes.txt")
+    ed.nvim.command("terminal printf 'term-out-1\\nterm-out-2\\n'")
+    wait_for(lambda: "term-out-2" in ed.text(0))
+    ed.nvim.command("edit calc.py")
+    ed.nvim.input("2GVj<Esc>")  # select lines 2-3
+    wait_for(lambda: ed.nvim.api.buf_get_mark(0, ">")[0] == 3)
+    ed.lua(
+        "local ns = vim.api.nvim_create_namespace('t');"
+        "vim.diagnostic.set(ns, 0, {{lnum = 1, col = 4, severity = 1, source = 'lint',"
+        " message = 'subtracts instead of adding'}})"
+    )
+    ed.nvim.command(
+        "call setqflist([], ' ', {'title': 'make', 'items':"
+        " [{'filename': 'calc.py', 'lnum': 4, 'text': 'boom here'}]})"
+    )
+    bufnr = ed.open_chat()
+    ed.send("look: #{selection} #{diagnostics} #{viewport} #{quickfix} #{buffers} #{terminal}")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    text = sent(provider_server)
+    assert "#{" not in text.split("\n\n")[0]
+    # selection: the lines under their own numbers
+    assert "selection `calc.py:2-3`" in text and "2:     return a - b" in text
+    assert "1: def add" not in text.split("Content of the selection")[1].split("```")[1]
+    assert "2:5 ERROR lint: subtracts instead of adding" in text
+    assert "calc.py lines 1-4 (python):" in text  # the viewport of the source window
+    assert "calc.py:4:0: boom here" in text
+    assert "notes.txt (text, 2 lines)" in text and "calc.py (python, 4 lines)" in text
+    assert "term-out-1" in text and "term-out-2" in text
+    # In the chat, one folded line each; saved with the chat.
+    lines = ed.lines(bufnr)
+    for title in ("> selection `calc.py:2-3` (2 lines)", "> terminal `", "> quickfix list `make`"):
+        assert any(line.startswith(title) for line in lines), title
+
+
+def test_a_variable_with_nothing_to_read_says_so_in_one_line(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(openai_text("Ok."))
+    ed = start_nvim(config_file=config_file(""))
+    ed.open_chat()
+    ed.send("what about #{quickfix}")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    messages = str(ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
+    assert "#{quickfix}: the quickfix list is empty" in messages
+
+
+def test_typed_slash_commands_run_and_the_message_is_sent(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "mod.lua").write_text(
+        "local M = {}\n\nfunction M.alpha(x)\n  local y = x\n  return y\nend\n\n"
+        "function M.beta()\nend\n\nreturn M\n"
+    )
+    (project / "data.txt").write_text("one\ntwo\n")
+    provider_server.enqueue(openai_text("Done."))
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    bufnr = ed.open_chat()
+    ed.send("/symbols mod.lua\n/file data.txt\n/help codecompanion-events\nwhen? /now\n/now")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    text = sent(provider_server)
+    assert "Content of the outline `mod.lua`" in text
+    assert "3: function M.alpha(x)" in text and "8: function M.beta()" in text
+    assert "local y = x" not in text  # an outline, not the file
+    assert "Content of the file `data.txt`" in text and "1: one" in text
+    assert "Content of the help `codecompanion-events`" in text and "User" in text
+    first = text.split("\n\n")[0]
+    assert first.startswith("when? /now\n") and "/symbols" not in first  # /now alone on its line
+    assert first.splitlines()[1][:3] in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+    assert "/file" not in "\n".join(ed.lines(bufnr))  # the chat shows what was sent
+
+
+def test_slash_command_that_asks_keeps_the_message_waiting(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    ed.lua("table.insert(_G.cc_test.inputs, 'codecompanion-events')")
+    ed.send("/help\nexplain")
+    wait_for(
+        lambda: (
+            ed.lua(
+                "local n = 0 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, -1, 0, -1,"
+                " {details = true})) do n = n + #(m[4].virt_lines or {}) end return n"
+            )
+            == 1
+        )
+    )
+    assert ed.lines(bufnr)[-1] == "explain"
+    assert not provider_server.requests
+
+
+class _Pages(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        if self.path == "/away":
+            self.send_response(302)
+            self.send_header("Location", "http://localhost:1/elsewhere")
+            self.end_headers()
+            return
+        body = b"<html><body><h1>Slash page</h1><p>fetched text</p></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_slash_fetch_adds_the_page_and_asks_before_another_site(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(openai_text("Read."))
+    ed = start_nvim(config_file=config_file(""))
+    bufnr = ed.open_chat()
+    with serve(_Pages) as base:
+        ed.lua("require('codecompanion.slash').run(...)", bufnr, "fetch", base + "page")
+        pending = (
+            "local n = 0 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, -1, 0, -1,"
+            " {details = true})) do n = n + #(m[4].virt_lines or {}) end return n"
+        )
+        wait_for(lambda: ed.lua(pending) == 1, timeout=20)
+        ed.answer("No")
+        ed.lua("require('codecompanion.slash').run(...)", bufnr, "fetch", base + "away")
+        wait_for(lambda: any("another site" in str(p["prompt"]) for p in ed.prompts()))
+        messages = "return vim.api.nvim_exec2('messages', {output = true}).output"
+        wait_for(lambda: "did not approve" in str(ed.lua(messages)))
+    ed.send("summarise")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    text = sent(provider_server)
+    assert f"Content of the web page `{base}page`" in text and "# Slash page" in text
+    assert "fetched text" in text
