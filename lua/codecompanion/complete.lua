@@ -8,7 +8,10 @@ local cache = { items = nil, at = 0, adapters = {}, models = {} }
 
 --- Items that need no host: the variables and the slash commands.
 local function local_items()
-  return vim.list_extend(require("codecompanion.variables").items(), require("codecompanion.slash").items())
+  return vim.list_extend(
+    require("codecompanion.variables").items(),
+    require("codecompanion.slash").items()
+  )
 end
 
 --- Called by the host with its `@` items and the adapter names and models (plain data).
@@ -125,7 +128,9 @@ end
 
 --- True for the word of a slash command.
 function M.is_command(word)
-  return type(word) == "string" and word:match("^/[%w_%-]+$") ~= nil and require("codecompanion.slash").get(word:sub(2)) ~= nil
+  return type(word) == "string"
+    and word:match("^/[%w_%-]+$") ~= nil
+    and require("codecompanion.slash").get(word:sub(2)) ~= nil
 end
 
 --- Remove `word` just before the cursor (the completed slash command) from the chat buffer.

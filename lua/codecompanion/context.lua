@@ -4,8 +4,9 @@
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("codecompanion_context")
--- last: the last file buffer entered; win: the last window that showed one (the chat's source).
-local state = { last = nil, win = nil, pending = {} } -- pending: chat bufnr -> list of context items
+-- last: the last file buffer entered; win: the last window that showed one (the chat's source);
+-- pending: chat bufnr -> list of context items.
+local state = { last = nil, win = nil, pending = {} }
 
 local function is_chat(bufnr)
   return vim.bo[bufnr].filetype == "codecompanion"

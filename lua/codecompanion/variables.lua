@@ -63,7 +63,13 @@ local function diagnostics(source)
   if #lines == 0 then
     return nil, ("%s has no diagnostics"):format(name_of(source.bufnr))
   end
-  return { kind = "diagnostics", path = name_of(source.bufnr), filetype = "", lines = lines, numbered = false }
+  return {
+    kind = "diagnostics",
+    path = name_of(source.bufnr),
+    filetype = "",
+    lines = lines,
+    numbered = false,
+  }
 end
 
 --- What the windows of this tab other than chats show: each window's visible lines.
@@ -75,7 +81,10 @@ local function viewport()
     if not is_chat(bufnr) and config.relative == "" and vim.bo[bufnr].buftype == "" then
       local top = vim.fn.line("w0", win)
       local bottom = vim.fn.line("w$", win)
-      table.insert(lines, ("%s lines %d-%d (%s):"):format(name_of(bufnr), top, bottom, vim.bo[bufnr].filetype))
+      table.insert(
+        lines,
+        ("%s lines %d-%d (%s):"):format(name_of(bufnr), top, bottom, vim.bo[bufnr].filetype)
+      )
       for i, text in ipairs(vim.api.nvim_buf_get_lines(bufnr, top - 1, bottom, false)) do
         table.insert(lines, ("%d: %s"):format(top + i - 1, text))
       end
@@ -85,7 +94,13 @@ local function viewport()
   if #lines == 0 then
     return nil, "no window shows a file"
   end
-  return { kind = "viewport", path = "visible windows", filetype = "", lines = lines, numbered = false }
+  return {
+    kind = "viewport",
+    path = "visible windows",
+    filetype = "",
+    lines = lines,
+    numbered = false,
+  }
 end
 
 local function quickfix()
@@ -107,13 +122,27 @@ local function buffers()
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.bo[bufnr].buflisted and not is_chat(bufnr) and vim.bo[bufnr].buftype ~= "terminal" then
       local modified = vim.bo[bufnr].modified and " [modified]" or ""
-      table.insert(lines, ("%s (%s, %d lines)%s"):format(name_of(bufnr), vim.bo[bufnr].filetype, vim.api.nvim_buf_line_count(bufnr), modified))
+      table.insert(
+        lines,
+        ("%s (%s, %d lines)%s"):format(
+          name_of(bufnr),
+          vim.bo[bufnr].filetype,
+          vim.api.nvim_buf_line_count(bufnr),
+          modified
+        )
+      )
     end
   end
   if #lines == 0 then
     return nil, "no buffer is listed"
   end
-  return { kind = "buffer list", path = "listed buffers", filetype = "", lines = lines, numbered = false }
+  return {
+    kind = "buffer list",
+    path = "listed buffers",
+    filetype = "",
+    lines = lines,
+    numbered = false,
+  }
 end
 
 --- The last lines of the terminal buffer used last (trailing empty lines dropped).
@@ -137,7 +166,10 @@ end
 
 ---@type table<string, { description: string, read: fun(source: table): table|nil, string|nil }>
 local VARIABLES = {
-  buffer = { description = "The buffer you were in before the chat (numbered lines)", read = buffer },
+  buffer = {
+    description = "The buffer you were in before the chat (numbered lines)",
+    read = buffer,
+  },
   selection = { description = "The last visual selection in that buffer", read = selection },
   diagnostics = { description = "That buffer's diagnostics", read = diagnostics },
   viewport = { description = "What the other windows show", read = viewport },

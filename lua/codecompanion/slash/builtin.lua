@@ -69,9 +69,9 @@ end
 local function help_section(tag)
   for _, tags in ipairs(vim.api.nvim_get_runtime_file("doc/tags", true)) do
     for _, line in ipairs(vim.fn.readfile(tags)) do
-      local name, file = line:match("^(.-)\t(.-)\t")
+      local name, help_file = line:match("^(.-)\t(.-)\t")
       if name == tag then
-        local path = vim.fs.joinpath(vim.fs.dirname(tags), file)
+        local path = vim.fs.joinpath(vim.fs.dirname(tags), help_file)
         local lines = vim.fn.readfile(path)
         local marker = "*" .. tag .. "*"
         for i, text in ipairs(lines) do

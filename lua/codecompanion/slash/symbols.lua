@@ -4,8 +4,10 @@ local M = {}
 
 -- Node types that name a symbol, across parsers; declarations count at the top level only
 -- (inside a function they are its local variables).
-local SYMBOL = { "function", "method", "class", "struct", "interface", "enum", "impl", "module", "trait" }
-local NOT_SYMBOL = { "call", "parameter", "body", "argument", "name", "identifier", "expression", "table", "list" }
+local SYMBOL =
+  { "function", "method", "class", "struct", "interface", "enum", "impl", "module", "trait" }
+local NOT_SYMBOL =
+  { "call", "parameter", "body", "argument", "name", "identifier", "expression", "table", "list" }
 local MAX_DEPTH = 4
 
 local function has_word(node_type, words)
@@ -24,7 +26,8 @@ local function is_symbol(node_type, depth)
   if has_word(node_type, SYMBOL) then
     return true
   end
-  return depth == 0 and (node_type:find("declaration", 1, true) or node_type:find("definition", 1, true)) ~= nil
+  return depth == 0
+    and (node_type:find("declaration", 1, true) or node_type:find("definition", 1, true)) ~= nil
 end
 
 local function walk(node, lines, depth, out, seen)
@@ -36,7 +39,10 @@ local function walk(node, lines, depth, out, seen)
         child_depth = depth + 1
         if not seen[row] then
           seen[row] = true
-          table.insert(out, ("%s%d: %s"):format(string.rep("  ", depth), row + 1, vim.trim(lines[row + 1] or "")))
+          table.insert(
+            out,
+            ("%s%d: %s"):format(string.rep("  ", depth), row + 1, vim.trim(lines[row + 1] or ""))
+          )
         end
       end
       if child_depth < MAX_DEPTH then
@@ -68,7 +74,13 @@ function M.outline(path)
     notify(("/symbols: no symbols found in %s"):format(path), "warn")
     return nil
   end
-  return { kind = "outline", path = vim.fn.fnamemodify(full, ":~:."), filetype = ft, lines = out, numbered = false }
+  return {
+    kind = "outline",
+    path = vim.fn.fnamemodify(full, ":~:."),
+    filetype = ft,
+    lines = out,
+    numbered = false,
+  }
 end
 
 return M
