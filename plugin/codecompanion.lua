@@ -66,3 +66,21 @@ end, { desc = "Reload the Python config file" })
 vim.api.nvim_create_user_command("CodeCompanionLog", function()
   vim.cmd.split(require("codecompanion.host").log_path())
 end, { desc = "Open the codecompanion log" })
+
+-- CodeCompanion.nvim's inline assistant and action palette are not here: typing them (a habit)
+-- says in one line what to use instead, rather than E464/E492.
+vim.api.nvim_create_user_command("CodeCompanion", function()
+  require("codecompanion.render").notify(
+    ":CodeCompanionChat [prompt] opens a chat, :'<,'>CodeCompanionChat Add adds lines "
+      .. "(there is no inline assistant)",
+    "info"
+  )
+end, { nargs = "*", range = true, desc = "Say what to use instead of the inline assistant" })
+
+vim.api.nvim_create_user_command("CodeCompanionActions", function()
+  require("codecompanion.render").notify(
+    ":CodeCompanionChat Toggle|Restore|Add|adapter=NAME; ? in a chat lists its keymaps "
+      .. "(there is no action palette)",
+    "info"
+  )
+end, { nargs = "*", range = true, desc = "Say what to use instead of the action palette" })

@@ -44,7 +44,7 @@ end
 
 local function notify_error(msg)
   vim.schedule(function()
-    vim.notify("codecompanion: " .. msg, vim.log.levels.ERROR)
+    vim.notify(require("codecompanion.notify").fit("codecompanion: " .. msg), vim.log.levels.ERROR)
   end)
 end
 

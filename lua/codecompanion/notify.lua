@@ -28,8 +28,31 @@ local function flush_notices()
   end
   require("codecompanion.host").log(dropped)
   if best then
-    vim.notify("codecompanion: " .. best.text, best.level)
+    vim.notify(M.fit("codecompanion: " .. best.text), best.level)
   end
+end
+
+--- True when vim.notify is Neovim's own (it prints in the message area; a longer line wraps
+--- and asks "Press ENTER").
+local function stock_notify()
+  local info = debug.getinfo(vim.notify, "S")
+  return info ~= nil and info.source:find("vim/_editor.lua", 1, true) ~= nil
+end
+
+--- `text` cut to one line of the message area with "…" when Neovim's own vim.notify shows it
+--- (the whole text goes to the log, :CodeCompanionLog); a notification plugin gets it whole.
+function M.fit(text)
+  local room = math.max(20, vim.v.echospace - 1)
+  if not stock_notify() or vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  require("codecompanion.host").log({ text })
+  local chars = vim.fn.strchars(text)
+  local cut = vim.fn.strcharpart(text, 0, room - 1)
+  while vim.fn.strdisplaywidth(cut) > room - 1 and chars > 0 do
+    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  end
+  return cut .. "…"
 end
 
 --- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.

@@ -319,9 +319,9 @@ function M.apply(bufnr, ops)
     if handler then
       local ok, err = pcall(handler, bufnr, op)
       if not ok then
-        vim.notify(
-          "codecompanion: render " .. op.kind .. ": " .. tostring(err),
-          vim.log.levels.ERROR
+        require("codecompanion.notify").notify(
+          "render " .. op.kind .. ": " .. tostring(err),
+          "error"
         )
       end
     end

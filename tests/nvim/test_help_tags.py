@@ -26,3 +26,20 @@ def test_help_works_without_shipped_tags(start_nvim: StartNvim, tmp_path: Path) 
     assert ed.nvim.current.buffer.name == str(copy / "doc" / "codecompanion.txt")
     ed.nvim.command("help codecompanion-status")
     assert "STATUSLINE" in ed.nvim.current.line or "status" in ed.nvim.current.line
+
+
+def test_help_codecompanion_opens_the_top_of_the_file(editor: Editor) -> None:
+    editor.nvim.command("help codecompanion")
+    assert editor.nvim.current.buffer.name.endswith("codecompanion.txt")
+    assert editor.nvim.current.window.cursor[0] <= 3  # the `*codecompanion*` tag, not a section
+
+
+def test_help_text_has_no_stray_backticks() -> None:
+    # A backtick left open on a line shows as a literal `, not as code (outside example blocks).
+    text = (ROOT / "doc" / "codecompanion.txt").read_text().splitlines()
+    odd = [
+        f"{n}: {line}"
+        for n, line in enumerate(text, 1)
+        if line.count("`") % 2 and not line.strip().startswith("```")
+    ]
+    assert odd == []

@@ -268,7 +268,7 @@ def test_offline_demo_runs_the_whole_tool_loop(start_nvim: StartNvim, tmp_path: 
         assert "That was the offline demo" in text
         assert text.count("## LLM (demo · demo)") == 1
     messages = ed.nvim.exec_lua("return vim.fn.execute('messages')")
-    assert "no provider configured" in messages
+    assert "no provider is configured" in messages
     assert list(project.iterdir()) == []  # nothing written into the user's project
     prompts = [p["prompt"] for p in ed.prompts()]
     assert any("wc -l codecompanion-demo.md" in (p or "") for p in prompts)

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("codecompanion.workspace")
 
 NO_PROVIDER = (
-    "no provider configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, "
-    "start Ollama, or name an adapter in codecompanion.py; using the offline demo"
+    "offline demo: no provider is configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "GEMINI_API_KEY, start Ollama, or name an adapter in codecompanion.py)"
 )
 
 
