@@ -18,6 +18,14 @@ _BLANK = " \t"
 _META = " \t\n;&|()<>"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL_PARAMETERS = "@*#?$!-0123456789"
+EXPANDED = "\x00"  # in Word.pattern: text the shell substitutes (a variable, a substitution)
+# A `${...}` whose value is a variable's, or the variable's with a pattern or default that
+# expands nothing: anything else (`${!x}`, `${x@P}`, `${a[i]}`, `${x:1}`, `${x:-$(cmd)}`) can
+# make bash run commands or evaluate arithmetic on a variable's text.
+_PLAIN_PARAMETER = re.compile(
+    r"#?(?:[A-Za-z_][A-Za-z0-9_]*|[@*#?$!0-9-])"
+    r"|[A-Za-z_][A-Za-z0-9_]*(?::?[-=+?]|##?|%%?|//?|/#|/%|\^\^?|,,?)[^$`\[\]]*"
+)
 # Redirection operators at a word start, longest first; an fd number may come before them.
 _REDIRECT = re.compile(r"(\d+|\{[A-Za-z_][A-Za-z0-9_]*\})?(<<<|<<-|<<|<>|<&|>>|>&|>\||&>>|&>|<|>)")
 MAX_DEPTH = 6
@@ -31,6 +39,9 @@ class Word:
     text: str
     known: bool = True
     glob: bool = False
+    # The names the word could stand for, as an fnmatch pattern: quoted characters escaped,
+    # unquoted glob and brace characters kept, and EXPANDED where the shell substitutes text.
+    pattern: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,8 @@ class Parsed:
     commands: list[Simple] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
     redirects: bool = False
+    targets: list[Word] = field(default_factory=list)  # the files redirections name
+    writes: list[str] = field(default_factory=list)  # options that make a program write files
 
     def doubt(self, reason: str) -> None:
         """Note something the reader cannot see through (once per reason)."""
@@ -60,6 +73,7 @@ class _Reader:
 
     def __init__(self, text: str, out: Parsed, depth: int) -> None:
         self.text, self.out, self.depth, self.i = text, out, depth, 0
+        self.ansi: str | None = None  # the text of the last $'...' read
 
     def peek(self, offset: int = 0) -> str:
         index = self.i + offset
@@ -103,6 +117,8 @@ class _Reader:
         char, following = self.peek(), self.peek(1)
         if char == "(" and following == ")" or (char == "(" and words):
             self.out.doubt("a function definition")
+        elif char == "(" and following == "(":
+            self.out.doubt("an arithmetic command (bash evaluates names and subscripts in it)")
         self._finish(words, piped)
         if char in "&|" and following == char:  # && and ||
             self.i += 2
@@ -135,7 +151,7 @@ class _Reader:
         while self.peek() in _BLANK and self.peek():
             self.i += 1
         if self.peek() and self.peek() not in _META:
-            self.read_word()
+            self.out.targets.append(self.read_word())
         return True
 
     def nested(self, closer: str) -> None:
@@ -161,11 +177,13 @@ class _Reader:
         """One word up to an unquoted blank or operator."""
         parts: list[str] = []
         bare: list[str] = []  # the unquoted characters, where globs and braces take effect
+        pattern: list[str] = []
         known = True
         while self.i < len(self.text):
             char = self.peek()
             if char in _META:
                 break
+            before = len(parts)
             if char == "\\":
                 if self.peek(1) == "\n":
                     self.out.doubt("a line continuation")
@@ -179,18 +197,30 @@ class _Reader:
                     end = len(self.text)
                 parts.append(self.text[self.i + 1 : end])
                 self.i = end + 1
-            elif char == '"':
-                self.i += 1
-                known = self._double_quoted(parts) and known
+            elif char == '"' or (char == "$" and self.peek(1) == '"'):
+                translated = char == "$"  # bash's $"...": a translation, unknown until it runs
+                self.i += 2 if translated else 1
+                expanded = not self._doubleliteral_pattern(parts) or translated
+                known = not expanded and known
+                pattern.append(EXPANDED if expanded else literal_pattern("".join(parts[before:])))
+                continue
             elif char == "$" or char == "`":
+                self.ansi = None
                 known = self._expansion(parts) and known
+                literal = parts[before:] == ["$"]
+                ansi = None if self.ansi is None else literal_pattern(self.ansi)
+                pattern.append("$" if literal else ansi or EXPANDED)
+                continue
             else:
                 bare.append(char)
                 parts.append(char)
+                pattern.append(char)
                 self.i += 1
-        return Word("".join(parts), known, expands(bare))
+                continue
+            pattern.append(literal_pattern("".join(parts[before:])))
+        return Word("".join(parts), known, expands(bare), "".join(pattern))
 
-    def _double_quoted(self, parts: list[str]) -> bool:
+    def _doubleliteral_pattern(self, parts: list[str]) -> bool:
         """Read up to the closing `"`; False if something inside expands."""
         known = True
         while self.i < len(self.text):
@@ -238,16 +268,12 @@ class _Reader:
             self.nested(")")
             parts.append("$(...)")
             return False
-        if following == "{":
-            depth, self.i = 1, self.i + 2
-            while self.i < len(self.text) and depth:
-                depth += {"{": 1, "}": -1}.get(self.peek(), 0)
-                self.i += 1
-            parts.append("${...}")
+        if following in "{[" and following:
+            self._parameter(parts) if following == "{" else self._old_arithmetic(parts)
             return False
         if following == "'":
             self.i += 1
-            self.read_word_quote_ansi()
+            self.ansi = ansi_c(self.read_word_quote_ansi())
             parts.append("$'...'")
             return False
         name = _NAME.match(self.text, self.i + 1)
@@ -262,12 +288,62 @@ class _Reader:
         parts.append("$...")
         return False
 
-    def read_word_quote_ansi(self) -> None:
-        """Skip a `'...'` whose backslashes escape (the part after `$` of `$'...'`)."""
+    def _parameter(self, parts: list[str]) -> None:
+        """`${...}`: a plain one is a variable's value; others are commands nobody can know."""
+        depth, start = 1, self.i + 2
+        self.i = start
+        while self.i < len(self.text) and depth:
+            depth += {"{": 1, "}": -1}.get(self.peek(), 0)
+            self.i += 1
+        if not _PLAIN_PARAMETER.fullmatch(self.text[start : self.i - 1]):
+            self.out.doubt("a parameter expansion the rules cannot follow")
+            self.out.commands.append(Simple((Word("${...}", known=False),)))
+        parts.append("${...}")
+
+    def _old_arithmetic(self, parts: list[str]) -> None:
+        """bash's `$[...]`: arithmetic, which evaluates names and subscripts."""
+        self.out.doubt("an arithmetic expansion")
+        self.out.commands.append(Simple((Word("$[...]", known=False),)))
+        end = self.text.find("]", self.i)
+        self.i = len(self.text) if end < 0 else end + 1
+        parts.append("$[...]")
+
+    def read_word_quote_ansi(self) -> str:
+        """Skip a `'...'` whose backslashes escape (the part after `$` of `$'...'`); its body."""
         self.i += 1
+        start = self.i
         while self.i < len(self.text) and self.peek() != "'":
             self.i += 2 if self.peek() == "\\" else 1
         self.i += 1
+        return self.text[start : self.i - 1]
+
+
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)"
+)
+_ANSI_NAMED = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+               "r": "\r", "t": "\t", "v": "\v"}  # fmt: skip
+
+
+def ansi_c(body: str) -> str:
+    """The text bash makes of `$'body'` (escapes decoded), as far as names are concerned."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(min(int(code[1:], 16), 0x10FFFF))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) & 0x1F)
+        return _ANSI_NAMED.get(code, code)
+
+    return _ANSI_ESCAPE.sub(one, body)
+
+
+def literal_pattern(text: str) -> str:
+    """`text` as a pattern that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[]{}," else c for c in text)
 
 
 def expands(bare: list[str]) -> bool:

@@ -16,8 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from itertools import pairwise
 
-from .shell_parse import MAX_DEPTH, Parsed, Word, parse
+from . import shell_programs
+from .shell_parse import EXPANDED, MAX_DEPTH, Parsed, Word, literal_pattern, parse
 
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!"})
 _KEYWORDS |= {"{", "}", "esac", "coproc"}
@@ -25,17 +27,39 @@ _KEYWORDS |= {"{", "}", "esac", "coproc"}
 _OPAQUE = frozenset(
     "xargs parallel watch su runuser chroot flock strace ltrace gdb valgrind unshare nsenter "
     "firejail systemd-run script chronic unbuffer taskset cgexec fakeroot proot rlwrap entr "
-    "pkexec sg newgrp expect source . alias function case select hash enable".split()
+    "pkexec sg newgrp expect source . alias function case select hash enable "
+    # Wrappers whose options are not modelled: they run the command after them.
+    "prlimit setpriv setarch chrt ssh-agent linux32 linux64 i386 x86_64 numactl capsh runcon "
+    "bwrap systemd-nspawn dbus-run-session dbus-launch catchsegv eatmydata faketime nocache "
+    "torsocks proxychains proxychains4 tsocks daemonize start-stop-daemon lckdo with-lock-ex "
+    "schroot flatpak-spawn cpulimit trickle ld.so".split()
 )
+# The dynamic loader runs the program named after it (`/lib64/ld-linux-x86-64.so.2 /bin/rm`).
+_LOADER = re.compile(r"ld(-[\w.-]+)?\.so(\.[\w.]+)?")
 _SHELLS = frozenset("sh bash dash zsh ksh mksh ash posh yash fish".split())
 # Variables that change which program a name runs or make shells and loaders run code.
 _STEERING = frozenset(
     "PATH BASH_ENV ENV IFS PS4 PROMPT_COMMAND SHELLOPTS BASHOPTS BASH_FUNC CDPATH "
-    "LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT PYTHONSTARTUP PYTHONPATH PERL5OPT NODE_OPTIONS".split()
+    "LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT PYTHONSTARTUP PYTHONPATH PERL5OPT NODE_OPTIONS "
+    # ...and those that give programs options or helper programs (`TAR_OPTIONS=--to-command=`).
+    "GLOBIGNORE TAR_OPTIONS RIPGREP_CONFIG_PATH GREP_OPTIONS PAGER EDITOR VISUAL LESSOPEN "
+    "LESSCLOSE MANPAGER BROWSER GCONV_PATH".split()
 )
+_STEERING_PREFIXES = ("BASH_FUNC_", "LD_", "GIT_")
+# Bash builtins that evaluate an array subscript in a variable name they are given:
+# `printf -v 'a[$(cmd)]'` runs cmd even though the word is quoted.
+_SUBSCRIPTED = frozenset(
+    "printf test [ [[ declare typeset local export readonly read unset mapfile readarray wait "
+    "getopts let".split()
+)
+# git runs programs named in these files (hooks, filters, drivers, submodule commands).
+_GIT_CONTROL_NAMES = (".git", ".gitattributes", ".gitmodules")
+# Characters some filesystems ignore in names (macOS HFS+): `.g\u200cit` is `.git` there.
+_IGNORED_IN_NAMES = dict.fromkeys(
+    [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
+_MAX_BRACE_FORMS = 256
 _DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
-# A line naming git's control files: git runs the programs written there (hooks, filters).
-_GIT_CONTROL = re.compile(r"(^|[^\w.-])\.git(/|$|[^\w.-])|\.gitattributes|\.gitmodules")
 
 
 @dataclass(frozen=True)
@@ -109,6 +133,7 @@ class Reading:
     commands: tuple[Command, ...]
     doubts: tuple[str, ...]
     redirects: bool
+    writes: tuple[str, ...] = ()  # options that make a program write files (`sort -o`)
 
     @property
     def certain(self) -> bool:
@@ -119,16 +144,98 @@ class Reading:
 def read(line: str) -> Reading:
     """Read a shell line into the commands it runs."""
     parsed = parse(line)
-    if _GIT_CONTROL.search(line):
-        parsed.doubt("it names git's control files (.git/, .gitattributes, .gitmodules)")
     commands: list[Command] = []
     _collect(parsed, commands, 0)
-    return Reading(tuple(commands), tuple(parsed.doubts), parsed.redirects)
+    return Reading(tuple(commands), tuple(parsed.doubts), parsed.redirects, tuple(parsed.writes))
 
 
 def _collect(parsed: Parsed, out: list[Command], depth: int) -> None:
+    data_variables = any(
+        s.words and s.words[0].text in ("read", "mapfile", "readarray", "printf")
+        for s in parsed.commands
+    )
+    words = [w for s in parsed.commands for w in s.words] + parsed.targets
+    if any(names_git_control(w, data_variables) for w in words):
+        parsed.doubt("it names git's control files (.git/, .gitattributes, .gitmodules)")
     for simple in parsed.commands:
         _unwrap(list(simple.words), parsed, out, depth)
+
+
+def names_git_control(word: Word, data_variables: bool = False) -> bool:
+    """True if `word` could name .git, .gitattributes or .gitmodules once the shell expands it.
+
+    Letter case is ignored (case-insensitive filesystems). A path part that is one whole
+    variable counts only if the line fills variables from data (`read`): otherwise its value
+    is either written in the line (and checked there) or the user's own.
+    """
+    pattern = word.pattern or literal_pattern(word.text)
+    if _is_assignment(word.text):
+        # Its value, used unquoted later (globbed then), or appended to what came before.
+        name, _equals, value = pattern.partition("=")
+        pattern = (EXPANDED if name.endswith("+") else "") + re.sub(r"\[(.)\]", r"\1", value)
+    pattern = pattern.translate(_IGNORED_IN_NAMES).lower()
+    forms = _braces(pattern)
+    if forms is None:
+        return EXPANDED in pattern or any(name[1:] in pattern for name in _GIT_CONTROL_NAMES)
+    for form in forms:
+        for part in form.split("/"):
+            if part == EXPANDED and not data_variables:
+                continue
+            if part[:1] in "*?[":
+                continue  # a glob never matches a leading dot
+            if any(fnmatchcase(name, part.replace(EXPANDED, "*")) for name in _GIT_CONTROL_NAMES):
+                return True
+    return False
+
+
+def _braces(pattern: str) -> list[str] | None:
+    """The words brace expansion makes of `pattern` (None: too many to list)."""
+    forms = [pattern]
+    for _ in range(_MAX_BRACE_FORMS):
+        expanded: list[str] = []
+        changed = False
+        for form in forms:
+            group = _brace_group(form)
+            if group is None:
+                expanded.append(form)
+                continue
+            changed = True
+            start, end, choices = group
+            expanded += [form[:start] + choice + form[end:] for choice in choices]
+        forms = expanded
+        if len(forms) > _MAX_BRACE_FORMS:
+            return None
+        if not changed:
+            return forms
+    return None
+
+
+def _brace_group(form: str) -> tuple[int, int, list[str]] | None:
+    """The first unescaped `{a,b}` group of `form` (a `{x..y}` range reads as anything)."""
+    depth, start, index = 0, -1, 0
+    commas: list[int] = []
+    while index < len(form):
+        char = form[index]
+        if char == "[":  # an escaped character or a bracket expression: not a brace
+            close = form.find("]", index + 2)
+            index = len(form) if close < 0 else close + 1
+            continue
+        if char == "{":
+            depth += 1
+            start = index if depth == 1 else start
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner = form[start + 1 : index]
+                if commas:
+                    cuts = [start, *commas, index]
+                    return start, index + 1, [form[a + 1 : b] for a, b in pairwise(cuts)]
+                if ".." in inner:
+                    return start, index + 1, [EXPANDED]
+        elif char == "," and depth == 1:
+            commas.append(index)
+        index += 1
+    return None
 
 
 def _nested(text: str, parsed: Parsed, out: list[Command], depth: int) -> None:
@@ -165,16 +272,14 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
     program = os.path.basename(first.text) or first.text
     out.append(Command(program, first.text, tuple(words[1:])))
     rest = words[1:]
-    if program in _OPAQUE:
+    if _runs_more(program, words, parsed, out):
+        return
+    if program in _OPAQUE or _LOADER.fullmatch(program):
         _unknown(words, parsed, out, f"`{program}` runs commands the rules cannot see")
     elif program in _SHELLS:
         _shell(program, rest, parsed, out, depth)
     elif program in ("eval", "trap"):
-        script = rest[:1] if program == "trap" else rest
-        if all(word.known for word in script):
-            _nested(" ".join(word.text for word in script), parsed, out, depth)
-        else:
-            _unknown(words, parsed, out, f"`{program}` of text the shell computes")
+        _evaluate(program, words, parsed, out, depth)
     elif program == "find":
         _find(rest, parsed, out, depth)
     elif program in _DECLARE:
@@ -184,15 +289,70 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
         _wrapper(program, words, parsed, out, depth)
 
 
+def _evaluate(
+    program: str, words: list[Word], parsed: Parsed, out: list[Command], depth: int
+) -> None:
+    """`eval -- text` and `trap -- action SIGNAL`: the text is read as a script."""
+    rest = words[1:]
+    if rest and rest[0].text == "--":
+        rest = rest[1:]
+    elif program == "trap" and rest and rest[0].text in ("-l", "-p", "-lp", "-pl"):
+        return  # only prints
+    script = rest[:1] if program == "trap" else rest
+    if all(word.known for word in script):
+        _nested(" ".join(word.text for word in script), parsed, out, depth)
+    else:
+        _unknown(words, parsed, out, f"`{program}` of text the shell computes")
+
+
+def _runs_more(program: str, words: list[Word], parsed: Parsed, out: list[Command]) -> bool:
+    """Note what `program`'s options make it run or write; True if nothing more can be read."""
+    rest = words[1:]
+    if program in _SUBSCRIPTED and _evaluates_subscripts(program, rest):
+        _unknown(words, parsed, out, f"bash evaluates `{program}`'s subscripts and arithmetic")
+        return True
+    for effect in shell_programs.effects(program, rest):
+        if effect.kind == "writes":
+            parsed.writes.append(effect.why)
+        else:
+            _unknown(words, parsed, out, effect.why)
+    return False
+
+
+def _evaluates_subscripts(program: str, rest: list[Word]) -> bool:
+    """True if bash would evaluate an array subscript or arithmetic on these words.
+
+    `let` and `[[ a -eq b ]]` evaluate names as arithmetic; the others a subscript in a name
+    (`printf -v 'a[$(cmd)]'`, `test -v 'a[...]'`, `read 'a[...]'`, `declare -i`).
+    """
+    texts = [w.text for w in rest]
+    if program == "let" or (program == "[[" and _ARITHMETIC_TESTS.intersection(texts)):
+        return True
+    if program in _DECLARE and any(t.startswith(("-", "+")) and "i" in t for t in texts):
+        return True
+    if program == "printf":
+        names = [b for a, b in pairwise(rest) if a.text == "-v"] + [
+            w for w in rest if w.text.startswith("-v") and len(w.text) > 2
+        ]
+    elif program in ("test", "["):
+        names = rest if "-v" in texts else []
+    else:
+        names = rest
+    return any("[" in word.text or not word.known for word in names)
+
+
+_ARITHMETIC_TESTS = frozenset("-eq -ne -lt -le -gt -ge".split())
+
+
 def _is_assignment(text: str) -> bool:
     name, equals, _value = text.partition("=")
-    return bool(equals) and name.isidentifier()
+    return bool(equals) and name.removesuffix("+").isidentifier()
 
 
 def _steering(word: Word, parsed: Parsed, out: list[Command]) -> None:
     """An assignment to PATH, BASH_ENV, LD_PRELOAD...: what runs next cannot be known."""
-    name = word.text.partition("=")[0]
-    if _is_assignment(word.text) and (name in _STEERING or name.startswith("BASH_FUNC_")):
+    name = word.text.partition("=")[0].removesuffix("+")
+    if _is_assignment(word.text) and (name in _STEERING or name.startswith(_STEERING_PREFIXES)):
         _unknown([word], parsed, out, f"an assignment to {name}")
 
 
@@ -211,6 +371,8 @@ def _wrapper(
         return
     inner = rest[start:]
     if program == "env":
+        while inner and inner[0].text == "-":  # `env -` is `env -i`
+            inner = inner[1:]
         while inner and inner[0].known and _is_assignment(inner[0].text):
             _steering(inner[0], parsed, out)
             inner = inner[1:]
@@ -261,20 +423,40 @@ def _option(text: str, spec: Options) -> int | None:
 
 
 def _shell(program: str, rest: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
-    """`sh -c 'script'` is read inside; a shell reading its input is uncertain."""
-    command_string = any(
-        w.known and w.text.startswith("-") and not w.text.startswith("--") and "c" in w.text
-        for w in rest
-    )
-    spec = _SHELL_OPTIONS
-    if command_string:
-        spec = Options(spec.flags + "c", spec.with_value, spec.long_flags, spec.long_values)
-    start = skip_options(rest, spec)
-    if start is None:
+    """`sh -c 'script'` is read inside; a shell reading its input is uncertain.
+
+    Options are read as the shell reads them: `-x` sets and `+x` unsets, `-o`/`+o`/`-O`/`+O`
+    take the next word, and `c` anywhere in them makes the first operand the script.
+    """
+    command_string, reads_input, index = False, False, 0
+    while index < len(rest):
+        word = rest[index]
+        text = word.text
+        if not word.known:
+            break
+        if text in ("--", "-"):
+            index += 1
+            break
+        if text.startswith("--") and text[2:] in _SHELL_OPTIONS.long_flags:
+            index += 1
+            continue
+        if text.startswith("--") and text[2:] in _SHELL_OPTIONS.long_values:
+            index += 2
+            continue
+        if len(text) < 2 or text[0] not in "-+" or text.startswith(("--", "++")):
+            break
+        letters = text[1:]
+        if any(c not in _SHELL_OPTIONS.flags + "oOcsil" for c in letters):
+            _unknown([Word(program), *rest], parsed, out, f"options of `{program}` not modelled")
+            return
+        command_string = command_string or "c" in letters
+        reads_input = reads_input or "s" in letters or "i" in letters
+        index += 1 + sum(c in "oO" for c in letters)
+    if index > len(rest) or any(not w.known for w in rest[:index]):
         _unknown([Word(program), *rest], parsed, out, f"options of `{program}` not modelled")
-    elif command_string and start < len(rest) and rest[start].known:
-        _nested(rest[start].text, parsed, out, depth)
-    elif command_string or start >= len(rest) or any(w.text == "-s" for w in rest[:start]):
+    elif command_string and index < len(rest) and rest[index].known:
+        _nested(rest[index].text, parsed, out, depth)
+    elif command_string or reads_input or index >= len(rest):
         _unknown([Word(program), *rest], parsed, out, f"`{program}` reading commands it is given")
 
 
@@ -314,7 +496,9 @@ def allow_matches(reading: Reading, allow: Sequence[str]) -> bool:
 
     Commands are matched as written (quotes removed), so `rm *` does not allow `./rm x`.
     """
-    if not allow or not reading.certain or reading.redirects or not reading.commands:
+    if not allow or not reading.certain or reading.redirects or reading.writes:
+        return False
+    if not reading.commands:
         return False
     if not all(c.exact for c in reading.commands):
         return False

@@ -1,0 +1,469 @@
+"""What common read-only programs do through their options: run other programs or write files.
+
+`rg --pre`, `sed 'e cmd'`, `sort -o`, `tar -I`, `git grep -O`, `find -delete` and their kin turn
+a program people allow as read-only into one that runs commands or writes files. This table
+reads the arguments of those programs the way the program does (GNU option permutation and
+long-option abbreviations included). A line using an option that runs something, or an option
+the table does not know for a program whose options it lists in full, has no known program for
+the rules; an option that writes makes the line one an allow rule does not cover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .shell_parse import Word
+
+Kind = Literal["runs", "writes", "unknown"]
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One thing an option makes a program do beyond reading, and why the rules think so."""
+
+    kind: Kind
+    why: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A program's options: safe ones, those taking a value, and those that run or write.
+
+    `complete` says the lists cover every option: anything else is unknown. Long names match
+    their abbreviations as GNU getopt and git accept them.
+    """
+
+    flags: str = ""
+    values: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_values: frozenset[str] = frozenset()
+    runs: frozenset[str] = frozenset()  # letters and long names
+    writes: frozenset[str] = frozenset()
+    complete: bool = True
+    optional: str = ""  # letters whose value, if any, is attached (`sed -i.bak`)
+
+
+def _spec(flags: str, values: str, lf: str, lv: str, runs: str = "", writes: str = "", *,
+          complete: bool = True, optional: str = "") -> Spec:  # fmt: skip
+    return Spec(
+        flags, values, frozenset(lf.split()), frozenset(lv.split()),
+        frozenset(runs.split()), frozenset(writes.split()), complete, optional,
+    )  # fmt: skip
+
+
+@dataclass
+class Scan:
+    """What scanning the arguments found: effects, operands, and the values given to options."""
+
+    effects: list[Effect] = field(default_factory=list)
+    operands: list[Word] = field(default_factory=list)
+    values: list[tuple[str, str]] = field(default_factory=list)  # (option, value)
+    flags: list[str] = field(default_factory=list)
+
+    def add(self, kind: Kind, why: str) -> None:
+        """Record one effect."""
+        self.effects.append(Effect(kind, why))
+
+
+def _long(name: str, spec: Spec, program: str, scan: Scan) -> bool | None:
+    """Classify `--name`: True if it takes a value, False if not, None if it ends the scan."""
+    everything = spec.long_flags | spec.long_values | spec.runs | spec.writes
+    matches = {known for known in everything if known.startswith(name) and len(known) > 1}
+    exact = {name} & everything
+    chosen = exact or matches
+    for kind, names in (("runs", spec.runs), ("writes", spec.writes)):
+        hit = chosen & names
+        if hit:
+            scan.add(kind, f"`{program} --{sorted(hit)[0]}` {_VERB[kind]}")  # type: ignore[arg-type]
+    if not chosen:
+        if spec.complete:
+            scan.add("unknown", f"`{program} --{name}` is an option the rules do not know")
+        return False
+    return bool(chosen & spec.long_values)
+
+
+_VERB = {"runs": "runs other programs", "writes": "writes files", "unknown": "is not known"}
+
+
+def _short(text: str, spec: Spec, program: str, scan: Scan) -> bool:
+    """Classify a cluster `-abc`; True if its last letter takes the next word as its value."""
+    for position, letter in enumerate(text[1:], start=1):
+        for kind, names in (("runs", spec.runs), ("writes", spec.writes)):
+            if letter in names:
+                scan.add(kind, f"`{program} -{letter}` {_VERB[kind]}")  # type: ignore[arg-type]
+        if letter in spec.optional:
+            return False  # its value, if any, is the rest of the word
+        if letter in spec.values:
+            value = text[position + 1 :]
+            if value:
+                scan.values.append((letter, value))
+            return not value
+        if letter in spec.flags or letter in spec.runs or letter in spec.writes:
+            scan.flags.append(letter)
+        elif spec.complete:
+            scan.add("unknown", f"`{program} -{letter}` is an option the rules do not know")
+            return False
+    return False
+
+
+def scan(program: str, args: Sequence[Word], spec: Spec) -> Scan:
+    """Read `args` as GNU getopt does: options anywhere before `--`, values attached or next."""
+    out = Scan()
+    index, options = 0, True
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if not word.known or word.glob:
+            out.add("unknown", f"an argument of `{program}` the shell computes")
+            continue
+        text = word.text
+        if not options or not text.startswith("-") or text == "-":
+            out.operands.append(word)
+            continue
+        if text == "--":
+            options = False
+            continue
+        if text.startswith("--"):
+            name, equals, value = text[2:].partition("=")
+            takes = _long(name, spec, program, out)
+            if equals:
+                out.values.append((name, value))
+            elif takes and index < len(args):
+                out.values.append((name, args[index].text))
+                index += 1
+            else:
+                out.flags.append(name)
+        elif _short(text, spec, program, out) and index < len(args):
+            out.values.append((text[-1], args[index].text))
+            index += 1
+    return out
+
+
+# --- the programs -------------------------------------------------------------------------
+
+_SORT = _spec(
+    "bdfgiMhnRrVcCmsuz", "ktTSo",
+    "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting "
+    "month-sort human-numeric-sort numeric-sort random-sort reverse version-sort merge stable "
+    "unique zero-terminated debug help version check",
+    "sort key field-separator temporary-directory buffer-size parallel random-source "
+    "batch-size files0-from output compress-program",
+    runs="compress-program", writes="o output",
+)  # fmt: skip
+_UNIQ = _spec(
+    "cdDiuz", "fsw",
+    "count repeated ignore-case unique zero-terminated help version",
+    "all-repeated group skip-fields skip-chars check-chars",
+)  # fmt: skip
+_SED = _spec(
+    "nrEsuz", "lef",
+    "quiet silent regexp-extended separate unbuffered null-data posix sandbox debug "
+    "follow-symlinks help version in-place",
+    "line-length expression file",
+    writes="i in-place", optional="i",
+)  # fmt: skip
+_RG = _spec("", "", "", "pre hostname-bin", runs="pre hostname-bin", complete=False)
+_GIT_GREP = _spec("", "", "", "", runs="O open-files-in-pager", complete=False, optional="O")
+_GIT_OUTPUT = _spec(
+    "o", "", "", "output output-directory", writes="output output-directory", complete=False
+)
+# git's own options before the subcommand: these point git at other configuration or programs.
+_GIT_STEERING = ("-c", "-C", "--config-env", "--exec-path", "--git-dir", "--work-tree",
+                 "--namespace", "--super-prefix", "--list-cmds")  # fmt: skip
+_GIT_FLAGS = ("-p", "-P", "--paginate", "--no-pager", "--bare", "--no-replace-objects",
+              "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
+              "--icase-pathspecs", "--no-optional-locks", "--no-advice")  # fmt: skip
+
+
+def _sed(args: Sequence[Word]) -> list[Effect]:
+    found = scan("sed", args, _SED)
+    scripts = [value for option, value in found.values if option in ("e", "expression")]
+    if any(option in ("f", "file") for option, _ in found.values):
+        found.add("unknown", "`sed -f` runs a script the rules cannot see")
+    if not scripts and not any(o in ("f", "file") for o, _ in found.values) and found.operands:
+        scripts = [found.operands[0].text]
+    for script in scripts:
+        problem = sed_script_effect(script)
+        if problem is not None:
+            found.add(problem[0], f"a sed script that {problem[1]}")
+    return found.effects
+
+
+def sed_script_effect(script: str) -> tuple[Kind, str] | None:
+    """("runs"|"writes"|"unknown", why) if a sed script can run commands or write files."""
+    reader = _SedScript(script)
+    try:
+        return reader.read()
+    except IndexError:
+        return None  # ran off the end: sed itself rejects the script
+
+
+class _SedScript:
+    """GNU sed's script grammar, just enough to find the `e`, `w`, `W` commands and flags."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.i = text, 0
+
+    def _skip(self, chars: str) -> None:
+        while self.i < len(self.text) and self.text[self.i] in chars:
+            self.i += 1
+
+    def _delimited(self, delimiter: str) -> None:
+        """Skip to past the next unescaped `delimiter` (in a regex or replacement)."""
+        while self.text[self.i] != delimiter:
+            self.i += 2 if self.text[self.i] == "\\" else 1
+        self.i += 1
+
+    def _rest_of_line(self) -> None:
+        while self.i < len(self.text) and self.text[self.i] != "\n":
+            self.i += 1
+
+    def _address(self) -> None:
+        self._skip(" \t")
+        if self.i >= len(self.text):
+            return
+        char = self.text[self.i]
+        if char == "/" or char == "\\":
+            if char == "\\":
+                self.i += 1
+            delimiter = self.text[self.i]
+            self.i += 1
+            self._delimited(delimiter)
+            self._skip("IM")
+        else:
+            self._skip("0123456789$~+")
+
+    def read(self) -> tuple[Kind, str] | None:
+        while True:
+            self._skip(" \t\n;}")
+            if self.i >= len(self.text):
+                return None
+            self._address()
+            if self.i < len(self.text) and self.text[self.i] == ",":
+                self.i += 1
+                self._address()
+            self._skip(" \t!")
+            command = self.text[self.i] if self.i < len(self.text) else ""
+            self.i += 1
+            problem = self._command(command)
+            if problem is not None:
+                return problem
+
+    def _command(self, command: str) -> tuple[Kind, str] | None:
+        if command in ("e",):
+            return ("runs", "runs commands (`e`)")
+        if command in ("w", "W"):
+            return ("writes", f"writes files (`{command}`)")
+        if command in ("s", "y"):
+            delimiter = self.text[self.i]
+            self.i += 1
+            self._delimited(delimiter)
+            self._delimited(delimiter)
+            if command == "s":
+                start = self.i
+                self._skip("gpiImMe0123456789w")
+                flags = self.text[start : self.i]
+                if "e" in flags:
+                    return ("runs", "runs commands (`s///e`)")
+                if "w" in flags:
+                    return ("writes", "writes files (`s///w`)")
+            return None
+        if command in "aicrRbtTv:#":
+            self._rest_of_line() if command in "aicrR:#" else self._skip_label()
+            return None
+        if command in "{=dDgGhHlnNpPqQxzF" or command == "":
+            self._skip("0123456789 \t")
+            return None
+        return ("unknown", f"uses a command the rules do not know (`{command}`)")
+
+    def _skip_label(self) -> None:
+        while self.i < len(self.text) and self.text[self.i] not in ";\n}":
+            self.i += 1
+
+
+def _uniq(args: Sequence[Word]) -> list[Effect]:
+    found = scan("uniq", args, _UNIQ)
+    if len(found.operands) >= 2:
+        found.add("writes", "`uniq INPUT OUTPUT` writes its second file")
+    return found.effects
+
+
+def _sort(args: Sequence[Word]) -> list[Effect]:
+    return scan("sort", args, _SORT).effects
+
+
+def _rg(args: Sequence[Word]) -> list[Effect]:
+    return scan("rg", args, _RG).effects
+
+
+_XXD_FLAGS = "abCEeihpruduv"
+_XXD_VALUES = "cglnosR"
+
+
+def _xxd(args: Sequence[Word]) -> list[Effect]:
+    """xxd reads its options by their first letter (`-c`, `-cols`); a second file is output."""
+    out, index, operands = Scan(), 0, 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if not word.known or word.glob:
+            out.add("unknown", "an argument of `xxd` the shell computes")
+        elif word.text.startswith("-") and len(word.text) > 1 and operands == 0:
+            letter = word.text[1]
+            if letter in _XXD_VALUES:
+                attached = word.text[2:]
+                if not attached or attached.isalpha():
+                    index += 1
+            elif letter not in _XXD_FLAGS:
+                out.add("unknown", f"`xxd {word.text}` is an option the rules do not know")
+        else:
+            operands += 1
+    if operands >= 2:
+        out.add("writes", "`xxd IN OUT` writes its second file")
+    return out.effects
+
+
+_FIND_WRITES = frozenset("-fprint -fprint0 -fprintf -fls -delete".split())
+# Primaries and options taking one value; those taking none are listed after.
+_FIND_VALUES = frozenset(
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -mtime "
+    "-mmin -atime -amin -ctime -cmin -newer -anewer -cnewer -user -group -uid -gid -perm -links "
+    "-inum -samefile -maxdepth -mindepth -printf -regextype -lname -ilname -fstype -used "
+    "-context -files0-from -D -O".split()
+)
+_FIND_FLAGS = frozenset(
+    "-nouser -nogroup -empty -executable -readable -writable -true -false -depth -prune -quit "
+    "-print -print0 -ls -mount -xdev -follow -noleaf -ignore_readdir_race "
+    "-noignore_readdir_race -daystart -warn -nowarn -not -and -or -a -o -H -L -P ( ) ! , "
+    "-help --help -version --version".split()
+)
+
+
+def _find(args: Sequence[Word]) -> list[Effect]:
+    """find's primaries: writing ones, and unknown ones (`-exec` is read by the caller)."""
+    out, index = Scan(), 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        text = word.text
+        if text in ("-exec", "-execdir", "-ok", "-okdir"):
+            while index < len(args) and args[index].text not in (";", "+"):
+                index += 1
+            index += 1
+        elif not word.known:
+            out.add("unknown", "an argument of `find` the shell computes")
+        elif text in _FIND_WRITES:
+            out.add("writes", f"`find {text}` writes or deletes files")
+        elif text in _FIND_VALUES or text.startswith("-newer") and len(text) == 8:
+            index += 1
+        elif text.startswith("-") and text not in _FIND_FLAGS and len(text) > 1:
+            out.add("unknown", f"`find {text}` is a primary the rules do not know")
+    return out.effects
+
+
+_TAR_READ_MODES = frozenset("t d".split())
+_TAR_LONG_READ = ("list", "diff", "compare", "test-label")
+_TAR_LONG_WRITE = ("extract", "get", "create", "append", "update", "catenate", "concatenate",
+                   "delete", "index-file", "listed-incremental", "volno-file")  # fmt: skip
+_TAR_LONG_RUNS = ("use-compress-program", "checkpoint-action", "to-command", "info-script",
+                  "new-volume-script", "rsh-command", "rmt-command")  # fmt: skip
+_TAR_VALUES = "bCfFgHIKLNTVX"
+
+
+def _tar(args: Sequence[Word]) -> list[Effect]:
+    """tar: its mode (only listing and comparing read), and options that run programs."""
+    out = Scan()
+    words = list(args)
+    if words and words[0].known and not words[0].text.startswith("-"):
+        words[0] = Word("-" + words[0].text, True)  # `tar tf x`: the old bundled form
+    archives: list[str] = []
+    local = False
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if not word.known or word.glob:
+            out.add("unknown", "an argument of `tar` the shell computes")
+            continue
+        text = word.text
+        if text.startswith("--"):
+            name, equals, value = text[2:].partition("=")
+            local = local or "force-local".startswith(name) and len(name) > 2
+            if any(known.startswith(name) for known in _TAR_LONG_RUNS):
+                out.add("runs", f"`tar --{name}` runs other programs")
+            elif any(known.startswith(name) for known in _TAR_LONG_WRITE):
+                out.add("writes", f"`tar --{name}` writes files")
+            elif "file".startswith(name) and len(name) > 1:
+                archives.append(value if equals else _next(words, index))
+                index += 0 if equals else 1
+        elif text.startswith("-") and len(text) > 1:
+            index = _tar_cluster(text, words, index, out, archives)
+    if not local and any(":" in name for name in archives):
+        out.add("runs", "`tar -f host:file` runs a remote shell")
+    return out.effects
+
+
+def _next(words: Sequence[Word], index: int) -> str:
+    return words[index].text if index < len(words) else ""
+
+
+def _tar_cluster(text: str, words: list[Word], index: int, out: Scan, archives: list[str]) -> int:
+    for position, letter in enumerate(text[1:], start=1):
+        if letter == "I" or letter == "F":
+            out.add("runs", f"`tar -{letter}` runs other programs")
+        elif letter in "xcruA":
+            out.add("writes", f"`tar -{letter}` writes files")
+        elif letter == "g":
+            out.add("writes", "`tar -g` writes a snapshot file")
+        if letter in _TAR_VALUES:
+            value = text[position + 1 :]
+            if letter == "f":
+                archives.append(value or _next(words, index))
+            return index if value else index + 1
+    return index
+
+
+def _git(args: Sequence[Word]) -> list[Effect]:
+    """git: options pointing it at other configuration, then the subcommand's own options."""
+    out = Scan()
+    index = 0
+    while index < len(args) and args[index].text.startswith("-"):
+        word = args[index]
+        name = word.text.partition("=")[0]
+        if not word.known:
+            out.add("unknown", "an argument of `git` the shell computes")
+        elif name in _GIT_STEERING or any(name.startswith(s) for s in ("-c", "-C")):
+            out.add("runs", f"`git {name}` points git at other configuration or programs")
+        elif name not in _GIT_FLAGS:
+            out.add("unknown", f"`git {name}` is an option the rules do not know")
+        index += 1
+    if index >= len(args):
+        return out.effects
+    subcommand, rest = args[index].text, args[index + 1 :]
+    if subcommand == "grep":
+        out.effects += scan("git grep", rest, _GIT_GREP).effects
+    elif subcommand in ("diff", "show", "log", "whatchanged", "format-patch", "range-diff"):
+        out.effects += scan(f"git {subcommand}", rest, _GIT_OUTPUT).effects
+        if subcommand == "format-patch" and not any(w.text == "--stdout" for w in rest):
+            out.add("writes", "`git format-patch` writes patch files")
+    return out.effects
+
+
+PROGRAMS: dict[str, Callable[[Sequence[Word]], list[Effect]]] = {
+    "sed": _sed,
+    "sort": _sort,
+    "uniq": _uniq,
+    "rg": _rg,
+    "xxd": _xxd,
+    "find": _find,
+    "tar": _tar,
+    "git": _git,
+}
+
+
+def effects(program: str, args: Sequence[Word]) -> list[Effect]:
+    """What `program args` does beyond reading (empty: nothing the table knows of)."""
+    check = PROGRAMS.get(program)
+    return check(args) if check is not None else []
