@@ -392,19 +392,20 @@ class Chat:
         result = self.messages.tool_result(call_id)  # uncut: what the model got is all of it
         return None if result is None else result.content or ""
 
-    def clear(self, new_id: str | None = None) -> None:
+    def clear(self, new_id: str | None = None, then: Callable[[], None] | None = None) -> None:
         """Forget the conversation (system prompts stay); a running turn is stopped first.
 
         With `new_id` the chat goes on under that id: the saved history stays as it was.
+        `then` runs once the chat is cleared.
         """
         if self.busy and self._task is not None:
             # The stopped turn still stores its partial answer: clear once it has ended.
-            self._task.add_done_callback(lambda _task: self._clear_now(new_id))
+            self._task.add_done_callback(lambda _task: self._clear_now(new_id, then))
             self.stop()
             return
-        self._clear_now(new_id)
+        self._clear_now(new_id, then)
 
-    def _clear_now(self, new_id: str | None = None) -> None:
+    def _clear_now(self, new_id: str | None = None, then: Callable[[], None] | None = None) -> None:
         if new_id is not None and new_id != self.id:
             self.save_now()
             self.id = new_id
@@ -413,6 +414,8 @@ class Chat:
         self.title = None
         self.save()
         self.view.render([RenderOp("replace", {"lines": [transcript.USER_HEADER, "", ""]})])
+        if then is not None:
+            then()
         self.fire("ChatCleared")
 
     def _sync_system_prompts(self) -> None:

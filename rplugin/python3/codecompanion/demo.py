@@ -1,15 +1,23 @@
-"""The offline demo provider: a loopback server replaying a short scripted conversation.
+"""The offline demo provider: a loopback server that answers like a model, from the request.
 
-It is used when no provider is configured, so a fresh install shows the whole tool loop:
-the model creates and reads a file, asks to run a command (the approval prompt), and edits it.
+It is used when no provider is configured, so a fresh install shows the whole tool loop: the
+model creates and reads a file, asks to run a command (the approval prompt), and edits it.
+Each answer follows from the conversation the request carries (how many results came back since
+the last message), so any number of demo chats, messages and clears each get the whole demo.
+A tool of your own offered to a demo chat (`@{name}`) is called instead, with example arguments
+made from its schema: a way to try a tool without a provider.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from .loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
+from .loopback import LoopbackServer, RecordedRequest, Turn, openai_text, openai_tool_calls
 from .ports import RenderOp
 from .transcript import USER_HEADER, block
 
@@ -21,31 +29,32 @@ FINAL = (
     "That was the offline demo: a file was created, read, measured with a command you approved, "
     "and edited. Configure a real provider (see `:help codecompanion-adapters`) to chat for real."
 )
+STOPPED = (
+    "The demo stopped: the last tool call did not succeed (its result is above). Send another "
+    "message to run the demo again."
+)
+# How a result that is not a success begins (the tool system's texts for failures).
+_FAILED = re.compile(r"The user (rejected|cancelled)|The \S+ tool (failed|timed out)|Error")
 
 
-def demo_turns() -> list[Turn]:
-    """The scripted answers, one per request."""
+def demo_file(run: int) -> str:
+    """The file the `run`-th demo of a chat works on (each run has its own)."""
+    return DEMO_FILE if run <= 1 else DEMO_FILE.replace(".md", f"-{run}.md")
+
+
+def demo_turns(run: int = 1) -> list[Turn]:
+    """The scripted answers of one demo run, one per request."""
+    name = demo_file(run)
+    whole = {"filepath": name, "start_line_number_base_zero": 0, "end_line_number_base_zero": -1}
+    edit = {"oldText": "hello world", "newText": "hello codecompanion", "replaceAll": False}
     return [
         openai_tool_calls(
-            [("demo_1", "create_file", {"filepath": DEMO_FILE, "content": CONTENT})],
+            [("demo_1", "create_file", {"filepath": name, "content": CONTENT})],
             text="This is the offline demo. I'll create a small file to work with.",
         ),
+        openai_tool_calls([("demo_2", "read_file", whole)], text="Now I'll read it back."),
         openai_tool_calls(
-            [
-                (
-                    "demo_2",
-                    "read_file",
-                    {
-                        "filepath": DEMO_FILE,
-                        "start_line_number_base_zero": 0,
-                        "end_line_number_base_zero": -1,
-                    },
-                )
-            ],
-            text="Now I'll read it back.",
-        ),
-        openai_tool_calls(
-            [("demo_3", "run_command", {"cmd": f"wc -l {DEMO_FILE}"})],
+            [("demo_3", "run_command", {"cmd": f"wc -l {name}"})],
             text="Let me count its lines with a command (you will be asked first).",
         ),
         openai_tool_calls(
@@ -54,14 +63,8 @@ def demo_turns() -> list[Turn]:
                     "demo_4",
                     "insert_edit_into_file",
                     {
-                        "filepath": DEMO_FILE,
-                        "edits": [
-                            {
-                                "oldText": "hello world",
-                                "newText": "hello codecompanion",
-                                "replaceAll": False,
-                            }
-                        ],
+                        "filepath": name,
+                        "edits": [edit],
                         "explanation": "Greet the plugin",
                         "mode": "append",
                     },
@@ -73,23 +76,91 @@ def demo_turns() -> list[Turn]:
     ]
 
 
-OVER = (
-    "The demo is over: configure a provider to chat for real. "
-    "Open a new chat (or clear this one with gx) to see the demo again."
-)
+def example_value(schema: Mapping[str, Any]) -> Any:
+    """A value that fits a JSON schema: its example, default or first choice, else by type."""
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
+    choices = schema.get("enum")
+    if isinstance(choices, list) and choices:
+        return choices[0]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    if kind == "object" or "properties" in schema:
+        return example_arguments(schema)
+    if kind == "array":
+        items = schema.get("items")
+        return [example_value(items)] if isinstance(items, Mapping) else []
+    simple = {"integer": 2, "number": 1.5, "boolean": True, "null": None}
+    return simple.get(str(kind), "example")
+
+
+def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for a function schema: every required property (every one when none is)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    required = schema.get("required")
+    names = [n for n in required if n in properties] if isinstance(required, list) else None
+    return {
+        name: example_value(properties[name] if isinstance(properties[name], Mapping) else {})
+        for name in (names if names else list(properties))
+    }
+
+
+def _offered(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The tools the request offers other than the demo's own: (name, parameters)."""
+    found = []
+    for entry in body.get("tools") or []:
+        function = entry.get("function") if isinstance(entry, Mapping) else None
+        if isinstance(function, Mapping) and function.get("name") not in DEMO_TOOLS:
+            parameters = function.get("parameters")
+            found.append(
+                (str(function.get("name")), parameters if isinstance(parameters, dict) else {})
+            )
+    return found
+
+
+def _try_tools(tools: list[tuple[str, dict[str, Any]]], results: list[Mapping[str, Any]]) -> Turn:
+    """Call each offered tool once with example arguments, then report what came back."""
+    if len(results) < len(tools):
+        name, parameters = tools[len(results)]
+        args = example_arguments(parameters)
+        text = f"Demo: calling `{name}` with example arguments from its schema: {json.dumps(args)}"
+        return openai_tool_calls([(f"demo_try_{len(results) + 1}", name, args)], text=text)
+    lines = [
+        f"- `{name}` answered: {str(result.get('content'))[:300]}"
+        for (name, _), result in zip(tools, results, strict=False)
+    ]
+    return openai_text(
+        "The demo called your tools with example arguments:\n" + "\n".join(lines), chunks=4
+    )
+
+
+def answer(request: RecordedRequest) -> Turn:
+    """The demo model's answer to one request (Chat Completions), from its messages."""
+    body = request.json() if request.body else {}
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    after = messages[users[-1] + 1 :] if users else []
+    results = [m for m in after if m.get("role") == "tool"]
+    tools = _offered(body)
+    if tools:
+        return _try_tools(tools, results)
+    if results and _FAILED.match(str(results[-1].get("content") or "")):
+        return openai_text(STOPPED, chunks=4)
+    turns = demo_turns(len(users))
+    return turns[min(len(results), len(turns) - 1)]
 
 
 def start_demo_server() -> LoopbackServer:
     """Start the demo server in a background thread; the caller stops it."""
     server = LoopbackServer().start()
-    server.set_default(openai_text(OVER, chunks=4))
+    server.set_responder(answer)
     return server
-
-
-def rewind(server: LoopbackServer) -> None:
-    """Script the demo again for a new demo chat (unless one is still running it)."""
-    if server.pending() == 0:
-        server.enqueue(*demo_turns())
 
 
 def demo_project() -> Path:
@@ -102,7 +173,8 @@ def hint(folder: Path) -> str:
     return (
         "_Offline demo (no provider is configured): type anything under `## Me` and press "
         "<CR>. The model will create, read, measure (with your approval) and edit "
-        f"`{DEMO_FILE}` in the temporary folder `{folder}`._"
+        f"`{DEMO_FILE}` in the temporary folder `{folder}`. Offer a tool of your own "
+        "(`@{name}`) and the demo calls it with example arguments._"
     )
 
 

@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,6 +69,7 @@ class LoopbackServer:
             "GET": collections.deque(),
         }
         self._default: Turn | None = None
+        self._responder: Callable[[RecordedRequest], Turn] | None = None
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._sockets: set[socket.socket] = set()
@@ -121,6 +122,11 @@ class LoopbackServer:
         with self._cond:
             self._queues[method.upper()].extend(turns)
 
+    def set_responder(self, responder: Callable[[RecordedRequest], Turn] | None) -> None:
+        """Answer POST requests from their content when the queue is empty (before the default)."""
+        with self._cond:
+            self._responder = responder
+
     def set_default(self, turn: Turn | None) -> None:
         """The answer to POST requests once the queue is empty (None: a 500 error)."""
         with self._cond:
@@ -143,12 +149,15 @@ class LoopbackServer:
             self.requests.append(request)
             self._cond.notify_all()
 
-    def _next_turn(self, method: str, path: str) -> Turn:
+    def _next_turn(self, method: str, path: str, request: RecordedRequest) -> Turn:
         with self._cond:
             queue = self._queues.get(method)
             if queue:
                 return queue.popleft()
+            responder = self._responder if method == "POST" else None
             default = self._default if method == "POST" else None
+        if responder is not None:
+            return responder(request)
         if default is not None:
             return default
         if method == "GET":
@@ -218,19 +227,18 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         split = urlsplit(self.path)
         raw = self._read_body()
-        owner._record(
-            RecordedRequest(
-                method=self.command,
-                path=split.path,
-                query=dict(parse_qsl(split.query)),
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=_decode_body(raw),
-                connection=self.connection_id,
-                reused=self.served > 0,
-            )
+        request = RecordedRequest(
+            method=self.command,
+            path=split.path,
+            query=dict(parse_qsl(split.query)),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=_decode_body(raw),
+            connection=self.connection_id,
+            reused=self.served > 0,
         )
+        owner._record(request)
         self.served += 1
-        self._send(owner._next_turn(self.command, split.path), owner._stopping)
+        self._send(owner._next_turn(self.command, split.path, request), owner._stopping)
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -267,24 +267,16 @@ class Workspace:
     def demo_adapter(self) -> ChatAdapter:
         """The offline demo: an OpenAI-style adapter talking to an in-process loopback server."""
         from .adapters import create_adapter
-        from .demo import rewind, start_demo_server
+        from .demo import start_demo_server
 
         if self._demo is None:
             self._demo = start_demo_server()
-        rewind(self._demo)
         settings = AdapterSettings(
             name="openai_compatible", url=self._demo.url + "/v1", api_key="demo", model="demo"
         )
         adapter = create_adapter(settings, key_resolver=self.keys, ssl_context=None)
         adapter.name = "demo"
         return adapter
-
-    def rewind_demo(self) -> None:
-        """A demo chat was cleared: its next message starts the demo again."""
-        from .demo import rewind
-
-        if self._demo is not None:
-            rewind(self._demo)
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,13 +130,7 @@ class App:
         if saved:
             self._restore(chat, saved)
         elif chat.adapter.name == "demo":
-            from ..demo import DEMO_TOOLS  # with its loopback server: only for the demo
-
-            for name in DEMO_TOOLS:
-                chat.tools.add_tool(name)
-            from ..demo import intro_ops  # the demo (and its loopback server) loads only for it
-
-            chat.view.render(intro_ops(chat.tools.cwd))
+            self._start_demo(chat)
         old = self.chats.pop(chat_id, None)
         if old is not None:  # the buffer was reopened with the same id: the new chat replaces it
             old.stop()
@@ -143,6 +138,14 @@ class App:
         if notice:
             chat.view.notify(notice, "warn")
         self._announce(chat, bool(saved), bool(args.get("reattach")))
+
+    def _start_demo(self, chat: Chat) -> None:
+        """Offer the demo's tools and say what to type (the demo loads only for a demo chat)."""
+        from ..demo import DEMO_TOOLS, intro_ops
+
+        for name in DEMO_TOOLS:
+            chat.tools.add_tool(name)
+        chat.view.render(intro_ops(chat.tools.cwd))
 
     def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """A saved chat whose messages can be read, or the one line saying why it cannot."""
@@ -279,15 +282,27 @@ class App:
         chat = self._chat(args)
         if chat is None:
             return
-        if chat.adapter.name == "demo":
-            self._workspace().rewind_demo()
         new_id = args.get("new_id")
+        then = self._demo_again(chat) if chat.adapter.name == "demo" else None
         if isinstance(new_id, str) and new_id and new_id not in self.chats:
             # Lua already sends under the new id; the old saved chat is left as it was.
             self.chats[new_id] = self.chats.pop(chat.id)
-            chat.clear(new_id)
+            chat.clear(new_id, then=then)
         else:
-            chat.clear()
+            chat.clear(then=then)
+
+    def _demo_again(self, chat: Chat) -> Callable[[], None]:
+        """After a demo chat is cleared: a fresh folder, the demo's tools and its intro again."""
+
+        def again() -> None:
+            from ..demo import demo_project
+
+            view = chat.view
+            assert isinstance(view, NvimChatView)  # every chat of the host draws in Neovim
+            chat.tools = self._tool_system(chat, view, demo_project(), chat.tools.yolo)
+            self._start_demo(chat)
+
+        return again
 
     def do_chat_regenerate(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
