@@ -36,9 +36,8 @@ def test_demo_runs_again_in_the_same_chat_and_after_clear(
     assert text.count("That was the offline demo") == 2 and "already exists" not in text
     # gx: the intro is back, in a new folder, and the demo runs whole again.
     ed.nvim.input("gx")
-    again = wait_for(
-        lambda: "Offline demo" in ed.text(bufnr) and "That was" not in ed.text(bufnr) and ed.text(bufnr)
-    )
+    cleared = lambda: "That was" not in ed.text(bufnr) and ed.text(bufnr)  # noqa: E731
+    again = wait_for(lambda: "Offline demo" in ed.text(bufnr) and cleared())
     second = folder_of(again)
     assert second != first
     ed.answer("Accept all", "approve", "Accept all")
