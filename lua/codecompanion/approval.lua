@@ -13,10 +13,23 @@ local LABELS = {
   edit = "Edit the arguments, then run",
 }
 
+---@class codecompanion.ApprovalRequest a question about one tool call, asked by the host
+---@field tool_name string
+---@field prompt string
+---@field choices? string[] keys of LABELS (default: approve, always, reject, cancel, edit)
+---@field preview? string[] every argument, shown in a float above the question
+---@field always_scope? "command"|"arguments" what "always" remembers, when not the whole tool
+---@field editable_text? string the arguments (JSON) or the command, for "edit"
+---@field editable_kind? "json"|"text"
+
 -- Edit buffers and argument previews open for a pending approval, closed when it is stopped.
 local open_edits = {}
 local open_previews = {}
 
+---@param chan integer
+---@param rid integer
+---@param choice? string approve, always, reject, cancel, edit, ...
+---@param extra? { reason?: string, edited?: string }
 local function reply(chan, rid, choice, extra)
   pcall(vim.rpcnotify, chan, "codecompanion", "approval_reply", {
     rid = rid,
@@ -26,23 +39,31 @@ local function reply(chan, rid, choice, extra)
   })
 end
 
---- Open a scratch buffer holding `text`; `:w` (or <C-s>) runs the edited call, `q` goes back.
-local function edit(chan, rid, req)
+--- A scratch buffer of the call's editable text (JSON arguments, or a command), in a split.
+---@param rid integer
+---@param req codecompanion.ApprovalRequest
+---@return integer buf
+local function edit_buffer(rid, req)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].buftype = "acwrite"
   vim.bo[buf].bufhidden = "wipe"
   pcall(vim.api.nvim_buf_set_name, buf, ("codecompanion://edit/%s"):format(rid))
-  vim.api.nvim_buf_set_lines(
-    buf,
-    0,
-    -1,
-    false,
-    vim.split(req.editable_text or "", "\n", { plain = true })
-  )
+  local text = vim.split(req.editable_text or "", "\n", { plain = true })
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, text)
   vim.bo[buf].filetype = req.editable_kind == "json" and "json" or "sh"
-  local origin = vim.api.nvim_get_current_win()
   vim.cmd("botright split")
   vim.api.nvim_win_set_buf(0, buf)
+  return buf
+end
+
+--- Open a scratch buffer holding the call's text; `:w` (or <C-s>) runs the edited call, `q`
+--- goes back.
+---@param chan integer
+---@param rid integer
+---@param req codecompanion.ApprovalRequest
+local function edit(chan, rid, req)
+  local origin = vim.api.nvim_get_current_win()
+  local buf = edit_buffer(rid, req)
   open_edits[buf] = true
   local done = false
   local function finish(choice, edited)
@@ -80,6 +101,9 @@ local function edit(chan, rid, req)
 end
 
 --- The label of a choice; "always" says what it remembers (a tool, or one command or path).
+---@param item string a choice
+---@param req? codecompanion.ApprovalRequest
+---@return string
 function M.label(item, req)
   if item == "always" and req and type(req.always_scope) == "string" then
     return LABELS["always_" .. req.always_scope] or LABELS.always
@@ -89,6 +113,9 @@ end
 
 --- Ask the user about one tool call (called by the host): every argument is on screen
 --- (in a preview at the top) while the question is asked.
+---@param chan integer
+---@param rid integer
+---@param req codecompanion.ApprovalRequest
 function M.ask(chan, rid, req)
   vim.schedule(function()
     -- User CodeCompanionToolApprovalRequested/Finished are fired by the host (approvals.py),
@@ -138,6 +165,9 @@ function M.dismiss()
 end
 
 --- A yes/no question (e.g. a path outside the project).
+---@param chan integer
+---@param rid integer
+---@param question string
 function M.confirm(chan, rid, question)
   vim.schedule(function()
     vim.ui.select(

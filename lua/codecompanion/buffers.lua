@@ -40,6 +40,7 @@ local function schedule()
 end
 
 --- Keep the host on `chan` told of the loaded files (now, and after every buffer change).
+---@param chan integer the host's channel
 function M.track(chan)
   state.chan, state.last = chan, nil
   local group = vim.api.nvim_create_augroup("codecompanion_buffers", { clear = true })

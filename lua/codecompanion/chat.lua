@@ -5,10 +5,17 @@ local render = require("codecompanion.render")
 
 local M = {}
 
+---@param bufnr integer
+---@return string?
 local function chat_id(bufnr)
   return require("codecompanion.chat_buffers").chat_id(bufnr)
 end
 
+--- Send `method` with `args` and the chat's id to the host (re-attaching the chat first).
+---@param bufnr integer
+---@param method string
+---@param args? table
+---@return boolean sent
 local function send(bufnr, method, args)
   require("codecompanion.chat_buffers").reattach(bufnr)
   args = args or {}
@@ -20,6 +27,8 @@ local function send(bufnr, method, args)
   return host.notify(method, args)
 end
 
+--- Send the message typed under the last `## Me` (with its context) to the host.
+---@param bufnr? integer default: the current buffer
 function M.submit(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local text = render.user_message(bufnr)
@@ -43,24 +52,32 @@ function M.submit(bufnr)
   send(bufnr, "chat_submit", { text = text, context = context })
 end
 
+--- Stop the request and the tools running for the chat.
+---@param bufnr? integer default: the current buffer
 function M.stop(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_stop")
 end
 
+--- Toggle YOLO mode (tools run without approval) for the chat.
+---@param bufnr? integer default: the current buffer
 function M.toggle_yolo(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_yolo")
 end
 
+--- Ask the model again for the last answer.
+---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
 end
 
 --- Clear the chat: it goes on as a new saved chat (the old one can still be restored).
+---@param bufnr? integer default: the current buffer
 function M.clear(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local old = chat_id(bufnr)
   if not old then
-    return send(bufnr, "chat_clear")
+    send(bufnr, "chat_clear")
+    return
   end
   require("codecompanion.chat_buffers").reattach(bufnr)
   local new = require("codecompanion.chat_buffers").renew_id(bufnr)
@@ -68,6 +85,8 @@ function M.clear(bufnr)
 end
 
 --- The call id of the tool line (or folded output) under the cursor, if any.
+---@param bufnr integer
+---@return string?
 local function call_under_cursor(bufnr)
   local row = vim.fn.line(".") - 1
   local best, best_row = nil, -1
@@ -90,17 +109,23 @@ local function call_under_cursor(bufnr)
   return best
 end
 
+--- Open the full output of the tool call under the cursor in a scratch buffer.
+---@param bufnr? integer default: the current buffer
 function M.full_output(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   send(bufnr, "chat_full_output", { call_id = call_under_cursor(bufnr) or vim.NIL })
 end
 
 --- Pick the adapter, then the model; the host lists models without Neovim waiting.
+---@param bufnr? integer default: the current buffer
 function M.change_adapter(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_pick_adapter")
 end
 
 --- A choice asked by the host; answered by notification.
+---@param chan integer
+---@param rid integer
+---@param req { items: string[], prompt: string }
 function M.pick(chan, rid, req)
   vim.schedule(function()
     vim.ui.select(
@@ -119,6 +144,8 @@ function M.pick(chan, rid, req)
   end)
 end
 
+--- Move the cursor to the next (1) or previous (-1) header.
+---@param direction 1|-1
 local function jump(direction)
   local rows = render.header_rows(0)
   local cur = vim.fn.line(".")
@@ -165,6 +192,8 @@ local ACTIONS = {
   },
 }
 
+--- Call `fn` for each configured key of each chat action.
+---@param fn fun(name: string, mode: string, key: string)
 local function each_mapping(fn)
   for name, modes in pairs(config.options.keymaps or {}) do
     if modes and ACTIONS[name] then
@@ -177,6 +206,7 @@ local function each_mapping(fn)
   end
 end
 
+--- Show the chat's keymaps in a float (`q` closes it).
 function M.help()
   local lines = {}
   each_mapping(function(name, mode, key)
@@ -205,6 +235,8 @@ function M.help()
   vim.keymap.set("n", "<Esc>", "<cmd>close<CR>", { buffer = buf, nowait = true })
 end
 
+--- Set the chat buffer's keymaps, omnifunc and completion hook.
+---@param bufnr integer
 function M.attach(bufnr)
   each_mapping(function(name, mode, key)
     vim.keymap.set(mode, key, function()
@@ -222,6 +254,7 @@ end
 
 --- Fold text of a tool's output (the tool line and its status) or of a context block,
 --- coloured with CodeCompanionFold.
+---@return [string, string][] chunks
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()

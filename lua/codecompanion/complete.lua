@@ -3,6 +3,11 @@
 -- reload), and completion plugins get them through their callbacks.
 local M = {}
 
+---@class codecompanion.CompletionItem
+---@field word string what is inserted: `@{tool}`, `#{buffer}`, `/file`
+---@field kind "group"|"tool"|"variable"|"command"
+---@field menu? string its description
+
 -- Filled by the host (`set_items`); `at` is when, so a stale cache is refreshed in the background.
 local cache = { items = nil, at = 0, adapters = {}, models = {} }
 
@@ -15,6 +20,8 @@ local function local_items()
 end
 
 --- Called by the host with its `@` items and the adapter names and models (plain data).
+---@param items? codecompanion.CompletionItem[]
+---@param meta? { adapters?: string[], models?: table<string, string[]> }
 function M.set_items(items, meta)
   cache.items, cache.at = items or {}, vim.uv.now()
   if type(meta) == "table" then
@@ -29,15 +36,18 @@ function M.invalidate()
 end
 
 --- Every item: the host's (cached) and the local ones.
+---@return codecompanion.CompletionItem[]
 function M.items()
   local result = vim.list_extend({}, cache.items or {})
   return vim.list_extend(result, local_items())
 end
 
 --- Items for `callback(items)`, asking the host in the background when the cache is empty or old.
+---@param callback fun(items: codecompanion.CompletionItem[])
 function M.fetch(callback)
   if cache.items and vim.uv.now() - cache.at < 5000 then
-    return callback(M.items())
+    callback(M.items())
+    return
   end
   require("codecompanion.host").request_async("completion_items", {}, function(value)
     if type(value) == "table" then
@@ -48,6 +58,8 @@ function M.fetch(callback)
 end
 
 --- Adapter names and models for `:CodeCompanionChat adapter=<Tab> model=<Tab>`.
+---@param fetch? boolean false: only the cache, never ask the host
+---@return string[]
 function M.adapters(fetch)
   if #cache.adapters == 0 and fetch ~= false then
     M.fetch(function() end) -- for the next <Tab>: command-line completion cannot wait
@@ -55,6 +67,9 @@ function M.adapters(fetch)
   return cache.adapters
 end
 
+--- The cached models of `adapter` (of every adapter when nil).
+---@param adapter? string
+---@return string[]
 function M.models(adapter)
   local models = cache.models[adapter or ""] or {}
   if adapter == nil then
@@ -69,6 +84,8 @@ end
 local KINDS = { group = 9, tool = 3, variable = 6, command = 14 } -- LSP CompletionItemKind
 
 --- Items in the LSP CompletionItem shape, for nvim-cmp and blink.cmp.
+---@param items? codecompanion.CompletionItem[] default: every item
+---@return lsp.CompletionItem[]
 function M.lsp_items(items)
   local result = {}
   for _, item in ipairs(items or M.items()) do
@@ -85,6 +102,9 @@ function M.lsp_items(items)
 end
 
 --- The start of the word being completed before the cursor (0-based column) and its text.
+---@param line string
+---@param col integer
+---@return integer? start, string? word
 local function word_before(line, col)
   local before = line:sub(1, col)
   -- `:` and `-` in names: @{mcp:<server>}
@@ -98,6 +118,10 @@ local function word_before(line, col)
   return start - 1, before:sub(start)
 end
 
+--- 'omnifunc' of chat buffers: the start column, then the items that match `base`.
+---@param findstart 0|1
+---@param base string
+---@return integer|table[]
 function M.omnifunc(findstart, base)
   if findstart == 1 then
     local start = word_before(vim.api.nvim_get_current_line(), vim.fn.col(".") - 1)
@@ -119,6 +143,8 @@ end
 
 --- A slash command was completed (its word already removed): run it; text it returns goes in
 --- at the cursor.
+---@param bufnr integer the chat
+---@param word string the command's word: "/file", "/buffer", ...
 function M.run_command(bufnr, word)
   local _, text = require("codecompanion.slash").run(bufnr, word)
   if text and vim.api.nvim_get_current_buf() == bufnr then
@@ -127,6 +153,8 @@ function M.run_command(bufnr, word)
 end
 
 --- True for the word of a slash command.
+---@param word any
+---@return boolean
 function M.is_command(word)
   return type(word) == "string"
     and word:match("^/[%w_%-]+$") ~= nil
@@ -134,6 +162,7 @@ function M.is_command(word)
 end
 
 --- Remove `word` just before the cursor (the completed slash command) from the chat buffer.
+---@param word string
 function M.remove_before_cursor(word)
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_get_current_line()
@@ -144,6 +173,7 @@ function M.remove_before_cursor(word)
 end
 
 --- For 'omnifunc' (and any completion that ends with CompleteDone): run a chosen slash command.
+---@param bufnr integer the chat
 function M.on_complete_done(bufnr)
   local word = (vim.v.completed_item or {}).word
   if M.is_command(word) then

@@ -116,6 +116,7 @@ local function problems(opts)
 end
 
 --- Neovim is recent enough (else one line says so).
+---@return boolean
 function M.supported()
   if vim.fn.has("nvim-" .. M.MIN_VERSION) == 1 then
     return true
@@ -133,6 +134,9 @@ function M.supported()
   return false
 end
 
+--- Check `opts` (one line names what is wrong) and merge them over the defaults.
+---@param opts? table
+---@return table options the options in force
 function M.setup(opts)
   opts = vim.deepcopy(opts or {})
   local found = type(opts) == "table" and problems(opts) or { "setup() takes a table" }
@@ -153,6 +157,9 @@ function M.setup(opts)
   return M.options
 end
 
+--- The Python config file: `config_file`, else $CODECOMPANION_CONFIG, else
+--- stdpath("config")/codecompanion.py.
+---@return string
 function M.config_file()
   if M.options.config_file then
     return vim.fn.expand(M.options.config_file)
@@ -164,6 +171,7 @@ function M.config_file()
 end
 
 --- The values Python needs (plain data only).
+---@return table
 function M.for_python()
   return {
     config_file = M.config_file(),

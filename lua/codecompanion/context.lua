@@ -3,16 +3,26 @@
 -- Added context waits, shown under `## Me`, and is sent with the next message.
 local M = {}
 
+---@class codecompanion.ContextItem a file or buffer sent with the next message
+---@field kind string "file", "buffer"
+---@field path string relative to the cwd (or ~)
+---@field filetype string
+---@field lines string[]
+---@field mention? string the text that asked for it (`#{buffer}`)
+
 local ns = vim.api.nvim_create_namespace("codecompanion_context")
 -- last: the last file buffer entered; win: the last window that showed one (the chat's source);
 -- pending: chat bufnr -> list of context items.
 local state = { last = nil, win = nil, pending = {} }
 
+---@param bufnr integer
+---@return boolean
 local function is_chat(bufnr)
   return vim.bo[bufnr].filetype == "codecompanion"
 end
 
 --- Remember the last real file buffer entered (called on BufEnter).
+---@param bufnr integer
 function M.track(bufnr)
   if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == "" and not is_chat(bufnr) then
     state.last = bufnr
@@ -21,6 +31,7 @@ function M.track(bufnr)
 end
 
 --- The buffer `#{buffer}` means: the last file buffer the user was in, if it is still loaded.
+---@return integer?
 function M.last_buffer()
   if state.last and vim.api.nvim_buf_is_loaded(state.last) then
     return state.last
@@ -36,11 +47,16 @@ function M.source()
   return { bufnr = M.last_buffer(), win = win }
 end
 
+---@param path string
+---@return string
 local function relative(path)
   return vim.fn.fnamemodify(path, ":~:.")
 end
 
 --- A context item for a loaded buffer: path, filetype and its lines (unsaved changes included).
+---@param bufnr integer
+---@param kind? string default "buffer"
+---@return codecompanion.ContextItem
 function M.from_buffer(bufnr, kind)
   local name = vim.api.nvim_buf_get_name(bufnr)
   return {
@@ -52,6 +68,8 @@ function M.from_buffer(bufnr, kind)
 end
 
 --- A context item for a file on disk (read when picked).
+---@param path string
+---@return codecompanion.ContextItem?
 function M.from_file(path)
   local ok, lines = pcall(vim.fn.readfile, path)
   if not ok then
@@ -91,6 +109,8 @@ local function show_pending(bufnr)
 end
 
 --- Add a context item to the chat's next message.
+---@param bufnr integer the chat
+---@param item? codecompanion.ContextItem
 function M.add(bufnr, item)
   if not item then
     return
@@ -107,6 +127,9 @@ end
 
 --- The context to send with `text` (added items, and the variables it mentions); clears what
 --- was pending.
+---@param bufnr integer the chat
+---@param text string the message
+---@return codecompanion.ContextItem[]
 function M.take(bufnr, text)
   local items = state.pending[bufnr] or {}
   state.pending[bufnr] = nil
@@ -133,6 +156,7 @@ function M.take(bufnr, text)
 end
 
 --- `/buffer`: pick one of the open file buffers.
+---@param chat integer the chat's buffer
 function M.pick_buffer(chat)
   local choices = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -144,7 +168,8 @@ function M.pick_buffer(chat)
     end
   end
   if #choices == 0 then
-    return vim.notify("codecompanion: /buffer: no file buffer is open", vim.log.levels.WARN)
+    vim.notify("codecompanion: /buffer: no file buffer is open", vim.log.levels.WARN)
+    return
   end
   vim.ui.select(choices, {
     prompt = "Add a buffer to the chat",
@@ -160,6 +185,8 @@ function M.pick_buffer(chat)
 end
 
 --- The project's files, listed without blocking Neovim (rg, else git ls-files), for `cb(files)`.
+---@param cwd string
+---@param cb fun(files: string[])
 local function list_files(cwd, cb)
   local cmd = vim.fn.executable("rg") == 1 and { "rg", "--files", "--hidden", "--glob", "!.git" }
     or { "git", "ls-files", "--cached", "--others", "--exclude-standard" }
@@ -176,6 +203,7 @@ local function list_files(cwd, cb)
 end
 
 --- `/file`: pick a file of the project (Neovim's cwd).
+---@param chat integer the chat's buffer
 function M.pick_file(chat)
   local cwd = vim.fn.getcwd()
   list_files(cwd, function(files)

@@ -3,6 +3,8 @@ local M = {}
 
 -- `path` comes resolved from the host and is not resolved again: a folder on it swapped for a
 -- symlink since the host checked it must not lead to a buffer of a file outside the project.
+---@param path string
+---@return integer?
 local function find_buffer(path)
   local target = vim.fn.fnamemodify(path, ":p")
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -17,6 +19,8 @@ local function find_buffer(path)
 end
 
 --- The lines of the loaded buffer for `path`, or nil.
+---@param path string resolved by the host
+---@return string[]|vim.NIL
 function M.buffer_lines(path)
   local bufnr = find_buffer(path)
   if not bufnr then
@@ -26,6 +30,9 @@ function M.buffer_lines(path)
 end
 
 --- Replace a loaded buffer's lines in one undo step, without writing it.
+---@param path string resolved by the host
+---@param lines string[]
+---@return boolean done false when no loaded buffer holds `path`
 function M.set_buffer_lines(path, lines)
   local bufnr = find_buffer(path)
   if not bufnr then
@@ -56,6 +63,9 @@ local NAMES = { "ERROR", "WARNING", "INFORMATION", "HINT" }
 
 --- Why `path` must not be loaded into a buffer, or nil: only regular files (a FIFO would block
 --- Neovim itself in bufload) up to `max_bytes`.
+---@param path string
+---@param max_bytes? integer
+---@return string?
 local function load_problem(path, max_bytes)
   local info = vim.uv.fs_lstat(path)
   if not info then
@@ -74,6 +84,7 @@ local function load_problem(path, max_bytes)
 end
 
 --- A buffer loaded only to read diagnostics goes away again, unless the user took it up.
+---@param bufnr integer
 local function drop_fresh(bufnr)
   vim.schedule(function()
     if
@@ -89,21 +100,87 @@ local function drop_fresh(bufnr)
   end)
 end
 
---- Diagnostics for `path` at `min_severity` or worse; loads the buffer and waits briefly for LSP.
---- A buffer loaded here is wiped afterwards, so later edits of the file go to the disk.
+---@param chan integer
+---@param rid integer
+---@param value any
+local function reply(chan, rid, value)
+  pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = value })
+end
+
+---@class codecompanion.Diagnostic
+---@field line integer 0-based
+---@field col integer 0-based
+---@field severity "ERROR"|"WARNING"|"INFORMATION"|"HINT"
+---@field message string
+---@field source string|vim.NIL
+---@field code string|vim.NIL
+
+--- The diagnostics of `bufnr` at severity `limit` (1 = errors only … 4 = all) or worse.
+---@param bufnr integer
+---@param limit integer
+---@return codecompanion.Diagnostic[]
+local function collect(bufnr, limit)
+  local result = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.severity <= limit then
+      table.insert(result, {
+        line = d.lnum,
+        col = d.col,
+        severity = NAMES[d.severity] or "HINT",
+        message = d.message,
+        source = d.source or vim.NIL,
+        code = d.code and tostring(d.code) or vim.NIL,
+      })
+    end
+  end
+  return result
+end
+
+--- Run `done` once LSP published diagnostics for `bufnr` (a moment after the first change),
+--- or after a timeout: 3 s with a client attached, else 0.3 s for one to attach.
+---@param bufnr integer
+---@param rid integer
+---@param done fun()
+local function after_lsp(bufnr, rid, done)
+  local timer = vim.uv.new_timer()
+  local group = vim.api.nvim_create_augroup("codecompanion_diag_" .. rid, { clear = true })
+  local finished = false
+  local function finish()
+    if finished then
+      return
+    end
+    finished = true
+    timer:stop()
+    timer:close()
+    pcall(vim.api.nvim_del_augroup_by_id, group)
+    done()
+  end
+  vim.api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      vim.defer_fn(finish, 250)
+    end,
+  })
+  local attached = #vim.lsp.get_clients({ bufnr = bufnr }) > 0
+  timer:start(attached and 3000 or 300, 0, vim.schedule_wrap(finish))
+end
+
+--- Diagnostics for `path` at `min_severity` or worse, answered to request `rid` on `chan`;
+--- loads the buffer and waits briefly for LSP. A buffer loaded here is wiped afterwards, so
+--- later edits of the file go to the disk.
+---@param chan integer
+---@param rid integer
+---@param path string resolved by the host
+---@param min_severity? "ERROR"|"WARNING"|"INFORMATION"|"HINT"
+---@param max_bytes? integer a file larger than this is not loaded
 function M.diagnostics(chan, rid, path, min_severity, max_bytes)
   local bufnr = find_buffer(path)
   local fresh = false
   if not bufnr then
     local problem = load_problem(path, max_bytes)
     if problem then
-      pcall(
-        vim.rpcnotify,
-        chan,
-        "codecompanion",
-        "editor_reply",
-        { rid = rid, value = { error = problem } }
-      )
+      reply(chan, rid, { error = problem })
       return
     end
     bufnr = vim.fn.bufadd(path)
@@ -112,54 +189,17 @@ function M.diagnostics(chan, rid, path, min_severity, max_bytes)
     fresh = true
   end
   local limit = SEVERITY[min_severity or "HINT"] or 4
-  local function collect()
-    local result = {}
-    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-      if d.severity <= limit then
-        table.insert(result, {
-          line = d.lnum,
-          col = d.col,
-          severity = NAMES[d.severity] or "HINT",
-          message = d.message,
-          source = d.source or vim.NIL,
-          code = d.code and tostring(d.code) or vim.NIL,
-        })
-      end
-    end
-    pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = result })
+  local function answer()
+    reply(chan, rid, collect(bufnr, limit))
     if fresh then
       drop_fresh(bufnr)
     end
   end
   if fresh or #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and #vim.diagnostic.get(bufnr) == 0 then
     -- A fresh buffer has no diagnostics yet: give LSP a moment to attach and publish.
-    local timer = vim.uv.new_timer()
-    local group = vim.api.nvim_create_augroup("codecompanion_diag_" .. rid, { clear = true })
-    local finished = false
-    local function finish()
-      if finished then
-        return
-      end
-      finished = true
-      timer:stop()
-      timer:close()
-      pcall(vim.api.nvim_del_augroup_by_id, group)
-      collect()
-    end
-    vim.api.nvim_create_autocmd("DiagnosticChanged", {
-      group = group,
-      buffer = bufnr,
-      callback = function()
-        vim.defer_fn(finish, 250)
-      end,
-    })
-    timer:start(
-      #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and 3000 or 300,
-      0,
-      vim.schedule_wrap(finish)
-    )
+    after_lsp(bufnr, rid, answer)
   else
-    collect()
+    answer()
   end
 end
 
@@ -169,6 +209,9 @@ local DIFF_HL = {
   ["@"] = "CodeCompanionDiffHunk",
 }
 
+--- Highlight groups of a unified diff's rows (row -> group).
+---@param lines string[]
+---@return table<integer, string>
 local function diff_highlights(lines)
   local result = {}
   for row, line in ipairs(lines) do
@@ -179,85 +222,120 @@ local function diff_highlights(lines)
   return result
 end
 
---- Show a proposed change and let the user accept or reject each hunk (answered by rpcnotify).
---- The diff is drawn before each question, and focus comes back to where it was after it.
 -- Diff reviews open per chat id, for the statusline.
 local reviewing = {}
 
+--- Whether a diff review of chat `chat_id` waits on the user.
+---@param chat_id string
+---@return boolean
 function M.reviewing(chat_id)
   return (reviewing[chat_id] or 0) > 0
 end
 
+---@class codecompanion.ReviewRequest
+---@field chat_id? string
+---@field path string
+---@field diff string the unified diff
+---@field hunks { row: integer }[] each hunk's first row in the diff
+---@field note? string set when the file changed while the user reviewed
+
+---@class codecompanion.Review a review under way: its float and the answers so far
+---@field view table the preview float (codecompanion.preview)
+---@field path string as shown
+---@field count integer hunks
+---@field accepted integer[] 0-based hunk indexes
+---@field rejected integer[]
+---@field done fun(reason?: string) sends the answer and closes the float
+
+--- Ask about hunk `i` and each one after it, then answer.
+---@param review codecompanion.Review
+---@param req codecompanion.ReviewRequest
+---@param i integer
+local function ask_hunk(review, req, i)
+  if i > review.count then
+    return review.done(nil)
+  end
+  local preview = require("codecompanion.preview")
+  local prompt = ("Hunk %d/%d of %s"):format(i, review.count, review.path)
+  preview.show(review.view, req.hunks[i].row, "Review: " .. prompt)
+  preview.select(
+    { "Accept", "Reject" },
+    { prompt = prompt, kind = "codecompanion.diff_hunk" },
+    function(c)
+      table.insert(c == "Accept" and review.accepted or review.rejected, i - 1)
+      ask_hunk(review, req, i + 1)
+    end
+  )
+end
+
+--- The first question: accept all, reject all (with an optional reason), or each hunk.
+---@param review codecompanion.Review
+---@param req codecompanion.ReviewRequest
+local function ask_all(review, req)
+  local preview = require("codecompanion.preview")
+  local all = {}
+  for i = 1, review.count do
+    all[i] = i - 1
+  end
+  preview.show(review.view, 1)
+  local again = type(req.note) == "string" and "It changed while you reviewed: " or ""
+  preview.select({ "Accept all", "Reject all", "Review each hunk" }, {
+    prompt = ("%sApply %d change(s) to %s?"):format(again, review.count, review.path),
+    kind = "codecompanion.diff",
+  }, function(choice)
+    if choice == "Accept all" then
+      review.accepted = all
+      review.done(nil)
+    elseif choice == "Review each hunk" then
+      ask_hunk(review, req, 1)
+    else
+      review.rejected = all
+      preview.close(review.view)
+      vim.ui.input({ prompt = "Reason (optional): " }, function(reason)
+        review.done(reason ~= "" and reason or nil)
+      end)
+    end
+  end)
+end
+
+--- Show a proposed change and let the user accept or reject each hunk (answered by rpcnotify).
+--- The diff is drawn before each question, and focus comes back to where it was after it.
+---@param chan integer
+---@param rid integer
+---@param req codecompanion.ReviewRequest
 function M.review(chan, rid, req)
   local chat_id = req.chat_id or ""
   reviewing[chat_id] = (reviewing[chat_id] or 0) + 1
-  local function finished()
-    reviewing[chat_id] = math.max(0, (reviewing[chat_id] or 1) - 1)
-  end
   vim.schedule(function()
     local preview = require("codecompanion.preview")
     local origin = vim.api.nvim_get_current_win()
     local lines = vim.split(req.diff, "\n", { plain = true })
     local count = #req.hunks
     local path = vim.fn.fnamemodify(req.path, ":~:.")
-    local view = preview.open(lines, {
+    local review = { path = path, count = count, accepted = {}, rejected = {} }
+    review.view = preview.open(lines, {
       title = ("Review: %s (%d change%s)"):format(path, count, count == 1 and "" or "s"),
       filetype = "diff",
       choices = 3,
       highlights = diff_highlights(lines),
     })
-    local accepted, rejected = {}, {}
-    local function done(reason)
-      finished()
-      preview.close(view)
+    function review.done(reason)
+      reviewing[chat_id] = math.max(0, (reviewing[chat_id] or 1) - 1)
+      preview.close(review.view)
       preview.refocus(origin)
-      pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", {
-        rid = rid,
-        value = { accepted = accepted, rejected = rejected, reason = reason or vim.NIL },
+      reply(chan, rid, {
+        accepted = review.accepted,
+        rejected = review.rejected,
+        reason = reason or vim.NIL,
       })
     end
-    local function ask_hunk(i)
-      if i > count then
-        return done(nil)
-      end
-      local prompt = ("Hunk %d/%d of %s"):format(i, count, path)
-      preview.show(view, req.hunks[i].row, "Review: " .. prompt)
-      preview.select(
-        { "Accept", "Reject" },
-        { prompt = prompt, kind = "codecompanion.diff_hunk" },
-        function(c)
-          table.insert(c == "Accept" and accepted or rejected, i - 1)
-          ask_hunk(i + 1)
-        end
-      )
-    end
-    local all = {}
-    for i = 1, count do
-      all[i] = i - 1
-    end
-    preview.show(view, 1)
-    local again = type(req.note) == "string" and "It changed while you reviewed: " or ""
-    preview.select({ "Accept all", "Reject all", "Review each hunk" }, {
-      prompt = ("%sApply %d change(s) to %s?"):format(again, count, path),
-      kind = "codecompanion.diff",
-    }, function(choice)
-      if choice == "Accept all" then
-        accepted = all
-        done(nil)
-      elseif choice == "Review each hunk" then
-        ask_hunk(1)
-      else
-        rejected = all
-        preview.close(view)
-        vim.ui.input({ prompt = "Reason (optional): " }, function(reason)
-          done(reason ~= "" and reason or nil)
-        end)
-      end
-    end)
+    ask_all(review, req)
   end)
 end
 
 --- Open text in a scratch buffer (the full output of a tool).
+---@param title string part of the buffer's name
+---@param lines string[]
 function M.scratch(title, lines)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = "wipe"

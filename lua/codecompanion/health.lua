@@ -1,7 +1,12 @@
 -- :checkhealth codecompanion
 local M = {}
 
+local health = vim.health
+
 -- Python's None arrives as vim.NIL.
+---@generic T
+---@param x T|vim.NIL
+---@return T?
 local function val(x)
   if x == vim.NIL then
     return nil
@@ -9,28 +14,29 @@ local function val(x)
   return x
 end
 
-local function version_ok()
+--- Neovim's version is recent enough. False when it is not.
+---@return boolean
+local function check_neovim()
   local v = vim.version()
-  return v.major > 0 or v.minor >= 10, ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  local version = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  if v.major > 0 or v.minor >= 10 then
+    health.ok("Neovim " .. version)
+    return true
+  end
+  health.error("Neovim " .. version .. " is too old: 0.10 or newer is needed")
+  return false
 end
 
-function M.check()
-  local health = vim.health
-  local host = require("codecompanion.host")
-  health.start("codecompanion")
-  local ok, version = version_ok()
-  if ok then
-    health.ok("Neovim " .. version)
-  else
-    health.error("Neovim " .. version .. " is too old: 0.10 or newer is needed")
-  end
+--- The host's Python, and the programs the tools use. False without the Python.
+---@param host table the codecompanion.host module
+---@return boolean
+local function check_programs(host)
   local python = host.python()
-  if vim.fn.executable(python) == 1 then
-    health.ok("host Python: " .. python)
-  else
+  if vim.fn.executable(python) ~= 1 then
     health.error("no Python at " .. python, { "run `make install` in " .. host.root() })
-    return
+    return false
   end
+  health.ok("host Python: " .. python)
   for _, tool in ipairs({ "rg", "git" }) do
     if vim.fn.executable(tool) == 1 then
       health.ok(tool .. " found")
@@ -41,14 +47,13 @@ function M.check()
       )
     end
   end
-  local report, err = host.request("health", {})
-  if not report or report.error then
-    health.error(
-      "host not answering: " .. tostring(err or report.error),
-      { "log: " .. host.log_path() }
-    )
-    return
-  end
+  return true
+end
+
+--- What the host reports of its Python packages, plugins and TLS certificates.
+---@param host table the codecompanion.host module
+---@param report table the host's health report
+local function check_packages(host, report)
   health.ok(("host alive (python %s, pid %s)"):format(report.python, report.pid))
   for _, dep in ipairs(report.dependencies or {}) do
     if val(dep.version) then
@@ -66,6 +71,11 @@ function M.check()
   if val(report.tls) then
     health.ok("TLS certificates: " .. report.tls)
   end
+end
+
+--- The Python config file: read, broken, or absent (the defaults apply).
+---@param report table the host's health report
+local function check_config(report)
   local config_file = val(report.config_file) or require("codecompanion.config").config_file()
   if val(report.config_error) then
     health.error(
@@ -81,33 +91,67 @@ function M.check()
   else
     health.ok("config file: " .. config_file)
   end
-  if val(report.adapter) then
-    local line = ("adapter: %s (model %s)"):format(report.adapter, val(report.model) or "default")
-    if report.key_ok then
-      health.ok(line .. ", key resolves")
-    else
-      health.warn(line .. ": " .. (val(report.key_problem) or "key does not resolve"))
-    end
-  else
+end
+
+--- The default adapter and whether its key resolves.
+---@param report table the host's health report
+local function check_adapter(report)
+  if not val(report.adapter) then
     health.warn("no adapter configured: the chat uses the offline demo", {
       "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, start Ollama,"
         .. " or set `adapter` in codecompanion.py",
     })
+    return
   end
+  local line = ("adapter: %s (model %s)"):format(report.adapter, val(report.model) or "default")
+  if report.key_ok then
+    health.ok(line .. ", key resolves")
+  else
+    health.warn(line .. ": " .. (val(report.key_problem) or "key does not resolve"))
+  end
+end
+
+--- Each configured MCP server's state.
+---@param report table the host's health report
+local function check_mcp(report)
   local servers = report.mcp or {}
-  if #servers > 0 then
-    health.start("codecompanion: MCP servers")
-    for _, server in ipairs(servers) do
-      local line = ("%s (%s): %s"):format(server.name, server.transport, server.state)
-      if server.state == "running" then
-        health.ok(("%s, %d tools"):format(line, server.tools))
-      elseif server.state == "failed" or server.state == "crashed" then
-        health.warn(line .. (val(server.error) and (": " .. server.error) or ""))
-      else
-        health.info(line)
-      end
+  if #servers == 0 then
+    return
+  end
+  health.start("codecompanion: MCP servers")
+  for _, server in ipairs(servers) do
+    local line = ("%s (%s): %s"):format(server.name, server.transport, server.state)
+    if server.state == "running" then
+      health.ok(("%s, %d tools"):format(line, server.tools))
+    elseif server.state == "failed" or server.state == "crashed" then
+      health.warn(line .. (val(server.error) and (": " .. server.error) or ""))
+    else
+      health.info(line)
     end
   end
+end
+
+--- Run :checkhealth codecompanion: Neovim, the host's Python and packages, the config file,
+--- the adapter's key and the MCP servers (the one place that waits on the host, bounded).
+function M.check()
+  local host = require("codecompanion.host")
+  health.start("codecompanion")
+  check_neovim()
+  if not check_programs(host) then
+    return
+  end
+  local report, err = host.request("health", {})
+  if not report or report.error then
+    health.error(
+      "host not answering: " .. tostring(err or report.error),
+      { "log: " .. host.log_path() }
+    )
+    return
+  end
+  check_packages(host, report)
+  check_config(report)
+  check_adapter(report)
+  check_mcp(report)
   health.info("log: " .. host.log_path())
 end
 

@@ -25,6 +25,7 @@ M.LINKS = {
   CodeCompanionWinbar = "WinBar", -- the hint above an argument edit
 }
 
+--- Link the highlight groups to their defaults (a colorscheme's own links win).
 function M.setup()
   for group, target in pairs(M.LINKS) do
     vim.api.nvim_set_hl(0, group, { link = target, default = true })

@@ -13,10 +13,13 @@ end
 
 M.root = root
 
+--- The log file the host and this module write.
+---@return string
 function M.log_path()
   return vim.fs.joinpath(vim.fn.stdpath("log"), "codecompanion.log")
 end
 
+---@param lines string[]
 local function append_log(lines)
   local text = table.concat(lines, "\n")
   if text == "" then
@@ -30,10 +33,13 @@ local function append_log(lines)
 end
 
 --- Append lines to the log file (what a one-line message had to cut).
+---@param lines string[]
 function M.log(lines)
   append_log(lines)
 end
 
+--- The host's interpreter: `python` of setup(), else the plugin's .venv.
+---@return string
 function M.python()
   local opts = require("codecompanion.config").options
   if opts.python and opts.python ~= "" then
@@ -42,12 +48,50 @@ function M.python()
   return vim.fs.joinpath(root(), ".venv", "bin", "python")
 end
 
+---@param msg string
 local function notify_error(msg)
   vim.schedule(function()
     vim.notify(require("codecompanion.notify").fit("codecompanion: " .. msg), vim.log.levels.ERROR)
   end)
 end
 
+---@param data string[] lines the host wrote to stderr
+local function on_stderr(_, data)
+  append_log(data)
+  for _, line in ipairs(data) do
+    if vim.trim(line) ~= "" then
+      state.last_stderr = vim.trim(line)
+    end
+  end
+end
+
+--- The job's host exited: say why when it was not asked to, and detach the open chats.
+---@param code integer
+local function on_exit(_, code)
+  local was_ready = state.ready
+  state.chan, state.ready = nil, false
+  state.last_exit = code
+  if not was_ready then
+    -- It died before serving anything: most likely a missing dependency in the venv.
+    notify_error(
+      ("host failed to start (%s): run `make install` in %s (log: %s)"):format(
+        state.last_stderr or ("exit " .. code),
+        root(),
+        M.log_path()
+      )
+    )
+  elseif code ~= 0 then
+    notify_error(
+      ("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path())
+    )
+  end
+  vim.schedule(function()
+    require("codecompanion.chat_buffers").on_host_exit()
+  end)
+end
+
+--- Start the host as an RPC job of this Neovim; its channel, or nil when it cannot start.
+---@return integer?
 local function start_job()
   local python = M.python()
   if vim.fn.executable(python) ~= 1 then
@@ -69,36 +113,8 @@ local function start_job()
     -- Not the project: `python -m` puts the cwd first on sys.path, and a project's own
     -- httpx.py (or codecompanion.py) must never be imported by the host.
     cwd = vim.fs.joinpath(root(), "rplugin", "python3"),
-    on_stderr = function(_, data)
-      append_log(data)
-      for _, line in ipairs(data) do
-        if vim.trim(line) ~= "" then
-          state.last_stderr = vim.trim(line)
-        end
-      end
-    end,
-    on_exit = function(_, code)
-      local was_ready = state.ready
-      state.chan, state.ready = nil, false
-      state.last_exit = code
-      if not was_ready then
-        -- It died before serving anything: most likely a missing dependency in the venv.
-        notify_error(
-          ("host failed to start (%s): run `make install` in %s (log: %s)"):format(
-            state.last_stderr or ("exit " .. code),
-            root(),
-            M.log_path()
-          )
-        )
-      elseif code ~= 0 then
-        notify_error(
-          ("host exited (%d); it restarts on the next command. Log: %s"):format(code, M.log_path())
-        )
-      end
-      vim.schedule(function()
-        require("codecompanion.chat_buffers").on_host_exit()
-      end)
-    end,
+    on_stderr = on_stderr,
+    on_exit = on_exit,
   })
   if chan <= 0 then
     notify_error(("could not start %s (log: %s)"):format(python, M.log_path()))
@@ -107,6 +123,7 @@ local function start_job()
   return chan
 end
 
+---@return integer?
 local function rplugin_channel()
   local ok, chan = pcall(vim.fn["remote#host#Require"], "python3")
   if not ok or not chan or chan <= 0 then
@@ -119,6 +136,7 @@ local function rplugin_channel()
 end
 
 --- The channel of a running host, starting one when needed; nil if it cannot start.
+---@return integer?
 function M.ensure()
   if state.chan then
     return state.chan
@@ -146,6 +164,9 @@ function M.ensure()
 end
 
 --- Send a notification to the host (never blocks Neovim).
+---@param method string
+---@param args? table
+---@return boolean sent
 function M.notify(method, args)
   local chan = M.ensure()
   if not chan then
@@ -164,6 +185,10 @@ local replies = { next = 0, values = {}, callbacks = {} }
 --- Ask the host and wait for its answer, at most `timeout_ms` (default 2 s): never an
 --- rpcrequest, so a stuck host cannot freeze Neovim. Only for questions the user asked
 --- for and waits on (:checkhealth); never on a typing path (see `request_async`).
+---@param method string
+---@param args? table
+---@param timeout_ms? integer
+---@return any value, string? err
 function M.request(method, args, timeout_ms)
   if not M.ensure() then
     return nil, "host not running"
@@ -187,9 +212,14 @@ end
 
 --- Ask the host without waiting: `callback(value, err)` runs when it answers (or after
 --- `timeout_ms`, default 2 s, with an error). For everything on a typing path (completion).
+---@param method string
+---@param args? table
+---@param callback fun(value: any, err: string?)
+---@param timeout_ms? integer
 function M.request_async(method, args, callback, timeout_ms)
   if not M.ensure() then
-    return callback(nil, "host not running")
+    callback(nil, "host not running")
+    return
   end
   replies.next = replies.next + 1
   local rid = replies.next
@@ -218,10 +248,13 @@ function M.request_async(method, args, callback, timeout_ms)
 end
 
 --- The host's answer to `M.request` or `M.request_async` (called by the host).
+---@param rid integer
+---@param value any
 function M.reply(rid, value)
   local callback = replies.callbacks[rid]
   if callback then
-    return callback(value)
+    callback(value)
+    return
   end
   replies.values[rid] = value == nil and vim.NIL or value
 end
@@ -231,10 +264,14 @@ function M.ready()
   state.ready = true
 end
 
+--- The running host's channel, or nil.
+---@return integer?
 function M.channel()
   return state.chan
 end
 
+--- Whether the host runs, how often it restarted, its last exit code and its mode.
+---@return { running: boolean, restarts: integer, last_exit?: integer, mode?: string }
 function M.status()
   return {
     running = state.chan ~= nil,
@@ -244,6 +281,7 @@ function M.status()
   }
 end
 
+--- Stop the host (a job host; the classic rplugin host is Neovim's).
 function M.stop()
   if state.chan and state.mode ~= "rplugin" then
     pcall(vim.fn.jobstop, state.chan)

@@ -50,6 +50,7 @@ local SPINNERS = {
 }
 
 --- The icon set in use: `setup({ icons = ... })`, else Nerd Font glyphs only if the user has them.
+---@return "nerd"|"symbols"|"plain"
 function M.icon_set()
   local choice = require("codecompanion.config").options.icons
   if choice == false then
@@ -61,11 +62,13 @@ function M.icon_set()
 end
 
 --- The icons of the set in use, by status.
+---@return table<string, string> status -> icon
 function M.set()
   return ICON_SETS[M.icon_set()]
 end
 
 --- The spinner's frames.
+---@return string[]
 function M.spinner()
   return M.icon_set() == "plain" and SPINNERS.plain or SPINNERS.symbols
 end

@@ -41,6 +41,8 @@ end
 
 --- `text` cut to one line of the message area with "…" when Neovim's own vim.notify shows it
 --- (the whole text goes to the log, :CodeCompanionLog); a notification plugin gets it whole.
+---@param text string
+---@return string
 function M.fit(text)
   local room = math.max(20, vim.v.echospace - 1)
   if not stock_notify() or vim.fn.strdisplaywidth(text) <= room then
@@ -56,6 +58,8 @@ function M.fit(text)
 end
 
 --- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.
+---@param text any
+---@param level? "debug"|"info"|"warn"|"error" default "info"
 function M.notify(text, level)
   text = table.concat(vim.split(tostring(text), "%s+", { trimempty = true }), " ")
   local home = vim.env.HOME

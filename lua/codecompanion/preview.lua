@@ -6,13 +6,28 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace("codecompanion_preview")
 
+---@class codecompanion.Preview
+---@field buf integer
+---@field win integer
+
+---@class codecompanion.PreviewOpts
+---@field title? string
+---@field filetype? string
+---@field choices? integer how many choices the question below it lists (they need the rows)
+---@field highlights? table<integer, string> 1-based row -> highlight group
+
 -- Rows the stock prompt needs: its question, one row per choice, the "Type number" row and
 -- the separator above the message area.
+---@param choices integer
+---@return integer
 local function free_rows(choices)
   return choices + 3
 end
 
 --- Open a preview of `lines`; opts: title, filetype, choices (count), highlights (row -> group).
+---@param lines string[]
+---@param opts? codecompanion.PreviewOpts
+---@return codecompanion.Preview
 function M.open(lines, opts)
   opts = opts or {}
   local buf = vim.api.nvim_create_buf(false, true)
@@ -51,6 +66,9 @@ function M.open(lines, opts)
 end
 
 --- Put 1-based `row` of the preview at its top and draw the screen now.
+---@param preview codecompanion.Preview
+---@param row integer
+---@param title? string a new title
 function M.show(preview, row, title)
   if not vim.api.nvim_win_is_valid(preview.win) then
     return
@@ -69,6 +87,8 @@ function M.show(preview, row, title)
   vim.cmd("redraw")
 end
 
+--- Close the preview (nothing when it is nil or already closed).
+---@param preview? codecompanion.Preview
 function M.close(preview)
   if preview and vim.api.nvim_win_is_valid(preview.win) then
     pcall(vim.api.nvim_win_close, preview.win, true)
@@ -76,6 +96,8 @@ function M.close(preview)
 end
 
 --- A prompt that fits on one row (what it is about is in the preview above it).
+---@param prompt string
+---@return string
 function M.one_row(prompt)
   local room = vim.o.columns - 2
   if vim.api.nvim_strwidth(prompt) <= room then
@@ -87,6 +109,9 @@ end
 --- Ask with vim.ui.select once the preview is drawn (stock select blocks the screen at once).
 --- The stock select leaves its list in the message area: it is cleared before the answer is
 --- handled, so a message that follows is one line, not a "Press ENTER" prompt.
+---@param items any[]
+---@param opts table vim.ui.select's options
+---@param on_choice fun(item: any?, index: integer?)
 function M.select(items, opts, on_choice)
   vim.cmd("redraw")
   vim.schedule(function()
@@ -98,6 +123,7 @@ function M.select(items, opts, on_choice)
 end
 
 --- Focus `win` again if it still exists (a picker or a split may have moved it).
+---@param win? integer
 function M.refocus(win)
   if win and vim.api.nvim_win_is_valid(win) and vim.api.nvim_get_current_win() ~= win then
     pcall(vim.api.nvim_set_current_win, win)

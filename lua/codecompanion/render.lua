@@ -1,5 +1,8 @@
 -- Applies batches of render operations from Python to a chat buffer: one call per batch.
--- Columns are bytes; Lua string lengths are bytes, so appending at the end is exact.
+-- The protocol's Lua half: `handlers` below has one function per op kind, and each kind's fields
+-- are the `codecompanion.op.*` classes (Python's side: the op values in the package's protocol
+-- module; a test checks that both name the same kinds). Columns are bytes; Lua string lengths
+-- are bytes, so appending at the end is exact.
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("codecompanion")
@@ -7,11 +10,32 @@ local ns_tools = vim.api.nvim_create_namespace("codecompanion_tools")
 
 local icons = require("codecompanion.icons")
 
+---@class codecompanion.ToolEntry
+---@field mark integer extmark of the tool's (or context's) line
+---@field icon? integer extmark of its status icon
+---@field title string
+---@field status? string pending, awaiting_approval, running, success, error, ...
+---@field context? boolean a context block, not a tool call
+---@field body_mark? integer extmark of the first line of its (folded) output
+---@field body_len? integer lines of output
+
+---@class codecompanion.RenderState
+---@field tools table<string, codecompanion.ToolEntry> by call id (contexts: "context:N")
+---@field user_header? integer extmark of the last `## Me` header
+---@field llm_header? integer extmark of the last answer's header
+---@field usage_mark? integer
+---@field usage_header? integer the header `usage_mark` belongs to
+---@field contexts? integer context blocks so far
+---@field adapter? string for the statusline
+---@field model? string
+
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
 local stream_highlight = require("codecompanion.stream_highlight")
 local spinner = require("codecompanion.spinner")
 
+---@param bufnr integer
+---@return codecompanion.RenderState
 local function state(bufnr)
   local s = buffers[bufnr]
   if not s then
@@ -36,14 +60,19 @@ local function state(bufnr)
   return s
 end
 
+--- The render state of chat buffer `bufnr` (created on first use).
 M.state = state
 
+---@param bufnr integer
+---@return integer row, integer col the end of the buffer's text (0-based)
 local function last_pos(bufnr)
   local count = vim.api.nvim_buf_line_count(bufnr)
   local last = vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1] or ""
   return count - 1, #last
 end
 
+---@param bufnr integer
+---@param text string
 local function append(bufnr, text)
   if text == "" then
     return
@@ -58,6 +87,8 @@ local function append(bufnr, text)
 end
 
 --- Text appended so that it starts on a fresh line separated by one blank line.
+---@param bufnr integer
+---@param text string
 local function append_block(bufnr, text)
   local count = vim.api.nvim_buf_line_count(bufnr)
   local tail = vim.api.nvim_buf_get_lines(bufnr, math.max(0, count - 2), count, false)
@@ -74,10 +105,15 @@ local function append_block(bufnr, text)
   append(bufnr, prefix .. text)
 end
 
+---@param bufnr integer
+---@return integer[]
 local function windows(bufnr)
   return vim.fn.win_findbuf(bufnr)
 end
 
+--- The windows of `bufnr` whose cursor is on its last line (they follow new text).
+---@param bufnr integer
+---@return integer[]
 local function following(bufnr)
   local result = {}
   local count = vim.api.nvim_buf_line_count(bufnr)
@@ -90,6 +126,10 @@ local function following(bufnr)
   return result
 end
 
+---@param bufnr integer
+---@param entry codecompanion.ToolEntry
+---@param status string
+---@param detail? string
 local function set_tool_icon(bufnr, entry, status, detail)
   local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.mark, {})[1]
   if not row then
@@ -108,22 +148,42 @@ local function set_tool_icon(bufnr, entry, status, detail)
   })
 end
 
-local handlers = {}
-
 --- Extmark options that colour a header line's text.
+---@param text string
+---@return vim.api.keyset.set_extmark
 function M.header_mark(text)
   return { end_col = #text, hl_group = "CodeCompanionHeader", priority = 90 }
 end
 
+-- One handler per op kind: `handlers[op.kind](bufnr, op)`.
+---@type table<string, fun(bufnr: integer, op: table)>
+local handlers = {}
+
+---@class codecompanion.op.Append streamed answer text, appended where the text ends
+---@field text string
+
+---@param bufnr integer
+---@param op codecompanion.op.Append
 function handlers.append(bufnr, op)
   append(bufnr, op.text)
   stream_highlight.streamed(bufnr)
 end
 
+---@class codecompanion.op.Block text on a fresh line after one blank line
+---@field text string
+
+---@param bufnr integer
+---@param op codecompanion.op.Block
 function handlers.block(bufnr, op)
   append_block(bufnr, op.text)
 end
 
+---@class codecompanion.op.Header a turn's header (`## Me`, `## CodeCompanion (…)`)
+---@field role "user"|"llm"
+---@field text string
+
+---@param bufnr integer
+---@param op codecompanion.op.Header
 function handlers.header(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.text)
@@ -137,6 +197,11 @@ function handlers.header(bufnr, op)
   append(bufnr, "\n\n")
 end
 
+---@class codecompanion.op.Usage the turn's token count, beside the answer's header
+---@field text string
+
+---@param bufnr integer
+---@param op codecompanion.op.Usage
 function handlers.usage(bufnr, op)
   local s = state(bufnr)
   if not s.llm_header then
@@ -154,6 +219,14 @@ function handlers.usage(bufnr, op)
   end
 end
 
+---@class codecompanion.op.Tool a tool call's line with its status icon
+---@field call_id string
+---@field title string
+---@field status? string
+---@field detail? string
+
+---@param bufnr integer
+---@param op codecompanion.op.Tool
 function handlers.tool(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.title)
@@ -164,6 +237,14 @@ function handlers.tool(bufnr, op)
   set_tool_icon(bufnr, s.tools[op.call_id], op.status or "pending", op.detail)
 end
 
+---@class codecompanion.op.ToolStatus a tool call's new status (and title, when it changed)
+---@field call_id string
+---@field status string
+---@field title? string
+---@field detail? string
+
+---@param bufnr integer
+---@param op codecompanion.op.ToolStatus
 function handlers.tool_status(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
   if entry and type(op.title) == "string" and op.title ~= entry.title then
@@ -181,6 +262,9 @@ function handlers.tool_status(bufnr, op)
 end
 
 --- The 1-based first and last line of a tool's output, or nil.
+---@param bufnr integer
+---@param entry codecompanion.ToolEntry
+---@return integer? first, integer? last
 function M.body_range(bufnr, entry)
   if not entry.body_mark then
     return nil
@@ -191,6 +275,9 @@ end
 
 -- Output longer than one line is folded; folds are per window, so a window that shows the
 -- chat later (Toggle, another split) gets them on BufWinEnter.
+---@param bufnr integer
+---@param entry codecompanion.ToolEntry
+---@param win integer
 local function fold_body(bufnr, entry, win)
   local first, last = M.body_range(bufnr, entry)
   if first and last > first then
@@ -201,6 +288,9 @@ local function fold_body(bufnr, entry, win)
   end
 end
 
+--- Fold every tool output and context block of `bufnr` in window `win`.
+---@param bufnr integer
+---@param win integer
 function M.refold(bufnr, win)
   local s = buffers[bufnr]
   for _, entry in pairs(s and s.tools or {}) do
@@ -208,7 +298,13 @@ function M.refold(bufnr, win)
   end
 end
 
---- Context sent with a message: one folded line (`zo` shows the lines the model read).
+---@class codecompanion.op.Context context sent with a message: one folded line (`zo` shows the
+---lines the model read)
+---@field title string
+---@field text? string
+
+---@param bufnr integer
+---@param op codecompanion.op.Context
 function handlers.context(bufnr, op)
   local s = state(bufnr)
   append_block(bufnr, op.title)
@@ -232,7 +328,14 @@ function handlers.context(bufnr, op)
   end
 end
 
---- A tool's result: its text for the user, then (folded) what the model was sent, if different.
+---@class codecompanion.op.ToolOutput a tool's result: its text for the user, then (folded) what
+---the model was sent, if different
+---@field call_id string
+---@field text string
+---@field detail? string
+
+---@param bufnr integer
+---@param op codecompanion.op.ToolOutput
 function handlers.tool_output(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
   if op.detail and op.detail ~= vim.NIL and op.detail ~= "" then
@@ -251,9 +354,20 @@ function handlers.tool_output(bufnr, op)
   end
 end
 
--- lock takes effect when the batch ends (see M.apply): the batch itself must write.
+-- The buffer's 'modifiable' once the batch that holds these kinds is applied: `lock` makes it
+-- read-only while a turn runs, `ready` writable again. Applied when the batch ends (see
+-- M.apply): the batch itself must write.
+local MODIFIABLE_AFTER = { lock = false, ready = true }
+
+---@class codecompanion.op.Lock the buffer is read-only until `ready`
+
 function handlers.lock() end
 
+---@class codecompanion.op.Replace the whole buffer (a cleared or restored chat)
+---@field lines string[]
+
+---@param bufnr integer
+---@param op codecompanion.op.Replace
 function handlers.replace(bufnr, op)
   stream_highlight.ended(bufnr)
   local s = state(bufnr)
@@ -270,12 +384,23 @@ function handlers.replace(bufnr, op)
   end
 end
 
+---@class codecompanion.op.Ready the turn ended: the user's header, and the buffer writable
+---@field text? string
+
+---@param bufnr integer
+---@param op codecompanion.op.Ready
 function handlers.ready(bufnr, op)
   stream_highlight.ended(bufnr)
   spinner.stop(bufnr)
   handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
 end
 
+---@class codecompanion.op.Spinner the spinner at the end of the buffer, on or off
+---@field on boolean
+---@field text? string
+
+---@param bufnr integer
+---@param op codecompanion.op.Spinner
 function handlers.spinner(bufnr, op)
   if op.on then
     spinner.start(bufnr, op.text or "")
@@ -284,10 +409,21 @@ function handlers.spinner(bufnr, op)
   end
 end
 
+---@class codecompanion.op.Notice one line in the message area
+---@field text string
+---@field level? "info"|"warn"|"error"
+
+---@param op codecompanion.op.Notice
 function handlers.notice(_, op)
   M.notify(op.text, op.level)
 end
 
+---@class codecompanion.op.Event a `User CodeCompanion<name>` autocmd, with its data
+---@field name string
+---@field data? table
+
+---@param bufnr integer
+---@param op codecompanion.op.Event
 function handlers.event(bufnr, op)
   local data = op.data or {}
   data.bufnr = bufnr
@@ -301,12 +437,51 @@ function handlers.event(bufnr, op)
   )
 end
 
+---@class codecompanion.op.SetVar a buffer variable (`b:<name>`)
+---@field name string
+---@field value any
+
+---@param bufnr integer
+---@param op codecompanion.op.SetVar
 function handlers.set_var(bufnr, op)
   vim.b[bufnr][op.name] = op.value
 end
 
+--- The op kinds this module handles, sorted (the protocol test compares them with Python's).
+---@return string[]
+function M.kinds()
+  local kinds = vim.tbl_keys(handlers)
+  table.sort(kinds)
+  return kinds
+end
+
+--- A render failure: an error line in the message area and in the log, never silence.
+---@param text string
+local function render_error(text)
+  require("codecompanion.host").log({ "codecompanion: render: " .. text })
+  require("codecompanion.notify").notify("render: " .. text, "error")
+end
+
+--- Apply one op; an unknown kind or a failing handler is reported, and the batch goes on.
+---@param bufnr integer
+---@param op table
+local function apply_op(bufnr, op)
+  local handler = handlers[op.kind]
+  if not handler then
+    render_error(("unknown op kind %s"):format(vim.inspect(op.kind)))
+    return
+  end
+  local ok, err = pcall(handler, bufnr, op)
+  if not ok then
+    render_error(tostring(op.kind) .. ": " .. tostring(err))
+  end
+end
+
 --- Apply a batch of operations to a chat buffer; the cursor follows new text only if it was at
 --- the end.
+---@param bufnr integer
+---@param ops table[] render ops: each has `kind` (a key of `handlers`) and that kind's fields
+---@return boolean applied false when the buffer is gone
 function M.apply(bufnr, ops)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return false
@@ -315,20 +490,9 @@ function M.apply(bufnr, ops)
   local modifiable = vim.bo[bufnr].modifiable
   vim.bo[bufnr].modifiable = true
   for _, op in ipairs(ops) do
-    local handler = handlers[op.kind]
-    if handler then
-      local ok, err = pcall(handler, bufnr, op)
-      if not ok then
-        require("codecompanion.notify").notify(
-          "render " .. op.kind .. ": " .. tostring(err),
-          "error"
-        )
-      end
-    end
-    if op.kind == "lock" then
-      modifiable = false
-    elseif op.kind == "ready" then
-      modifiable = true
+    apply_op(bufnr, op)
+    if MODIFIABLE_AFTER[op.kind] ~= nil then
+      modifiable = MODIFIABLE_AFTER[op.kind]
     end
   end
   vim.bo[bufnr].modifiable = modifiable
@@ -342,11 +506,15 @@ function M.apply(bufnr, ops)
 end
 
 --- One line in the message area (see codecompanion.notify).
+---@param text string
+---@param level? "info"|"warn"|"error"
 function M.notify(text, level)
   require("codecompanion.notify").notify(text, level)
 end
 
 --- The 0-based row of the last `## Me` header (-1 when there is none).
+---@param bufnr integer
+---@return integer
 function M.user_header_row(bufnr)
   local s = state(bufnr)
   local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
@@ -363,6 +531,8 @@ function M.user_header_row(bufnr)
 end
 
 --- The user's message: every line below the last `## Me` header.
+---@param bufnr integer
+---@return string
 function M.user_message(bufnr)
   local start = M.user_header_row(bufnr) + 1
   local lines = vim.api.nvim_buf_get_lines(bufnr, start, -1, false)
@@ -370,6 +540,8 @@ function M.user_message(bufnr)
 end
 
 --- Replace the message being written (under the last `## Me`) with `text`.
+---@param bufnr integer
+---@param text string
 function M.set_user_message(bufnr, text)
   local start = M.user_header_row(bufnr) + 1
   local lines = { "" }
@@ -377,6 +549,9 @@ function M.set_user_message(bufnr, text)
   vim.api.nvim_buf_set_lines(bufnr, start, -1, false, lines)
 end
 
+--- The 1-based rows of every header (`## ...`) in `bufnr`.
+---@param bufnr integer
+---@return integer[]
 function M.header_rows(bufnr)
   local rows = {}
   for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do

@@ -6,6 +6,8 @@ local icons = require("codecompanion.icons")
 
 local timers = {}
 
+--- Stop the spinner of `bufnr` and clear it.
+---@param bufnr integer
 function M.stop(bufnr)
   local timer = timers[bufnr]
   if timer then
@@ -18,6 +20,9 @@ function M.stop(bufnr)
   end
 end
 
+--- Start a spinner with `text` at the end of `bufnr` (replacing one that runs).
+---@param bufnr integer
+---@param text string
 function M.start(bufnr, text)
   M.stop(bufnr)
   local frame = 0

@@ -36,11 +36,14 @@ local function pause_highlights()
 end
 
 --- The buffer is gone: stop watching it.
+---@param bufnr integer
 function M.forget(bufnr)
   paused[bufnr] = nil
   M.untrack(bufnr)
 end
 
+--- Stop watching `bufnr` (and the loop, once nothing streams).
+---@param bufnr integer
 function M.untrack(bufnr)
   streaming[bufnr] = nil
   if lag.timer and next(streaming) == nil then
@@ -51,6 +54,7 @@ function M.untrack(bufnr)
 end
 
 --- Text stopped streaming into `bufnr`: its highlighter (if paused) is back.
+---@param bufnr integer
 function M.ended(bufnr)
   M.untrack(bufnr)
   local highlighter = paused[bufnr]
@@ -85,11 +89,14 @@ local function on_tick()
 end
 
 --- Whether text is streaming into `bufnr` now.
+---@param bufnr integer
+---@return boolean
 function M.is_streaming(bufnr)
   return streaming[bufnr] ~= nil
 end
 
 --- Text was appended to `bufnr`: watch the loop while it streams.
+---@param bufnr integer
 function M.streamed(bufnr)
   streaming[bufnr] = vim.uv.hrtime()
   if vim.api.nvim_buf_line_count(bufnr) > STREAM_LINES then

@@ -179,11 +179,14 @@ local VARIABLES = {
 }
 
 --- The variable `name`, or nil.
+---@param name string
+---@return table? variable { description, read }
 function M.get(name)
   return VARIABLES[name]
 end
 
 --- Completion items for every variable, sorted.
+---@return codecompanion.CompletionItem[]
 function M.items()
   local names = vim.tbl_keys(VARIABLES)
   table.sort(names)

@@ -3,18 +3,28 @@
 -- (setup() does it when blink is loaded). It answers through blink's callback.
 local source = {}
 
+--- A new source (the completion plugin calls it).
+---@return table
 function source.new()
   return setmetatable({}, { __index = source })
 end
 
+--- Only in chat buffers.
+---@return boolean
 function source:enabled()
   return vim.bo.filetype == "codecompanion"
 end
 
+--- `@` tools, `#` variables, `/` slash commands.
+---@return string[]
 function source:get_trigger_characters()
   return { "@", "#", "/" }
 end
 
+--- Items for blink, through its callback (never waiting on the host).
+---@param _ table the completion context
+---@param callback fun(response: table)
+---@return fun() cancel
 function source:get_completions(_, callback)
   local cancelled = false
   require("codecompanion.complete").fetch(function(items)
@@ -29,6 +39,10 @@ function source:get_completions(_, callback)
 end
 
 --- A chosen slash command runs its picker instead of staying in the message.
+---@param _ table the completion context
+---@param item lsp.CompletionItem
+---@param callback fun()
+---@param default_implementation? fun()
 function source:execute(_, item, callback, default_implementation)
   local word = item.label
   if default_implementation then

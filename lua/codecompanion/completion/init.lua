@@ -3,6 +3,7 @@ local M = {}
 
 local done = { cmp = false, blink = false }
 
+--- Register the sources with nvim-cmp and blink.cmp, where they are installed (once).
 function M.register()
   if not done.cmp then
     local ok, cmp = pcall(require, "cmp")

@@ -143,6 +143,7 @@ local function fetch(bufnr, arg)
 end
 
 --- Register the builtin commands with `registry`.
+---@param registry { register: fun(name: string, spec: table) } the slash module
 function M.register(registry)
   local commands = {
     buffer = { description = "Add an open buffer to the message", run = buffer },

@@ -41,12 +41,14 @@ end
 
 --- The command `/name` (without the slash), or nil.
 ---@return codecompanion.SlashCommand|nil
+---@param name string
 function M.get(name)
   ensure()
   return registry[name]
 end
 
 --- Completion items for every command, sorted by name.
+---@return codecompanion.CompletionItem[]
 function M.items()
   ensure()
   local items = {}
@@ -63,6 +65,9 @@ end
 --- unknown), and the text it puts in the message, if any.
 ---@return boolean done
 ---@return string|nil text
+---@param bufnr integer the chat
+---@param name string with or without its slash
+---@param arg? string
 function M.run(bufnr, name, arg)
   name = name:gsub("^/", "")
   local spec = M.get(name)
@@ -85,6 +90,8 @@ end
 ---@return string text
 ---@return boolean done
 ---@return integer count how many commands ran
+---@param bufnr integer the chat
+---@param text string the message
 function M.run_lines(bufnr, text)
   local kept, done, count = {}, true, 0
   for _, line in ipairs(vim.split(text, "\n", { plain = true })) do

@@ -53,6 +53,8 @@ local function walk(node, lines, depth, out, seen)
 end
 
 --- A context item with the outline of `path`, or nil (a line says why).
+---@param path string
+---@return codecompanion.ContextItem?
 function M.outline(path)
   local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
   local notify = require("codecompanion.render").notify
