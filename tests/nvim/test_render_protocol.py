@@ -23,8 +23,10 @@ def test_an_unknown_op_kind_is_an_error_in_the_log_and_the_batch_goes_on(editor:
     log = Path(editor.lua("return require('codecompanion.host').log_path()"))
     assert 'codecompanion: render: unknown op kind "no_such_kind"' in log.read_text()
     wait_for(
-        lambda: 'unknown op kind "no_such_kind"'
-        in editor.lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        lambda: (
+            'unknown op kind "no_such_kind"'
+            in editor.lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        )
     )
 
 
