@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.adapters.support import (
     LS_SCHEMA,
     SECRET,
@@ -17,6 +18,7 @@ from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.adapters.mistral import mistral_call_id
+from codecompanion.errors import ProviderError
 from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import Message, ToolCall
 
@@ -375,8 +377,11 @@ async def test_headers_and_key_placement(
     provider_server: LoopbackServer, make_adapter: AdapterFactory
 ) -> None:
     provider_server.set_default(openai_text("ok"))
-    await collect(make_adapter("anthropic", headers={"anthropic-beta": "x"}))
-    await collect(make_adapter("gemini"))
+    # Only the requests matter here: an OpenAI stream is unreadable to Anthropic and Gemini.
+    with pytest.raises(ProviderError, match="Anthropic sent a stream with no readable event"):
+        await collect(make_adapter("anthropic", headers={"anthropic-beta": "x"}))
+    with pytest.raises(ProviderError, match="Gemini sent a stream with no readable event"):
+        await collect(make_adapter("gemini"))
     await collect(make_adapter("azure_openai"))
     anthropic, gemini, azure = provider_server.requests
     assert anthropic.headers["x-api-key"] == SECRET

@@ -154,6 +154,8 @@ class AnthropicAdapter(HTTPAdapter):
     default_model: ClassVar[str | None] = "claude-sonnet-4-5"
     default_api_key: ClassVar[str | None] = "env:ANTHROPIC_API_KEY"
     models_path: ClassVar[str] = "/v1/models?limit=1000"
+    # 529: Anthropic's documented "overloaded" status, passing like a 503.
+    retry_statuses: ClassVar[frozenset[int]] = HTTPAdapter.retry_statuses | {529}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

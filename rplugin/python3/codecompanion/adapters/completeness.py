@@ -8,7 +8,7 @@ is reported as interrupted, and its calls are dropped like those of a dropped co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import AdapterError, ProviderError, StreamInterrupted
@@ -45,12 +45,15 @@ class BodyWatch:
         ended: bool,
         cut_calls: bool,
         redact: Callable[[str], str] = str,
+        skipped: Sequence[str] = (),
+        reason: str | None = "stop",
     ) -> AdapterError | None:
         """The error for an incomplete answer, or None for a whole one.
 
         `ended`: the provider's end marker (finish reason, `[DONE]`, `message_stop`...) arrived
         before the body ended. `cut_calls`: tool calls were still open when the body ended.
-        `redact` removes secrets from the quoted body.
+        `redact` removes secrets from the quoted body. `skipped`: stream data the parser could
+        not read; `reason`: the finish reason the provider itself sent (None: none came).
         """
         if cut_calls:
             return StreamInterrupted(
@@ -62,7 +65,17 @@ class BodyWatch:
                 f"{label} reached its output limit in the middle of a tool call; the tool call "
                 "was cut off and did not run (raise max_tokens, or ask for smaller steps)"
             )
-        if self.content or ended:
+        if self.content:
+            return None
+        if skipped:  # everything the stream carried was unreadable (malformed JSON...)
+            quote = redact(_flat(skipped[0]))
+            return ProviderError(f"{label} sent a stream with no readable event: {quote}")
+        if ended and reason is None and self.head.strip():
+            # An end marker ([DONE]) after objects none of which said anything or why it ended.
+            return ProviderError(
+                f"{label} sent a stream with no readable event: {redact(self.quote())}"
+            )
+        if ended:
             return None
         if not self.head.strip():
             return ProviderError(f"{label} sent an empty response")
@@ -71,5 +84,10 @@ class BodyWatch:
 
     def quote(self) -> str:
         """The start of the body on one line."""
-        text = " ".join(self.head.decode("utf-8", errors="replace").split())
-        return text if len(text) <= 80 else text[:79] + "…"
+        return _flat(self.head.decode("utf-8", errors="replace"))
+
+
+def _flat(text: str) -> str:
+    """`text` on one line, cut to 80 characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 80 else flat[:79] + "…"

@@ -1,36 +1,32 @@
-"""The providers' HTTP/1.1 client on plain asyncio streams.
+"""The providers' HTTP/1.1 client: asyncio streams and large reads, h11 for the protocol.
 
-A general client (httpx over httpcore, anyio and h11) hands a streamed answer over one HTTP
-chunk at a time: a provider sending 1,000 small SSE chunks costs 1,000 trips through those
-layers (half the host's CPU for such an answer), and the layers cost about 0.6 ms per request
-and 4 MB of memory. This client reads the socket in blocks and yields everything one read
-decoded at once. It keeps idle connections for reuse, and is only used without a proxy
+A general client (httpx over httpcore and anyio) hands a streamed answer over one HTTP chunk at
+a time: a provider sending 1,000 small SSE chunks costs 1,000 trips through those layers, and
+the layers cost about 0.6 ms per request and 4 MB of memory. This client reads the socket in
+blocks and yields everything one read decoded at once; h11 parses and frames every byte
+(`http_connection`). It keeps idle connections for reuse, and is only used without a proxy
 (`proxied_http` handles proxies from the environment).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlencode, urlsplit
+
+import h11
 
 from ..tls import build_trust
-from .fast_body import Body, FastResponse, Key, Streams, within
-from .http_types import (
-    ConnectFailed,
-    ConnectTimedOut,
-    Headers,
-    IOFailure,
-    PeerBroke,
-    TimedOut,
-    Timeouts,
-)
+from .fast_body import Body, FastResponse
+from .http_connection import Connection, Key, connect
+from .http_types import ConnectFailed, Headers, IOFailure, PeerBroke, TimedOut, Timeouts
 
-_MAX_HEAD = 65536
 _IDLE_PER_HOST = 4
+_INTERIM_MAX = 16  # 1xx responses (100 Continue, 103 Early Hints) skipped before the answer
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 # Left as they are in a request target: reserved characters and existing %-escapes.
 _SAFE = "!#$%&'()*+,/:;=?@[]~"
@@ -49,43 +45,87 @@ def with_params(url: str, params: Mapping[str, str]) -> str:
     return url + ("&" if "?" in url else "?") + urlencode(params)
 
 
+def without_credentials(url: str) -> str:
+    """`url` with the password of its user part (if any) replaced by ***, for logs and messages."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    user, at, host = authority.rpartition("@")
+    if not sep or not at:
+        return url
+    name = user.partition(":")[0]
+    return f"{scheme}://{name}:***@{host}{slash}{path}"
+
+
+def basic_auth(url: str) -> str | None:
+    """The Authorization value for credentials in `url` (None without any), as httpx sends it."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+
+
+def _ascii_host(host: str) -> str:
+    """The host name as DNS, TLS and the Host header need it (IDNA for non-ASCII names)."""
+    if host.isascii():
+        return host
+    import idna  # only for international names: its tables cost memory
+
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        raise ConnectFailed(f"the host name {host!r} is not a valid domain name ({exc})") from None
+
+
 @dataclass(frozen=True)
 class _Request:
-    """One request ready for the wire: where it goes, its bytes, its timeouts."""
+    """One request ready for the wire: where it goes, its h11 events, its timeouts."""
 
     key: Key
-    data: bytes
-    head_only: bool
+    events: list[h11.Event]
     timeouts: Timeouts
+
+
+def _authority(parts: SplitResult) -> tuple[Key, str]:
+    """Where the request goes, and its Host header."""
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise ConnectFailed(f"not an http(s) URL: {without_credentials(parts.geturl())}")
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        raise ConnectFailed("the URL's port is not a number") from None
+    host = _ascii_host(parts.hostname)
+    shown = f"[{host}]" if ":" in host else host
+    return (scheme, host, port), shown + (f":{parts.port}" if parts.port else "")
 
 
 def _prepare(
     method: str, url: str, headers: Mapping[str, str], content: bytes | None, timeouts: Timeouts
 ) -> _Request:
     parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
-        raise ConnectFailed(f"not an http(s) URL: {url}")
-    try:
-        port = parts.port or (443 if scheme == "https" else 80)
-    except ValueError:
-        raise ConnectFailed(f"the URL's port is not a number: {url}") from None
+    key, host = _authority(parts)
     target = quote((parts.path or "/") + ("?" + parts.query if parts.query else ""), safe=_SAFE)
-    fields = {"host": parts.netloc.rpartition("@")[2], "user-agent": "codecompanion"}
+    fields = {"host": host, "user-agent": "codecompanion"}
     fields.update((name.lower(), value) for name, value in headers.items())
+    credentials = basic_auth(url)
+    if credentials is not None:  # the URL's user and password win, as in httpx
+        fields["authorization"] = credentials
     if content is not None or method in ("POST", "PUT", "PATCH"):
         fields["content-length"] = str(len(content or b""))
-    lines = [f"{method} {target} HTTP/1.1"]
-    lines += [f"{name}: {value}" for name, value in fields.items()]
-    if any(c in line for line in lines for c in "\r\n\0"):
-        raise ConnectFailed("a request header holds a line break")
-    text = "\r\n".join(lines)
     try:
-        head = (text + "\r\n\r\n").encode("latin-1")
+        wire = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields.items()]
     except UnicodeEncodeError:
         raise ConnectFailed("a request header holds characters HTTP cannot carry") from None
-    key = (scheme, parts.hostname, port)
-    return _Request(key, head + (content or b""), method == "HEAD", timeouts)
+    try:
+        request = h11.Request(method=method, target=target, headers=wire)
+    except h11.LocalProtocolError:  # the message would quote the header: it may be a key
+        raise ConnectFailed("a request header holds a line break or a control character") from None
+    events: list[h11.Event] = [request]
+    if content:
+        events.append(h11.Data(data=content))
+    events.append(h11.EndOfMessage())
+    return _Request(key, events, timeouts)
 
 
 class FastClient:
@@ -93,7 +133,7 @@ class FastClient:
 
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self._ssl_context = ssl_context
-        self._idle: dict[Key, list[Streams]] = {}
+        self._idle: dict[Key, list[Connection]] = {}
 
     def _tls(self) -> ssl.SSLContext:
         if self._ssl_context is None:  # a client made without the host's shared context
@@ -115,95 +155,64 @@ class FastClient:
             try:
                 return await self._exchange(request, reused)
             except (PeerBroke, IOFailure):
-                reused[1].close()  # the server closed the idle connection: one fresh try
-        return await self._exchange(request, await self._connect(request))
+                reused.close()
+                if reused.received:
+                    raise  # part of an answer came: sending again could act twice
+                # The server closed the idle connection before any byte of an answer: one fresh try.
+        scheme = request.key[0]
+        tls = self._tls() if scheme == "https" else None
+        connection = await connect(request.key, tls, timeouts.connect)
+        return await self._exchange(request, connection)
 
-    def _take(self, key: Key) -> Streams | None:
+    def _take(self, key: Key) -> Connection | None:
         pool = self._idle.get(key) or []
         while pool:
-            reader, writer = pool.pop()
-            if not reader.at_eof() and not writer.is_closing():
-                return reader, writer
-            writer.close()
+            connection = pool.pop()
+            if connection.usable():
+                return connection
+            connection.close()
         return None
 
-    def give_back(self, key: Key, streams: Streams) -> None:
+    def give_back(self, connection: Connection) -> None:
         """Keep a connection whose response was read whole for the next request."""
-        pool = self._idle.setdefault(key, [])
+        pool = self._idle.setdefault(connection.key, [])
         if len(pool) < _IDLE_PER_HOST:
-            pool.append(streams)
+            pool.append(connection)
         else:
-            streams[1].close()
+            connection.close()
 
-    async def _connect(self, request: _Request) -> Streams:
-        scheme, host, port = request.key
-        tls = self._tls() if scheme == "https" else None
-        try:
-            opened = asyncio.open_connection(
-                host, port, ssl=tls, server_hostname=host if tls else None, limit=_MAX_HEAD
-            )
-            reader, writer = await within(opened, request.timeouts.connect)
-        except asyncio.TimeoutError:
-            raise ConnectTimedOut("connecting timed out") from None
-        except (OSError, ssl.SSLError) as exc:
-            raise ConnectFailed(str(exc) or type(exc).__name__) from None
-        tls_object = writer.get_extra_info("ssl_object")
-        if tls_object is not None and tls_object.selected_alpn_protocol() not in (None, "http/1.1"):
-            writer.close()  # a context shared with an HTTP/2 client offered h2 and got it
-            raise ConnectFailed("the server chose a protocol other than HTTP/1.1")
-        return reader, writer
-
-    async def _exchange(self, request: _Request, streams: Streams) -> FastResponse:
-        reader, writer = streams
-        try:
-            writer.write(request.data)
-            await within(writer.drain(), request.timeouts.write)
-        except asyncio.TimeoutError:
-            writer.close()
-            raise TimedOut("sending timed out") from None
-        except OSError as exc:
-            raise IOFailure(str(exc) or type(exc).__name__) from None
-        status, raw_headers, http10 = await _response_head(request, reader, writer)
-        headers = Headers(raw_headers)
-        body = Body(self.give_back, request.key, streams, headers, status, request.timeouts.read)
-        if request.head_only:
-            body.expect_nothing()
-        body.reusable = body.reusable and not http10
-        return FastResponse(status, headers, body)
+    async def _exchange(self, request: _Request, connection: Connection) -> FastResponse:
+        timeouts = request.timeouts
+        await connection.send(request.events, timeouts.write)
+        response = await _response_head(connection, timeouts.read)
+        body = Body(connection, self.give_back, timeouts.read)
+        return FastResponse(response.status_code, Headers(response.headers), body)
 
     async def aclose(self) -> None:
         """Close every idle connection."""
         for pool in self._idle.values():
-            for _reader, writer in pool:
-                writer.close()
+            for connection in pool:
+                connection.close()
         self._idle.clear()
 
 
-async def _response_head(
-    request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> tuple[int, list[tuple[bytes, bytes]], bool]:
-    try:
-        raw = await within(reader.readuntil(b"\r\n\r\n"), request.timeouts.read)
-    except asyncio.TimeoutError:
-        writer.close()
-        raise TimedOut("no answer in time") from None
-    except asyncio.IncompleteReadError:
-        writer.close()
-        raise PeerBroke("server closed the connection") from None
-    except (asyncio.LimitOverrunError, ValueError):
-        writer.close()
-        raise PeerBroke("response head too long") from None
-    except OSError as exc:
-        writer.close()
-        raise IOFailure(str(exc) or type(exc).__name__) from None
-    status_line, *header_lines = raw[:-4].split(b"\r\n")
-    parts = status_line.split(b" ", 2)  # version, status, reason
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        writer.close()
-        raise PeerBroke("malformed status line")
-    headers = []
-    for line in header_lines:
-        name, sep, value = line.partition(b":")
-        if sep:
-            headers.append((name.strip(), value.strip()))
-    return int(parts[1]), headers, parts[0] == b"HTTP/1.0"
+async def _response_head(connection: Connection, timeout: float | None) -> h11.Response:
+    """The final response's head (1xx responses skipped); the whole head within `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    interim = 0
+    while True:
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                connection.close()
+                raise TimedOut("no answer in time")
+            await connection.receive(left)
+        elif type(event) is h11.Response:
+            return event
+        else:  # an InformationalResponse: 100 Continue, 103 Early Hints
+            interim += 1
+            if interim > _INTERIM_MAX:
+                connection.close()
+                raise PeerBroke(f"the server sent more than {_INTERIM_MAX} interim (1xx) responses")

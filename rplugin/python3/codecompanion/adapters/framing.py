@@ -77,10 +77,9 @@ class SSEDecoder:
             done = self.flush() if self._data else None
             self._event = value
             return done
-        if name not in ("id", "retry"):
-            log.warning("skipping unknown stream line %.80r", line)
-            if len(self.stray) < STRAY_LINES:
-                self.stray.append(line)
+        if name not in ("id", "retry") and len(self.stray) < STRAY_LINES:
+            log.warning("skipping unknown stream line %.80r", line)  # the first few only
+            self.stray.append(line)
         return None
 
     def flush(self) -> SSEMessage | None:

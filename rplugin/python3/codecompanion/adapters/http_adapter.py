@@ -9,6 +9,7 @@ import ssl
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+from urllib.parse import unquote, urlsplit
 
 from ..bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..errors import (
@@ -25,11 +26,12 @@ from .answer_body import BodyLimits, answer_chunks
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
 from .collector import collector_paused
 from .completeness import BodyWatch
-from .fast_http import FastClient, proxied, with_params
+from .fast_http import FastClient, basic_auth, proxied, with_params, without_credentials
 from .http_errors import (
     error_text,
     is_context_overflow,
     one_line,
+    page_text,
     retry_delay,
     transport_error,
 )
@@ -65,6 +67,9 @@ class HTTPAdapter:
     finish_grace: ClassVar[float] = 2.0
     # After the end marker, how long the rest of the body may take before the connection is dropped.
     drain_wait: ClassVar[float] = 0.2
+    # Statuses worth asking again (timeout, rate limit, passing server trouble); a provider adds
+    # the ones it documents. Anything else (501 Not Implemented...) fails at once.
+    retry_statuses: ClassVar[frozenset[int]] = frozenset({408, 429, 500, 502, 503, 504})
 
     def __init__(
         self,
@@ -85,6 +90,7 @@ class HTTPAdapter:
         self._client = http_client
         self.mask = SecretMask(self.keys)
         self.mask.remember_headers(settings.headers)
+        self._remember_url_credentials()
         self._auto_model: str | None = None
 
     # -- what providers define -------------------------------------------------------------
@@ -178,6 +184,21 @@ class HTTPAdapter:
         """Mask `secret` in this adapter's messages and in the host's log."""
         self.mask.remember(secret)
 
+    def _remember_url_credentials(self) -> None:
+        """A password in the base URL is sent as Basic auth: mask it and the header's token."""
+        credentials = basic_auth(self.base_url)
+        if credentials is not None:
+            self.mask.remember(credentials)
+            password = urlsplit(self.base_url).password
+            if password:
+                self.mask.remember(password)
+                self.mask.remember(unquote(password))
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as messages and the log show it (a password in it as ***)."""
+        return without_credentials(self.base_url)
+
     async def connection(self) -> tuple[str, dict[str, str]]:
         """The base URL and headers (with credentials) for the next request."""
         key = await self.api_key()
@@ -262,7 +283,15 @@ class HTTPAdapter:
                     yield event  # calls still open when the body ended were cut off
             parser.raise_for_error()
             cut = len(parser.calls) > complete and not ended
-            problem = watch.problem(self.label, parser.calls, ended, cut, self.redact)
+            problem = watch.problem(
+                self.label,
+                parser.calls,
+                ended,
+                cut,
+                self.redact,
+                parser.skipped,
+                parser.finish_reason,
+            )
             if problem is not None:
                 raise problem
         finally:
@@ -304,7 +333,7 @@ class HTTPAdapter:
             headers = {"Content-Type": "application/json", **headers}
         attempt = 0
         while True:
-            log.debug("%s %s headers=%s", method, url, redact_headers(headers))
+            log.debug("%s %s headers=%s", method, without_credentials(url), redact_headers(headers))
             try:
                 response = await client.send(method, url, headers, content, self.timeouts())
             except HTTPFailure as exc:
@@ -314,7 +343,7 @@ class HTTPAdapter:
             status = response.status_code
             detail = await self._error_detail(response)
             log.debug("%s answered HTTP %s: %s", self.label, status, detail)
-            if (status == 429 or status >= 500) and attempt < self.settings.max_retries:
+            if status in self.retry_statuses and attempt < self.settings.max_retries:
                 await asyncio.sleep(self._retry_delay(response.headers, attempt))
                 attempt += 1
                 continue
@@ -350,7 +379,7 @@ class HTTPAdapter:
         try:
             text = error_text(json.loads(text))
         except ValueError:
-            pass
+            text = page_text(text, response.headers.get("content-type") or "")
         return self.redact(one_line(text))
 
     def _retry_delay(self, headers: HeaderLookup, attempt: int) -> float:
@@ -368,7 +397,8 @@ class HTTPAdapter:
             )
         if status == 404:
             if model is None:
-                return ModelNotFoundError(f"{label}: nothing at {url} (HTTP 404): check `url`")
+                shown = without_credentials(url)
+                return ModelNotFoundError(f"{label}: nothing at {shown} (HTTP 404): check `url`")
             return ModelNotFoundError(
                 f"{label} does not know the model '{model}' (HTTP 404): {self.model_hint(model)}"
             )
@@ -387,10 +417,10 @@ class HTTPAdapter:
 
     def model_hint(self, model: str) -> str:
         """What to do about an unknown model."""
-        return f"pick another model or check `url` ({self.base_url})"
+        return f"pick another model or check `url` ({self.shown_url})"
 
     def _transport_error(self, exc: HTTPFailure, streaming: bool = False) -> AdapterError:
-        return transport_error(exc, self.label, self.settings, self.base_url, streaming)
+        return transport_error(exc, self.label, self.settings, self.shown_url, streaming)
 
     def redact(self, text: str) -> str:
         """`text` with every key this adapter used replaced by ***."""

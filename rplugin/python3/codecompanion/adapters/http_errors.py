@@ -7,9 +7,9 @@ import re
 import time
 from typing import Any
 
-from ..errors import AdapterError, StreamInterrupted
+from ..errors import AdapterError, ProviderError, StreamInterrupted
 from .base import AdapterSettings
-from .http_types import ConnectTimedOut, HeaderLookup, HTTPFailure, PeerBroke, TimedOut
+from .http_types import ConnectTimedOut, HeaderLookup, HTTPFailure, NotHTTP, PeerBroke, TimedOut
 
 
 def error_text(data: Any) -> str:
@@ -43,6 +43,26 @@ def one_line(text: str, limit: int = 200) -> str:
     """Whitespace collapsed and cut to `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_UNSEEN = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>?")
+
+
+def page_text(text: str, content_type: str = "") -> str:
+    """An HTML (or XML) error page as its title, else its first words; other text unchanged."""
+    if "html" not in content_type.lower() and not text.lstrip().startswith("<"):
+        return text
+    import html  # only for a page: most errors are JSON
+
+    title = _TITLE.search(text)
+    words = (
+        title.group(1)
+        if title and title.group(1).strip()
+        else _TAG.sub(" ", _UNSEEN.sub(" ", text))
+    )
+    return one_line(html.unescape(words), 120)
 
 
 def retry_after_seconds(value: str) -> float:
@@ -85,6 +105,13 @@ def transport_error(
             f"{label} sent nothing for {settings.read_timeout:g} s: the answer stopped "
             "(raise read_timeout for slow models)"
         )
+    if isinstance(exc, NotHTTP):
+        detail = one_line(str(exc), 120)
+        if streaming:
+            return StreamInterrupted(
+                f"{label}: the answer broke off: not valid HTTP/1.1 ({detail})"
+            )
+        return ProviderError(f"{label} sent a response that is not valid HTTP/1.1 ({detail})")
     if streaming or isinstance(exc, PeerBroke):
         return StreamInterrupted(f"{label}: the connection dropped mid-answer")
     return AdapterError(f"{label}: cannot connect to {base_url}: {one_line(str(exc))}")

@@ -32,6 +32,10 @@ class PeerBroke(HTTPFailure):
     """The server closed the connection early or sent something that is not HTTP/1.1."""
 
 
+class NotHTTP(PeerBroke):
+    """The server's bytes are not a valid HTTP/1.1 response (or exceed what is read of one)."""
+
+
 class IOFailure(HTTPFailure):
     """The socket failed while sending or reading."""
 

@@ -120,6 +120,7 @@ class ResponseParser:
         self._sse = SSEDecoder()
         self._seq = JSONSeqDecoder()
         self._objects = 0
+        self._skipped = 0
         self._held: dict[type, str] = {}
 
     def feed(self, data: bytes) -> list[Event]:
@@ -163,6 +164,11 @@ class ResponseParser:
                 self._held.clear()
             out.append(event)
         return out
+
+    @property
+    def skipped(self) -> list[str]:
+        """The first few stream lines or event data that could not be read."""
+        return self._sse.stray
 
     def raise_for_error(self) -> None:
         """Raise the provider's in-stream error, if one arrived."""
@@ -236,7 +242,7 @@ class ResponseParser:
             try:
                 doc = decode_data(data)
             except JSON_ERRORS:
-                log.warning("skipping malformed stream data %.80r", data)
+                self._skip("malformed stream data %.80r", data)
                 if len(self._sse.stray) < STRAY_LINES:
                     self._sse.stray.append(data)
                 return
@@ -248,7 +254,7 @@ class ResponseParser:
                 self._dispatch(event, item, out)
             return
         if not isinstance(doc, dict):
-            log.warning("skipping unexpected stream value %.80r", doc)
+            self._skip("unexpected stream value %.80r", doc)
             return
         self._objects += 1
         try:
@@ -257,7 +263,15 @@ class ResponseParser:
             self.error = exc
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError):
             # Hostile or odd shapes (e.g. an index of Infinity) are skipped, never raised.
-            log.warning("skipping unexpected stream object %.120r", doc, exc_info=True)
+            self._skip("unexpected stream object %.120r", doc, exc_info=True)
+
+    def _skip(self, what: str, value: Any, exc_info: bool = False) -> None:
+        """Log a skipped piece of the body: the first few only (a hostile stream is endless)."""
+        self._skipped += 1
+        if self._skipped <= STRAY_LINES:
+            log.warning("skipping " + what, value, exc_info=exc_info)
+        elif self._skipped == STRAY_LINES + 1:
+            log.warning("skipping more of the stream (not logged)")
 
 
 def text_events(text: Any, reasoning: bool = False) -> list[Event]:
