@@ -324,7 +324,7 @@ class HTTPAdapter:
         params: dict[str, str],
         model: str | None,
     ) -> HTTPResponse:
-        """One request, retried on 429/5xx before any byte of the body is used."""
+        """One request, retried on a retryable status (`retry_statuses`) before its body is used."""
         client = self.client()
         url = with_params(url, params)
         content = None
