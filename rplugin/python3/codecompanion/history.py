@@ -44,6 +44,60 @@ def _reason(exc: Exception, size: int) -> str:
     return f"{type(exc).__name__}: {exc}"[:200]
 
 
+# The fields a saved chat has and the type of each (None allowed where a chat may lack one);
+# a nested dict lists its own fields. Fields other modules add are not checked here.
+_TEXT = (str, type(None))
+_NAMES = ("list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+_PAIRS = (
+    "list of [tool, text] pairs",
+    lambda v: (
+        isinstance(v, list)
+        and all(
+            isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x) for x in v
+        )
+    ),
+)
+_SHAPE: dict[str, Any] = {
+    "id": _TEXT,
+    "title": _TEXT,
+    "adapter": _TEXT,
+    "model": _TEXT,
+    "updated": _TEXT,
+    "cwd": _TEXT,
+    "messages": (list,),
+    "tools": {
+        "tools": _NAMES,
+        "groups": _NAMES,
+        "yolo": (bool,),
+        "approvals": {"tools": _NAMES, "commands": _PAIRS},
+    },
+}
+
+
+def wrong_field(
+    data: dict[str, Any], shape: dict[str, Any] = _SHAPE, prefix: str = ""
+) -> str | None:
+    """Why a saved chat cannot be restored as it is (a field of the wrong type), or None."""
+    for name, expected in shape.items():
+        if name not in data:
+            continue
+        value = data[name]
+        where = f"{prefix}{name}"
+        if isinstance(expected, dict):
+            if not isinstance(value, dict):
+                return f"field {where} is {type(value).__name__}, not an object"
+            nested = wrong_field(value, expected, f"{where}.")
+            if nested is not None:
+                return nested
+        elif isinstance(expected[0], str):
+            if not expected[1](value):
+                return f"field {where} is not a {expected[0]}"
+        elif not isinstance(value, expected):
+            wanted = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
+            return f"field {where} is {type(value).__name__}, not {wanted}"
+    return None
+
+
 @dataclass(frozen=True)
 class SavedChatInfo:
     """What the restore picker shows about one saved chat."""
@@ -131,6 +185,9 @@ class ChatStore:
             raise self.set_aside(chat_id, _reason(exc, len(raw))) from None
         if not isinstance(data, dict) or not isinstance(data.get("messages", []), list):
             raise self.set_aside(chat_id, "not a saved chat (no list of messages)")
+        wrong = wrong_field(data)
+        if wrong is not None:
+            raise self.set_aside(chat_id, wrong)
         return data
 
     def set_aside(self, chat_id: str, reason: str) -> DamagedChat:

@@ -9,8 +9,10 @@ A package declares, in its pyproject.toml:
     echo = "cc_example:EchoAdapter"             # a subclass of adapters.http_adapter.HTTPAdapter
 
 The entry point's name is the tool's or the adapter's name. The user's config file wins over a
-plugin of the same name, and a plugin never replaces a builtin adapter. A plugin that fails to
-load is one line in the log and in :checkhealth; the others still load.
+plugin of the same name, and a plugin never replaces a builtin tool or adapter (it is refused,
+and says so). A plugin that fails to load, even one that calls `sys.exit()` or raises
+`KeyboardInterrupt` as it is imported, is one line in the log and in :checkhealth; the others
+still load and the host lives on.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ if TYPE_CHECKING:  # importlib.metadata (with email, zipfile, csv) costs the hos
 log = logging.getLogger("codecompanion.plugins")
 
 TOOLS_GROUP = "codecompanion.tools"
+# What a plugin's import may raise: SystemExit and KeyboardInterrupt would otherwise end the
+# host at every start, naming no plugin.
+_LOAD_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 ADAPTERS_GROUP = "codecompanion.adapters"
 
 
@@ -98,6 +103,7 @@ def _source(entry: importlib.metadata.EntryPoint) -> str:
 def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
     """Load every `codecompanion.tools` and `codecompanion.adapters` entry point."""
     from .adapters.http_adapter import HTTPAdapter
+    from .tools.builtin import BUILTIN_TOOLS
     from .tools.model.tool import Tool
 
     found = Plugins()
@@ -106,10 +112,12 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
     declared = _entry_points()
     for entry in declared[TOOLS_GROUP]:
         try:
+            if entry.name in BUILTIN_TOOLS:
+                raise ValueError("a builtin tool has this name (refused: rename the entry point)")
             value = entry.load()
             Tool.coerce(value.get("callback", value) if _is_entry(value) else value, entry.name)
-        except Exception as exc:
-            found.errors.append(f"plugin tool {entry.name} ({entry.value}): {exc}")
+        except _LOAD_FAILURES as exc:
+            found.errors.append(f"plugin tool {entry.name} ({entry.value}): {_why(exc)}")
             continue
         found.tools[entry.name] = value
         found.sources[f"tool:{entry.name}"] = _source(entry)
@@ -120,14 +128,21 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
             value = entry.load()
             if not (isinstance(value, type) and issubclass(value, HTTPAdapter)):
                 raise TypeError("not a subclass of codecompanion's HTTPAdapter")
-        except Exception as exc:
-            found.errors.append(f"plugin adapter {entry.name} ({entry.value}): {exc}")
+        except _LOAD_FAILURES as exc:
+            found.errors.append(f"plugin adapter {entry.name} ({entry.value}): {_why(exc)}")
             continue
         found.adapters[entry.name] = value
         found.sources[f"adapter:{entry.name}"] = _source(entry)
     for line in found.errors:
         log.error("%s", line)
     return found
+
+
+def _why(exc: BaseException) -> str:
+    """One line saying why a plugin failed to load."""
+    if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+        return f"its import raised {type(exc).__name__}({exc}) (the plugin was skipped)"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _is_entry(value: Any) -> bool:

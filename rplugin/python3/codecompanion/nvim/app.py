@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from ..chat import Chat
 from ..context import read_items
 from ..history import DamagedChat
 from ..messages import MessageStore
+from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
 from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
@@ -46,6 +48,7 @@ class App:
         self.chats: dict[str, Chat] = {}
         self.approver = NvimApprover(bridge)
         self.editor = NvimEditor(bridge)
+        self._questions: set[asyncio.Task[None]] = set()  # restored approvals being confirmed
 
     # ----- entry points (called in pynvim's greenlets) ---------------------------------
 
@@ -129,6 +132,9 @@ class App:
             chat.view.notify(damaged, "error")
         if saved:
             self._restore(chat, saved)
+            moved = self._moved_root(args, saved)
+            if moved:
+                chat.view.notify(moved, "warn")
         elif chat.adapter.name == "demo":
             self._start_demo(chat)
         old = self.chats.pop(chat_id, None)
@@ -172,7 +178,8 @@ class App:
         view = NvimChatView(self.bridge, int(args["bufnr"]))
         # A restored chat keeps its project root (confinement and approvals belong to it);
         # a new demo chat works in a temporary folder, never in the user's project.
-        cwd = Path(str(saved.get("cwd") or args.get("cwd") or ".")).resolve()
+        here = Path(str(args.get("cwd") or ".")).resolve()
+        cwd = self._root(args, saved) or here
         if adapter.name == "demo" and not saved:
             from ..demo import demo_project  # with its loopback server: only for the demo
 
@@ -188,13 +195,71 @@ class App:
         )
         return chat, notice
 
+    @staticmethod
+    def _root(args: dict[str, Any], saved: dict[str, Any]) -> Path | None:
+        """The saved project root, when the chat may keep it: reattached after a host restart,
+        or restored in the folder where it was saved. Otherwise the current folder is the root
+        (a saved file naming `/tmp` must not make `/tmp` count as inside the project)."""
+        root = saved.get("cwd")
+        if not isinstance(root, str) or not root:
+            return None
+        here = Path(str(args.get("cwd") or ".")).resolve()
+        if args.get("reattach") or Path(root).resolve() == here:
+            return Path(root).resolve()
+        return None
+
+    def _moved_root(self, args: dict[str, Any], saved: dict[str, Any]) -> str | None:
+        root = saved.get("cwd")
+        if not isinstance(root, str) or not root or self._root(args, saved) is not None:
+            return None
+        here = Path(str(args.get("cwd") or ".")).resolve()
+        return (
+            f"this chat was saved in {root}; its tools work in {here}, the current folder "
+            f"(:cd {root} and restore it there to work in it)"
+        )
+
     def _restore(self, chat: Chat, saved: dict[str, Any]) -> None:
-        """Give a chat its saved title, offered tools, YOLO and remembered approvals."""
+        """Give a chat its saved title and offered tools; remembered approvals and YOLO only
+        once the user has seen them and said yes."""
         chat.title = saved.get("title")
         if isinstance(saved.get("updated"), str):
             chat.updated = saved["updated"]
-        chat.tools.restore_state(saved.get("tools") or {})
-        if chat.tools.yolo:
+        state = dict(saved.get("tools") or {})
+        remembered = ApprovalMemory.from_state(state.pop("approvals", None))
+        yolo = bool(state.pop("yolo", False)) and not chat.tools.yolo
+        chat.tools.restore_state(state)
+        registry = chat.tools.registry
+
+        def opts(name: str) -> dict[str, Any] | None:
+            entry = registry.get(name)
+            return entry.tool.opts if entry is not None else None
+
+        kept, refused = restorable(remembered, opts)
+        if refused:
+            names = ", ".join(refused)
+            chat.view.notify(f"saved tool-wide approvals dropped: {names}", "warn")
+        if kept.tools or kept.commands or yolo:
+            task = self.bridge.loop.create_task(self._confirm_restored(chat, kept, yolo))
+            self._questions.add(task)
+            task.add_done_callback(self._questions.discard)
+
+    async def _confirm_restored(self, chat: Chat, kept: ApprovalMemory, yolo: bool) -> None:
+        """Ask before a restored chat gets back its approvals and YOLO mode."""
+        lines = describe(kept) + (["YOLO mode (every call runs without a question)"] * yolo)
+        question = "Restore what this saved chat approved? " + "; ".join(lines)
+        try:
+            keep = await self.approver.confirm(chat.id, question)
+        except Exception:
+            log.exception("chat %s: asking about restored approvals failed", chat.id)
+            keep = False
+        if not keep:
+            chat.view.notify("the saved chat's approvals were not restored", "info")
+            return
+        for name in kept.tools:
+            chat.tools.approvals.tools.add(name)
+        chat.tools.approvals.commands |= kept.commands
+        if yolo:
+            chat.tools.yolo = True
             chat.view.render([_var("codecompanion_yolo", True)])
             chat.view.notify("this chat was in YOLO mode and still is (gty turns it off)", "warn")
 

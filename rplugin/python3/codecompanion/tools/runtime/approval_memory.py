@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,3 +40,37 @@ class ApprovalMemory:
             if isinstance(item, (list, tuple)) and len(item) == 2
         }
         return cls(tools, commands)
+
+
+def blanket_allowed(opts: Mapping[str, Any]) -> bool:
+    """True if a tool with these options can be approved tool-wide (as "always" grants it)."""
+    return opts.get("allowed_in_yolo_mode", True) is not False and not opts.get(
+        "require_cmd_approval"
+    )
+
+
+def restorable(
+    memory: ApprovalMemory, tool_opts: Callable[[str], Mapping[str, Any] | None]
+) -> tuple[ApprovalMemory, list[str]]:
+    """What a saved chat's approvals may restore, and the tools whose tool-wide one is refused.
+
+    A tool-wide approval for a tool "always" never grants tool-wide (run_command,
+    delete_file, code_runner...) or a tool that is not there is refused: only a hand-made
+    file holds one.
+    """
+    kept = ApprovalMemory(commands=set(memory.commands))
+    refused: list[str] = []
+    for name in sorted(memory.tools):
+        opts = tool_opts(name)
+        if opts is not None and blanket_allowed(opts):
+            kept.tools.add(name)
+        else:
+            refused.append(name)
+    return kept, refused
+
+
+def describe(memory: ApprovalMemory) -> list[str]:
+    """One line per remembered approval, as the user is shown them."""
+    lines = [f"{name}: every call" for name in sorted(memory.tools)]
+    lines += [f"{name}: `{key}`" for name, key in sorted(memory.commands)]
+    return lines
