@@ -171,6 +171,24 @@ local ACTIONS = {
   yolo = { fn = M.toggle_yolo, desc = "Toggle YOLO mode (skip approvals)" },
   regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
   clear = { fn = M.clear, desc = "Clear the chat" },
+  rewind = {
+    fn = function(bufnr)
+      require("codecompanion.checkpoints").pick(bufnr)
+    end,
+    desc = "Rewind code and/or conversation to before a turn",
+  },
+  rewind_undo = {
+    fn = function(bufnr)
+      require("codecompanion.checkpoints").undo(bufnr)
+    end,
+    desc = "Undo the last rewind",
+  },
+  review = {
+    fn = function(bufnr)
+      require("codecompanion.checkpoints").review({ bufnr = bufnr })
+    end,
+    desc = "Review the chat's changes (quickfix and diff view)",
+  },
   next_turn = {
     fn = function()
       jump(1)

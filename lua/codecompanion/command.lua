@@ -1,4 +1,5 @@
--- :CodeCompanionChat and its words: Add, Toggle, Restore, adapter=NAME model=NAME, or a prompt.
+-- :CodeCompanionChat and its words: Add, Toggle, Restore, Rewind, Review,
+-- adapter=NAME model=NAME, or a prompt.
 local chat_buffers = require("codecompanion.chat_buffers")
 local host = require("codecompanion.host")
 local render = require("codecompanion.render")
@@ -103,6 +104,10 @@ function M.run(opts)
     chat_buffers.toggle()
   elseif args == "Restore" or args == "restore" then
     M.restore()
+  elseif args == "Rewind" or args == "rewind" then
+    require("codecompanion.checkpoints").pick()
+  elseif args == "Review" or args == "review" then
+    require("codecompanion.checkpoints").review()
   else
     local chat_opts = chat_opts_of(args)
     if chat_opts.adapter then

@@ -38,6 +38,14 @@ M.reattach = chat_buffers.reattach
 M.on_host_exit = chat_buffers.on_host_exit
 
 -- :CodeCompanionChat (codecompanion.command).
+-- Checkpoints: the chat's turns, rewind (code, conversation or both) and its undo, review.
+local checkpoints = require("codecompanion.checkpoints")
+M.checkpoints = checkpoints.list
+M.rewind = checkpoints.rewind
+M.rewind_undo = checkpoints.undo
+M.changes = checkpoints.changes
+M.review = checkpoints.review
+
 M.command = command.run
 M.add_selection = command.add_selection
 M.restore = command.restore

@@ -19,6 +19,7 @@ from .history import ChatStore
 
 if TYPE_CHECKING:
     from .chat import Chat
+    from .checkpoints import Checkpoints
     from .mcp import McpManager
     from .tls import TlsTrust
 
@@ -82,6 +83,7 @@ class Workspace:
         self.registry = self._make_registry()
         self._demo: Any = None
         self._trust: TlsTrust | None = None
+        self._checkpoints: Checkpoints | None = None
 
     def ssl_context(self) -> ssl.SSLContext:
         """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""
@@ -288,9 +290,25 @@ class Workspace:
             self.mcp.close(loop or running)
             self.mcp = None
 
+    def checkpoints(self) -> Checkpoints | None:
+        """The checkpoint store (`data_dir/checkpoints`) with the config's
+        `opts["checkpoints"]`; None when they are turned off."""
+        from .checkpoints import Checkpoints, Settings
+
+        opts = self.config.opts.get("checkpoints") if self.config.opts else None
+        settings = Settings.from_opts(opts if isinstance(opts, dict) else None)
+        if not settings.enabled:
+            return None
+        if self._checkpoints is None:
+            self._checkpoints = Checkpoints(Path(self.options.data_dir) / "checkpoints", settings)
+        self._checkpoints.settings = settings
+        return self._checkpoints
+
     def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Stop the MCP servers and the demo server."""
+        """Stop the MCP servers, the demo server and the checkpoints' worker."""
         self.stop_mcp(loop)
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         if self._demo is not None:
             self._demo.stop()
             self._demo = None

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..diffs import apply_hunks
 from .changes import FileChange, Reader, attribute, changed_paths, file_change
 from .journal import By, Journal, JournalFolder, Kind, Record
-from .rewind import Plan, apply, plan_rewind, plan_undo
+from .rewind import Plan, Restore, apply, plan_rewind, plan_undo
 from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture
-from .store import ObjectStore
+from .store import Entry, ObjectStore
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
@@ -229,6 +230,37 @@ class Checkpoints:
         )
         return rewound, before, plan
 
+    def plan_revert(
+        self, chat_id: str, root: Path, since_turn: int | None, path: str, hunk: int | None
+    ) -> tuple[Record, str, Plan] | None:
+        """Review's revert of one file (or one of its hunks, by index) to the turn's state:
+        the state before it recorded, the turn's tree, and the plan; None when out of date."""
+        journal = self.journal(chat_id, root)
+        number = since_turn if since_turn is not None else 1
+        start = journal.turn(number)
+        if start is None:
+            return None
+        base = journal.records[start].tree
+        before = self.record(chat_id, root, "rewind", "user", turn=number)
+        old, current = self.store.entry(base, path), self.store.entry(before.tree, path)
+        target = old
+        if hunk is not None:
+            change = file_change(path, old, current, Reader(self.store))
+            if change.binary or not 0 <= hunk < len(change.hunks):
+                return None
+            keep = set(range(len(change.hunks))) - {hunk}
+            lines = apply_hunks(change.old_lines, change.new_lines, keep)
+            data = "\n".join(lines).encode("utf-8")
+            oid, _ = self.store.put(data)
+            known = current or old
+            mode = known.mode if known is not None else 0o644
+            target = Entry("f", mode, len(data), 0, 0, 0, oid)
+            if lines == [] and current is None:
+                target = None
+        if target is None and current is None or target and target.same_content(current):
+            return None
+        return before, base, Plan(restore=[Restore(path, target, current)])
+
     def restore(
         self, chat_id: str, root: Path, plan: Plan, chosen: list[str], target: str
     ) -> list[str]:
@@ -245,8 +277,12 @@ class Checkpoints:
         """Write the chat's journal (after a change of its records' flags)."""
         self.journals.save(self.journal(chat_id, root))
 
-    def prune(self, active: set[str]) -> int:
-        """Drop the oldest chats' checkpoints until the store fits its limit; bytes freed."""
+    def prune(self, active: set[str] | None = None) -> int:
+        """Drop the oldest chats' checkpoints until the store fits its limit; bytes freed.
+
+        Chats in `active` (by default every chat this host has used) are never dropped.
+        """
+        active = set(self._open) if active is None else active
         if self._size is None:
             self._size = self.store.size()
         if self._size <= self.settings.max_store_bytes:

@@ -132,6 +132,7 @@ class ChatCheckpoints:
             log.exception("turn summary failed")
             return ""
         await self.push()
+        self.manager.run(self.manager.prune)  # past the size limit: the oldest chats go
         return summary(changes)
 
     def _turns(self) -> list[TurnInfo]:
@@ -228,6 +229,43 @@ class ChatCheckpoints:
         await self.push()
         self._report("Rewind", "rewind undone", done, turn=rewound.turn, undo=True)
         return True
+
+    async def revert(self, since_turn: int | None, path: str, hunk: int | None) -> bool:
+        """Review: put one file (or one hunk of it) back as it was before `since_turn`;
+        undone like a rewind."""
+        if self.chat.busy:
+            self.chat.view.notify("a request is running: stop it (q) before reverting", "warn")
+            return False
+        planned = await self.manager.run(
+            self.manager.plan_revert, self.chat.id, self.root, since_turn, path, hunk
+        )
+        if planned is None:
+            self.chat.view.notify(f"{path}: nothing to revert (changed meanwhile?)", "warn")
+            return False
+        before, base, plan = planned
+        done = await self._restore(plan, base)
+        data = {
+            "target": since_turn or 1,
+            "before": before.tree,
+            "written": done.written,
+            "code": True,
+            "conversation": False,
+            "undone": False,
+            "review": True,
+        }
+        await self.manager.run(
+            self.manager.record,
+            self.chat.id,
+            self.root,
+            "rewound",
+            "chat",
+            turn=before.turn,
+            rewind=data,
+        )
+        await self.push()
+        what = f"{path}: hunk {hunk + 1} reverted" if hunk is not None else f"{path}: reverted"
+        self._report("Rewind", what, done, turn=since_turn or 1, review=True)
+        return bool(done.written)
 
     async def _restore(self, plan: Plan, target: str) -> Restored:
         """Ask about conflicts and unsaved buffers, write the rest, reload their buffers."""

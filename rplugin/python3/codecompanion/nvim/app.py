@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from ..chat import Chat
+from ..checkpoints import ChatCheckpoints
 from ..context import read_items
 from ..history import DamagedChat
 from ..messages import MessageStore
@@ -21,6 +23,7 @@ from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
 from .pickers import pick_adapter, pick_restore
+from .rewind import NvimRewindAsker, changes_payload, pick_rewind
 from .view import NvimChatView
 
 log = logging.getLogger("codecompanion.nvim")
@@ -86,9 +89,22 @@ class App:
     # ----- notifications ---------------------------------------------------------------
 
     def do_request(self, args: dict[str, Any]) -> None:
-        """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout)."""
+        """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout);
+        an answer that needs the disk comes from a task."""
         value = self.answer(str(args.get("method")), args.get("args") or {})
-        self.bridge.notify_lua("codecompanion.host", "reply", int(args.get("rid", 0)), value)
+        rid = int(args.get("rid", 0))
+        if inspect.isawaitable(value):
+            self.bridge.spawn(self._reply_later(rid, value))
+            return
+        self.bridge.notify_lua("codecompanion.host", "reply", rid, value)
+
+    async def _reply_later(self, rid: int, value: Awaitable[Any]) -> None:
+        try:
+            result = await value
+        except Exception as exc:
+            log.exception("request failed")
+            result = {"error": str(exc)}
+        self.bridge.notify_lua("codecompanion.host", "reply", rid, result)
 
     def do_hello(self, args: dict[str, Any]) -> None:
         options = HostOptions.from_lua(args.get("options") or {})
@@ -193,6 +209,9 @@ class App:
             store=workspace.store,
             messages=MessageStore.from_list(saved.get("messages") or []) if saved else None,
         )
+        checkpoints = workspace.checkpoints()
+        if checkpoints is not None:
+            chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
         return chat, notice
 
     @staticmethod
@@ -274,6 +293,8 @@ class App:
             chat.fire("ChatRestored")
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
+        if chat.checkpoints is not None and restored:
+            self.bridge.spawn(chat.checkpoints.push())
 
     def _tool_system(self, chat: Chat, view: NvimChatView, cwd: Path, yolo: bool) -> Any:
         from ..tools.runtime.system import ToolSystem
@@ -437,6 +458,61 @@ class App:
             return
         self.bridge.notify_lua("codecompanion.editor", "scratch", "tool-output", text.split("\n"))
 
+    def _checkpoints(self, args: dict[str, Any]) -> ChatCheckpoints | None:
+        chat = self._chat(args)
+        if chat is not None and chat.checkpoints is None:
+            chat.view.notify("checkpoints are turned off (opts.checkpoints.enabled)", "warn")
+        return chat.checkpoints if chat is not None else None
+
+    def do_chat_pick_rewind(self, args: dict[str, Any]) -> None:
+        session = self._checkpoints(args)
+        if session is not None:
+            self.bridge.spawn(pick_rewind(self.bridge, session))
+
+    def do_chat_rewind(self, args: dict[str, Any]) -> None:
+        session = self._checkpoints(args)
+        if session is not None:
+            code, conversation = args.get("code", True), args.get("conversation", True)
+            self.bridge.spawn(
+                session.rewind(
+                    int(args.get("turn") or 1), code is not False, conversation is not False
+                )
+            )
+
+    def do_chat_rewind_undo(self, args: dict[str, Any]) -> None:
+        session = self._checkpoints(args)
+        if session is not None:
+            self.bridge.spawn(session.undo())
+
+    def do_chat_review(self, args: dict[str, Any]) -> None:
+        session = self._checkpoints(args)
+        if session is not None:
+            self.bridge.spawn(self._review(session, _turn(args)))
+
+    async def _review(self, session: ChatCheckpoints, since_turn: int | None) -> None:
+        payload = await changes_payload(session, since_turn)
+        self.bridge.notify_lua("codecompanion.checkpoints", "show_review", payload)
+
+    def do_chat_review_revert(self, args: dict[str, Any]) -> None:
+        session = self._checkpoints(args)
+        if session is None:
+            return
+        hunk = args.get("hunk")
+
+        async def revert() -> None:
+            await session.revert(
+                _turn(args), str(args.get("path")), hunk if isinstance(hunk, int) else None
+            )
+            await self._review(session, _turn(args))
+
+        self.bridge.spawn(revert())
+
+    def ask_changes(self, args: dict[str, Any]) -> Any:
+        session = self._checkpoints(args)
+        if session is None:
+            return {"error": "no checkpoints for this chat"}
+        return changes_payload(session, _turn(args))
+
     def do_pick_restore(self, args: dict[str, Any]) -> None:
         self.bridge.spawn(pick_restore(self.bridge, self._workspace()))
 
@@ -479,6 +555,11 @@ class App:
             chat.save_now()
         if self.workspace is not None:
             self.workspace.close(self.bridge.loop)
+
+
+def _turn(args: dict[str, Any]) -> int | None:
+    value = args.get("since_turn")
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _var(name: str, value: Any) -> Any:
