@@ -136,3 +136,24 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     assert [t.turn for t in await chat.checkpoints.turns()] == [1, 2, 3]
     assert {"Checkpoint", "Rewind"} <= set(view.events())
     manager.close()
+
+
+async def test_a_chat_in_the_home_folder_takes_no_checkpoints(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    adapter = ScriptedAdapter(edit("c1", **{"a.py": "a1\n"}), [TextDelta("one")])
+    chat = Chat(
+        chat_id="c1",
+        adapter=adapter,
+        view=RecordingView(),
+        events=None,  # type: ignore[arg-type]
+        tool_factory=WritingTools,
+    )
+    chat.tools.cwd = tmp_path
+    manager = Checkpoints(tmp_path / ".local" / "data")
+    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    await turn(chat, "hello")
+    assert (tmp_path / "a.py").read_text() == "a1\n"
+    assert not (tmp_path / ".local" / "data" / "objects").exists()
+    manager.close()

@@ -216,3 +216,25 @@ def test_in_a_git_repository_its_index_refs_stash_and_hooks_are_untouched(
     assert tree_digest(project / ".git") == before_git
     assert not marker.exists()
     assert git(project, "stash", "list").count("\n") == 1
+
+
+def test_a_file_not_stored_is_never_replaced_or_removed(project: Path, tmp_path: Path) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.cp.settings = Settings.from_opts({"max_file_mb": 0.001})  # ~1 KB
+    d.turn()
+    d.tool_round({"huge.log": b"x" * 5000, "a.py": b"chat\n"})
+    plan = d.rewind(1, take_conflicts=True)
+    assert plan.unrestorable == ["huge.log"]
+    assert (project / "huge.log").read_bytes() == b"x" * 5000  # no undo could bring it back
+    assert (project / "a.py").read_bytes() == b"a = 1\n"
+
+
+def test_a_project_past_the_file_count_gets_no_partial_checkpoint(
+    project: Path, tmp_path: Path
+) -> None:
+    from codecompanion.checkpoints.scan import TooManyFiles
+
+    cp = Checkpoints(tmp_path / "data", Settings.from_opts({"max_files": 2}))
+    with pytest.raises(TooManyFiles):
+        cp.record("c", project, "turn", "user")
+    assert cp.journal("c", project).records == []

@@ -28,7 +28,7 @@ class Plan:
 
     restore: list[Restore] = field(default_factory=list)
     conflicts: list[Restore] = field(default_factory=list)  # the user changed them too
-    unrestorable: list[str] = field(default_factory=list)  # too large to have been stored
+    unrestorable: list[str] = field(default_factory=list)  # its bytes then or now not stored
 
 
 def same(a: Entry | None, b: Entry | None) -> bool:
@@ -37,7 +37,8 @@ def same(a: Entry | None, b: Entry | None) -> bool:
 
 
 def _add(plan: Plan, item: Restore, conflict: bool) -> None:
-    if item.target is not None and item.target.kind == "b":
+    # A file not stored is never written (no bytes to write) nor replaced (no undo for it).
+    if any(entry is not None and entry.kind == "b" for entry in (item.target, item.current)):
         plan.unrestorable.append(item.path)
     elif conflict:
         plan.conflicts.append(item)

@@ -40,6 +40,10 @@ DEFAULT_EXCLUDE = (
 )
 
 
+class TooManyFiles(ValueError):
+    """The project has more files than a capture may hold."""
+
+
 @dataclass(frozen=True)
 class ScanLimits:
     """What a capture leaves out: folders by name, files over a size, files past a count."""
@@ -115,8 +119,11 @@ class _Scan:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             return None  # FIFOs, sockets and devices hold no bytes to keep
         if self.result.files >= self.limits.max_files:
-            self.result.skipped.append(path)
-            return None
+            # A capture that left files out would show them as deleted: none is taken.
+            raise TooManyFiles(
+                f"the project has more than {self.limits.max_files:,} files: no checkpoints "
+                "(raise opts.checkpoints.max_files, or exclude folders)"
+            )
         self.result.files += 1
         mode = stat.S_IMODE(st.st_mode)
         old = self.old.files.get(path)
@@ -135,9 +142,9 @@ class _Scan:
             self.result.skipped.append(path)
             return Entry("b", mode, st.st_size, st.st_mtime_ns, ctime, st.st_ino, "")
         content = read_file(self.root / path, self.limits.max_file_bytes)
-        if content is None:
+        if content is None:  # unreadable: noted by its stat, like a large file
             self.result.skipped.append(path)
-            return None
+            return Entry("b", mode, st.st_size, st.st_mtime_ns, -1, st.st_ino, "")
         return self._stored("f", path, content, mode, st, ctime)
 
     def _stored(

@@ -78,11 +78,19 @@ class ChatCheckpoints:
         self.manager = manager
         self.asker = asker
         self._pending: asyncio.Future[Record] | None = None
+        self._failure = ""
 
     @property
     def root(self) -> Path:
         """The project the chat's tools work in."""
         return Path(self.chat.tools.cwd)
+
+    @property
+    def capturing(self) -> bool:
+        """False in the home folder or `/`: a chat there is not in a project, and copying
+        all of it is no checkpoint anyone wants."""
+        root = self.root.resolve()
+        return root not in (Path.home().resolve(), Path(root.anchor))
 
     # ----- captures from the turn loop -------------------------------------------------
 
@@ -98,18 +106,25 @@ class ChatCheckpoints:
         exc = future.exception()
         if exc is not None:
             log.error("checkpoint of chat %s failed: %s", self.chat.id, exc)
-            self.chat.view.notify(f"checkpoint failed: {exc}", "warn")
+            if str(exc) != self._failure:  # said once, not at every round
+                self._failure = str(exc)
+                self.chat.view.notify(f"checkpoint failed: {exc}", "warn")
             return
+        self._failure = ""
         record = future.result()
         self.chat.fire("Checkpoint", turn=record.turn, kind=record.kind, time=record.time)
 
     def turn_started(self, text: str, message_id: int) -> None:
         """Before a user turn is sent: capture (on the worker; the request does not wait)."""
+        if not self.capturing:
+            return
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")
         self._queue("turn", "user", text=first[:80], message_id=message_id)
 
     async def before_tools(self) -> None:
         """Before a tool round runs: its capture is on disk first."""
+        if not self.capturing:
+            return
         try:
             await self._queue("tools", "user")
         except Exception:  # a failed capture is reported; the tools still run
@@ -117,10 +132,13 @@ class ChatCheckpoints:
 
     def after_tools(self) -> None:
         """After a tool round: capture what it changed (the next request does not wait)."""
-        self._queue("tools_done", "chat")
+        if self.capturing:
+            self._queue("tools_done", "chat")
 
     async def turn_ended(self) -> str:
         """The one line of what this turn's tools changed ('' when nothing); lists pushed."""
+        if not self.capturing:
+            return ""
         try:
             if self._pending is not None:
                 await asyncio.shield(self._pending)
@@ -163,7 +181,11 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before rewinding", "warn")
             return False
-        planned = await self.manager.run(self.manager.plan, self.chat.id, self.root, turn)
+        try:
+            planned = await self.manager.run(self.manager.plan, self.chat.id, self.root, turn)
+        except (OSError, ValueError) as exc:
+            self.chat.view.notify(f"cannot rewind: {exc}", "error")
+            return False
         if planned is None:
             self.chat.view.notify(f"no checkpoint of turn {turn} in this chat", "warn")
             return False
@@ -207,7 +229,11 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before undoing", "warn")
             return False
-        planned = await self.manager.run(self.manager.plan_undo, self.chat.id, self.root)
+        try:
+            planned = await self.manager.run(self.manager.plan_undo, self.chat.id, self.root)
+        except (OSError, ValueError) as exc:
+            self.chat.view.notify(f"cannot undo the rewind: {exc}", "error")
+            return False
         if planned is None:
             self.chat.view.notify("no rewind to undo (or a turn was sent since)", "info")
             return False
@@ -236,9 +262,13 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before reverting", "warn")
             return False
-        planned = await self.manager.run(
-            self.manager.plan_revert, self.chat.id, self.root, since_turn, path, hunk
-        )
+        try:
+            planned = await self.manager.run(
+                self.manager.plan_revert, self.chat.id, self.root, since_turn, path, hunk
+            )
+        except (OSError, ValueError) as exc:
+            self.chat.view.notify(f"cannot revert {path}: {exc}", "error")
+            return False
         if planned is None:
             self.chat.view.notify(f"{path}: nothing to revert (changed meanwhile?)", "warn")
             return False
