@@ -170,7 +170,7 @@ end
 ---@param question string
 function M.confirm(chan, rid, question)
   vim.schedule(function()
-    vim.ui.select(
+    require("codecompanion.preview").select(
       { "Yes", "No" },
       { prompt = question, kind = "codecompanion.confirm" },
       function(choice)

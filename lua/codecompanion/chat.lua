@@ -276,19 +276,26 @@ end
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
-  local text = nil
+  local title, tail = nil, (" (%d lines)"):format(count)
   for _, entry in pairs(render.state(bufnr).tools) do
     if render.body_range(bufnr, entry) == vim.v.foldstart then
-      if entry.context then
-        text = ("  %s"):format(entry.title)
-      else
-        text = ("  %s [%s] (%d lines)"):format(entry.title, entry.status or "?", count)
-      end
+      title = entry.title
+      tail = entry.context and "" or (" [%s] (%d lines)"):format(entry.status or "?", count)
       break
     end
   end
-  text = text or ("  %s (%d lines)"):format(vim.fn.getline(vim.v.foldstart), count)
-  return { { text, "CodeCompanionFold" } }
+  title = title or vim.fn.getline(vim.v.foldstart)
+  -- The status and the count stay in view: the title gives way when the window is narrow.
+  local info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  local room = (info and info.width - info.textoff or 80) - 2 - vim.fn.strdisplaywidth(tail)
+  if vim.fn.strdisplaywidth(title) > room and room > 1 then
+    title = vim.fn.strcharpart(title, 0, room - 1)
+    while vim.fn.strdisplaywidth(title) > room - 1 do
+      title = vim.fn.strcharpart(title, 0, vim.fn.strchars(title) - 1)
+    end
+    title = title .. "…"
+  end
+  return { { "  " .. title .. tail, "CodeCompanionFold" } }
 end
 
 return M

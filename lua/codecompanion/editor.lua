@@ -344,6 +344,8 @@ function M.scratch(title, lines)
   vim.bo[buf].modifiable = false
   vim.cmd("botright split")
   vim.api.nvim_win_set_buf(0, buf)
+  -- Closed like the keymaps window and CodeCompanion's own scratch views.
+  vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = buf, nowait = true, desc = "Close" })
 end
 
 return M

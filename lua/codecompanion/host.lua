@@ -71,12 +71,15 @@ local function on_exit(_, code)
   local was_ready = state.ready
   state.chan, state.ready = nil, false
   state.last_exit = code
+  if vim.v.exiting ~= vim.NIL then
+    return -- Neovim is quitting: the host goes with it, quietly
+  end
   if not was_ready then
     -- It died before serving anything: most likely a missing dependency in the venv.
     notify_error(
-      ("host failed to start (%s): run `make install` in %s (log: %s)"):format(
-        state.last_stderr or ("exit " .. code),
+      ("host failed to start: run `make install` in %s (%s; log: %s)"):format(
         root(),
+        state.last_stderr or ("exit " .. code),
         M.log_path()
       )
     )

@@ -45,7 +45,9 @@ end
 ---@return string
 function M.fit(text)
   local room = math.max(20, vim.v.echospace - 1)
-  if not stock_notify() or vim.fn.strdisplaywidth(text) <= room then
+  -- Without a UI (headless) there is no message area to overflow: the text stays whole.
+  local no_ui = #vim.api.nvim_list_uis() == 0
+  if no_ui or not stock_notify() or vim.fn.strdisplaywidth(text) <= room then
     return text
   end
   require("codecompanion.host").log({ text })

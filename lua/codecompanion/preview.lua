@@ -115,9 +115,21 @@ end
 function M.select(items, opts, on_choice)
   vim.cmd("redraw")
   vim.schedule(function()
-    vim.ui.select(items, opts, function(...)
+    -- The stock prompt (inputlist) ignores `:` and cancels on `q`: an Ex command typed at it
+    -- (`:qa`) would cancel the question and its rest would land in the chat as keys. The keys
+    -- typed while it asks tell: a cancel that began with `:` gives them back as that command.
+    local keys = vim.api.nvim_create_namespace("codecompanion_select_keys")
+    local typed_keys = {}
+    vim.on_key(function(key, typed)
+      table.insert(typed_keys, (typed and typed ~= "") and typed or key)
+    end, keys)
+    vim.ui.select(items, opts, function(choice, ...)
+      vim.on_key(nil, keys)
       vim.cmd("redraw")
-      on_choice(...)
+      if choice == nil and typed_keys[1] == ":" then
+        vim.api.nvim_feedkeys(table.concat(typed_keys), "ni", false)
+      end
+      on_choice(choice, ...)
     end)
   end)
 end

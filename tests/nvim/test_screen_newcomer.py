@@ -4,12 +4,16 @@ a one-line hint for CodeCompanion.nvim's :CodeCompanion and :CodeCompanionAction
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
+from tests.nvim.harness import wait_for
 from tests.nvim.test_screen_review import write_config
 from tests.nvim.tui import HAVE_TMUX, Tui
 
@@ -62,4 +66,71 @@ def test_unknown_tool_and_http_error_take_one_line_at_200_columns(
     screen.keys("G", "o", "again", "Escape", "Enter")
     shown = screen.wait_screen("HTTP 400")
     assert "Press ENTER" not in shown
-    assert "HTTP 400" in last_line(screen)
+    history = "return vim.api.nvim_exec2('messages', {output = true}).output"
+
+    def notice() -> list[str]:
+        return [line for line in screen.lua(history).splitlines() if "(HTTP 400)" in line]
+
+    assert all(len(line) < 200 for line in wait_for(notice))
+
+
+def test_qa_typed_at_the_stock_approval_prompt_quits_quietly(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    calls = [("c1", "run_command", {"cmd": "echo one"}), ("c2", "run_command", {"cmd": "echo 2"})]
+    provider_server.enqueue(openai_tool_calls(calls, text="Two commands."), openai_text("done"))
+    screen = tui(
+        setup={"window": {"layout": "buffer"}},
+        config_file=write_config(tmp_path, provider_server),
+        cwd=tmp_path,
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "@{run_command} go", "Escape", "Enter")
+    screen.wait_screen("Run the command `echo one`?", "Type number")
+    screen.keys(":qa", "Enter")  # an Ex command, not a choice: Neovim quits
+
+    def gone() -> bool:
+        try:
+            return "nvim" not in screen.tmux("list-panes", "-F", "#{pane_current_command}")
+        except subprocess.CalledProcessError:
+            return True  # the session ended with Neovim
+
+    wait_for(gone, timeout=15)
+    log = tmp_path / "state" / "nvim" / "codecompanion.log"
+    text = log.read_text() if log.exists() else ""
+    assert "Traceback" not in text and " ERROR " not in text, text[-2000:]
+    assert "host exited" not in text and "host stopped" in text
+
+
+def test_quit_with_a_tool_and_an_mcp_server_running_leaves_a_clean_log(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    launch = "import sys, mcp_server_time; sys.argv = ['mcp-server-time']; mcp_server_time.main()"
+    servers = {"time": {"cmd": [sys.executable, "-c", launch]}}
+    extra = (
+        "opts = {'tools': {'run_command': {'allow': ['sleep *']}}}\n"
+        f"mcp = {{'servers': {json.dumps(servers)}}}\n"
+    )
+    provider_server.enqueue(openai_tool_calls([("s1", "run_command", {"cmd": "sleep 30"})]))
+    screen = tui(
+        setup={"window": {"layout": "buffer"}},
+        config_file=write_config(tmp_path, provider_server, extra),
+        cwd=tmp_path,
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "@{run_command} @{mcp:time} wait", "Escape", "Enter")
+    screen.wait_screen("sleep 30")
+    wait_for(lambda: screen.lua("return require('codecompanion').status()").startswith("running"))
+    screen.command("qa!")
+
+    def gone() -> bool:
+        try:
+            return "nvim" not in screen.tmux("list-panes", "-F", "#{pane_current_command}")
+        except subprocess.CalledProcessError:
+            return True
+
+    wait_for(gone, timeout=15)
+    text = (tmp_path / "state" / "nvim" / "codecompanion.log").read_text()
+    assert "Traceback" not in text and " ERROR " not in text and "host exited" not in text, text

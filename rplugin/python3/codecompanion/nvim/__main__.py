@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 import types
@@ -54,9 +56,37 @@ def main() -> int:
     try:
         nvim.run_loop(on_request, on_notification, err_cb=on_error)
     finally:
+        settle(bridge.loop)
         app.close()
+        drain(bridge.loop)
         log.info("host stopped")
     return 0
+
+
+def settle(loop: asyncio.AbstractEventLoop) -> None:
+    """Spend a stop the RPC layer left pending as Neovim hung up (`loop.stop()` on a stopped
+    loop ends the next run after one turn), so the shutdown below runs to its end."""
+    if not loop.is_closed() and not loop.is_running():
+        with contextlib.suppress(RuntimeError):
+            loop.run_until_complete(asyncio.sleep(0))
+
+
+def drain(loop: asyncio.AbstractEventLoop, timeout: float = 2.0) -> None:
+    """Let the stopped chats' tasks end (cancelled) while the interpreter still runs.
+
+    Left to the garbage collector at exit they would be closed mid-await, and their cleanup
+    would run with half the interpreter gone: tracebacks in the log after a normal quit.
+    """
+    if loop.is_closed():
+        return
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        try:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=timeout))
+        except RuntimeError:  # the loop is still running (an embedding host): leave them
+            pass
 
 
 if __name__ == "__main__":
