@@ -9,7 +9,7 @@ sends.
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -71,19 +71,25 @@ class BoundedDecoder:
         self._names.reverse()
         self._layers = [_layer(name) for name in self._names]
 
-    def feed(self, raw: bytes) -> bytes:
-        """The decoded bytes `raw` yields."""
-        data = raw
-        for index in range(len(self._layers)):
-            data = self._inflate(index, data)
-        return self._count(data)
+    def feed(self, raw: bytes) -> Iterator[bytes]:
+        """The decoded bytes `raw` yields, in pieces of at most `STEP` bytes."""
+        return self._through(0, raw)
 
-    def close(self) -> bytes:
+    def close(self) -> Iterator[bytes]:
         """Whatever the decompressors still hold."""
-        data = b""
         for index in range(len(self._layers)):
-            data = self._inflate(index, data) + self._layers[index].flush()
-        return self._count(data)
+            tail = self._layers[index].flush()
+            if tail:
+                yield from self._through(index + 1, tail)
+
+    def _through(self, index: int, data: bytes) -> Iterator[bytes]:
+        """`data` inflated by layer `index` and every layer after it, piece by piece."""
+        if index == len(self._layers):
+            if data:
+                yield self._count(data)
+            return
+        for piece in self._inflate(index, data):
+            yield from self._through(index + 1, piece)
 
     def _count(self, data: bytes) -> bytes:
         self.total += len(data)
@@ -91,8 +97,7 @@ class BoundedDecoder:
             raise BodyTooLarge(self.limit, data)
         return data
 
-    def _inflate(self, index: int, data: bytes) -> bytes:
-        out: list[bytes] = []
+    def _inflate(self, index: int, data: bytes) -> Iterator[bytes]:
         produced = 0
         layer = self._layers[index]
         while data:
@@ -105,27 +110,23 @@ class BoundedDecoder:
                     continue
                 raise UnsupportedEncoding(f"the compressed body is damaged ({exc})") from None
             produced += len(piece)
-            if self.total + produced > self.limit:
-                raise BodyTooLarge(self.limit, b"".join(out) + piece)
-            out.append(piece)
+            if piece:
+                yield piece
             data = layer.unconsumed_tail
             if not data and layer.eof and layer.unused_data:
                 # A gzip body may hold several members, one after another.
                 data = layer.unused_data
                 layer = self._layers[index] = _layer(self._names[index])
-        return b"".join(out)
 
 
 async def decoded_chunks(response: RawResponse, limit: int) -> AsyncGenerator[bytes, None]:
     """The response body, decoded, in chunks; BodyTooLarge past `limit` decoded bytes."""
     decoder = BoundedDecoder(response.headers.get("content-encoding", ""), limit)
     async for raw in response.aiter_raw():
-        data = decoder.feed(raw)
-        if data:
+        for data in decoder.feed(raw):
             yield data
-    tail = decoder.close()
-    if tail:
-        yield tail
+    for data in decoder.close():
+        yield data
 
 
 async def read_capped(response: RawResponse, limit: int) -> tuple[bytes, bool]:
