@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codecompanion import render_ops
 from codecompanion.adapters.base import (
     AdapterSettings,
     Event,
@@ -21,7 +22,7 @@ from codecompanion.chat import Chat
 from codecompanion.errors import StreamInterrupted
 from codecompanion.history import ChatStore
 from codecompanion.messages import Message, MessageStore, ToolCall
-from codecompanion.ports import RenderOp
+from codecompanion.render_ops import Append, Block, RenderOp
 
 
 class ScriptedAdapter:
@@ -69,10 +70,10 @@ class RecordingView:
         pass
 
     def appended(self) -> str:
-        return "".join(op.data["text"] for op in self.ops if op.kind == "append")
+        return "".join(op.text for op in self.ops if isinstance(op, Append))
 
     def events(self) -> list[str]:
-        return [op.data["name"] for op in self.ops if op.kind == "event"]
+        return [op.name for op in self.ops if isinstance(op, render_ops.Event)]
 
 
 @dataclass
@@ -153,7 +154,7 @@ async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
     assert view.appended() == "Hello"
     llm = [m for m in chat.messages if m.role == "llm"]
     assert [m.content for m in llm] == ["Hello"]
-    assert any(op.kind == "usage" and "7 tokens" in op.data["text"] for op in view.ops)
+    assert any(isinstance(op, render_ops.Usage) and "7 tokens" in op.text for op in view.ops)
     assert view.events()[-1] == "ChatDone"
     saved = ChatStore(tmp_path / "chats").load("c1")
     assert saved is not None and saved["messages"][-1]["content"] == "Hello"
@@ -170,7 +171,7 @@ async def test_tool_round_trip_sends_results_back() -> None:
     assert second[-1].tool_call_id == "call_1" and second[-1].content == "echo {'x': 1}"
     assert second[0].role == "system" and second[1].tag == "tool:echo"
     # The round after the tool results starts below the tool output, not glued to it.
-    assert any(op.kind == "block" and op.data["text"] == "done" for op in view.ops)
+    assert any(isinstance(op, Block) and op.text == "done" for op in view.ops)
 
 
 async def test_empty_and_busy_submits_are_refused() -> None:
@@ -235,7 +236,7 @@ async def test_reasoning_is_shown_under_its_own_heading() -> None:
     chat, view = make_chat(adapter)
     chat.submit("q")
     await finish(chat)
-    blocks = [op.data["text"] for op in view.ops if op.kind == "block"]
+    blocks = [op.text for op in view.ops if isinstance(op, Block)]
     assert blocks[:2] == ["### Reasoning\n\n", "### Response\n\n"]
     assert [m.reasoning for m in chat.messages if m.role == "llm"] == ["think"]
 

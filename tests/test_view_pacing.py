@@ -11,7 +11,7 @@ import pytest
 
 from codecompanion.nvim import view as view_module
 from codecompanion.nvim.view import NvimChatView
-from codecompanion.ports import RenderOp
+from codecompanion.render_ops import Append, Lock, Notice, Spinner, Tool, ToolStatus
 from codecompanion.transcript import event
 
 
@@ -53,10 +53,10 @@ def slow_frames(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_text_goes_when_the_stream_is_quiet_or_a_frame_has_passed() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
-    view.render([RenderOp("append", {"text": "a"})])
+    view.render([Append(text="a")])
     await settle()
     assert [kinds(b) for _, b in bridge.batches] == [["append"]]  # a frame since the last: now
-    view.render([RenderOp("append", {"text": "b"})])
+    view.render([Append(text="b")])
     await settle(QUIET / 2)
     assert len(bridge.batches) == 1  # within the frame: the stream may go on
     await settle(QUIET)
@@ -66,7 +66,7 @@ async def test_text_goes_when_the_stream_is_quiet_or_a_frame_has_passed() -> Non
     # A steady stream (a chunk every QUIET / 2): batched, one batch per frame.
     began = asyncio.get_running_loop().time()
     while asyncio.get_running_loop().time() - began < FRAME * 1.5:
-        view.render([RenderOp("append", {"text": "b"})])
+        view.render([Append(text="b")])
         await settle(QUIET / 2)
     # The first chunk goes at once (a frame since the last batch), the rest a frame later.
     assert [len(b[0]["text"]) for _, b in bridge.batches[2:]] == [1, 5]
@@ -76,7 +76,7 @@ async def test_text_goes_when_the_stream_is_quiet_or_a_frame_has_passed() -> Non
 async def test_a_notice_goes_out_at_once_with_the_text_before_it() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
-    view.render([RenderOp("append", {"text": "d"}), RenderOp("notice", {"text": "n"})])
+    view.render([Append(text="d"), Notice(text="n")])
     await settle()
     assert [kinds(b) for _, b in bridge.batches] == [["append", "notice"]]
 
@@ -85,12 +85,12 @@ async def test_a_tool_round_is_held_until_the_next_answer_streams() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
     view.render([event("RequestFinished", {}), event("ToolsStarted", {})])
-    view.render([RenderOp("tool", {"call_id": "c"}), event("ToolsFinished", {})])
-    view.render([RenderOp("lock"), event("RequestStarted", {})])
+    view.render([Tool(call_id="c", title="t"), event("ToolsFinished", {})])
+    view.render([Lock(), event("RequestStarted", {})])
     await settle(HOLD / 4)
     assert bridge.batches == []  # the tools ran and the request left: Neovim not written yet
     streaming = asyncio.get_running_loop().time()
-    view.render([RenderOp("spinner", {"on": False}), event("RequestStreaming", {})])
+    view.render([Spinner(on=False), event("RequestStreaming", {})])
     await settle(QUIET * 1.5)  # the hold ends: the batch goes like streamed text
     assert bridge.batches and bridge.batches[0][0] - streaming < HOLD / 2
     assert [kinds(b) for _, b in bridge.batches] == [
@@ -110,10 +110,10 @@ async def test_a_tool_round_is_held_until_the_next_answer_streams() -> None:
 async def test_a_hold_ends_after_its_time_and_a_question_breaks_it() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
-    view.render([event("ToolsStarted", {}), RenderOp("tool", {"call_id": "c"})])
+    view.render([event("ToolsStarted", {}), Tool(call_id="c", title="t")])
     await settle(HOLD * 1.5)
     assert [kinds(b) for _, b in bridge.batches] == [["ToolsStarted", "tool"]]  # a slow tool
     view.render([event("ToolsStarted", {})])
-    view.render([RenderOp("tool_status", {"call_id": "c", "status": "awaiting_approval"})])
+    view.render([ToolStatus(call_id="c", status="awaiting_approval")])
     await settle()
     assert kinds(bridge.batches[-1][1]) == ["ToolsStarted", "tool_status"]

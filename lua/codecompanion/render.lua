@@ -447,6 +447,12 @@ function handlers.set_var(bufnr, op)
   vim.b[bufnr][op.name] = op.value
 end
 
+--- A notice outside any chat's batch (from the host): one line in the message area.
+---@param op codecompanion.op.Notice
+function M.notice(op)
+  handlers.notice(nil, op)
+end
+
 --- The op kinds this module handles, sorted (the protocol test compares them with Python's).
 ---@return string[]
 function M.kinds()

@@ -13,6 +13,7 @@ from codecompanion.chat import Chat
 from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
 from codecompanion.history import ChatStore
 from codecompanion.messages import ToolCall
+from codecompanion.render_ops import Append, Block, Event
 from tests.checkpoints.support import write
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter
 
@@ -99,7 +100,7 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     write(root, {"mine.txt": b"m1 by hand\n"})
     await turn(chat, "second")
     await turn(chat, "third")
-    blocks = [op.data["text"] for op in view.ops if op.kind == "block"]
+    blocks = [op.text for op in view.ops if isinstance(op, Block)]
     assert "_2 files changed: a.py +1 −1, new.py (new) +2_" in blocks
     assert "_1 file changed: a.py +1 −1_" in blocks
     after3 = {p.name: p.read_bytes() for p in root.iterdir()}
@@ -124,8 +125,9 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     assert [m.content for m in chat.messages if m.role == "user"] == ["first\nmore"]
     saved = json.loads((tmp_path / "chats" / "c1.json").read_text())
     assert [m["content"] for m in saved["messages"] if m["role"] == "user"] == ["first\nmore"]
-    assert view.ops[-1].kind == "event" and view.ops[-1].data["name"] == "Rewind"
-    assert any(op.kind == "append" and op.data["text"] == "second" for op in view.ops[-12:])
+    last = view.ops[-1]
+    assert isinstance(last, Event) and last.name == "Rewind"
+    assert any(isinstance(op, Append) and op.text == "second" for op in view.ops[-12:])
     assert [t.turn for t in await chat.checkpoints.turns()] == [1]
     assert await chat.checkpoints.undo()
     assert [m.content for m in chat.messages if m.role == "user"] == [

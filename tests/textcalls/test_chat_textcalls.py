@@ -16,7 +16,7 @@ from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelt
 from codecompanion.adapters.openai import OpenAIAdapter
 from codecompanion.chat import Chat
 from codecompanion.messages import Message, ToolCall
-from codecompanion.ports import RenderOp
+from codecompanion.render_ops import Append, Block, RenderOp, Tool, ToolStatus
 from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools.model.registry import ToolRegistry
@@ -116,7 +116,7 @@ class View:
         pass
 
     def text(self) -> str:
-        return "".join(op.data["text"] for op in self.ops if op.kind in ("append", "block"))
+        return "".join(op.text for op in self.ops if isinstance(op, (Append, Block)))
 
 
 def make(
@@ -181,7 +181,7 @@ async def test_recovered_call_runs_and_becomes_a_proper_tool_call(tmp_path: Path
     results = [e for e in history if e["role"] == "tool"]
     assert [r["content"] for r in results] == ["5000"]
     assert "```json" not in view.text() and "5000" in view.text()
-    assert any(op.kind == "tool" and "calculator" in op.data["title"] for op in view.ops)
+    assert any(isinstance(op, Tool) and "calculator" in op.title for op in view.ops)
     stored = [m for m in chat.messages if m.role == "llm" and m.tool_calls]
     assert stored[0].extra == {"text_calls": "recovered"}
 
@@ -240,7 +240,7 @@ async def test_prompt_mode_sends_no_tools_and_results_as_messages(tmp_path: Path
     assert all(not m.tool_calls and m.role != "tool" for m in second)
     shown = view.text()
     assert "Let me compute." in shown and "<tool>" not in shown and "5000." in shown
-    assert any(op.kind == "tool" and "calculator" in op.data["title"] for op in view.ops)
+    assert any(isinstance(op, Tool) and "calculator" in op.title for op in view.ops)
 
 
 async def test_prompt_mode_errors_go_back_once_per_call(tmp_path: Path) -> None:
@@ -290,7 +290,7 @@ async def test_restored_prompt_mode_answer_shows_without_its_block(tmp_path: Pat
     chat, _view, _ = make(adapter, tmp_path)
     await turn(chat, "@{calculator} go")
     ops = transcript.replay(list(chat.messages), "x", "m")
-    texts = " ".join(str(op.data.get("text", "")) for op in ops)
+    texts = " ".join(str(getattr(op, "text", "")) for op in ops)
     assert "Computing." in texts and "<tool>" not in texts
 
 
@@ -303,7 +303,7 @@ async def test_a_repeated_text_call_is_answered_without_running_again(tmp_path: 
     assert results[0] == "5000" and results[1] == REPEATED
     assert_paired(wire(adapter.requests[2][0]))
     assert any(
-        op.kind == "tool_status" and op.data["detail"] == "same call as the round before"
+        isinstance(op, ToolStatus) and op.detail == "same call as the round before"
         for op in view.ops
     )
 

@@ -15,7 +15,8 @@ from .adapters.base import (
     Usage,
 )
 from .messages import MessageStore, ToolCall
-from .ports import ChatView, RenderOp
+from .ports import ChatView
+from .render_ops import Spinner
 from .textcalls.session import plan_request
 
 
@@ -57,7 +58,7 @@ async def stream_answer(chat: Asking, answer: Answer, continuation: bool = False
     async for event in chat.adapter.stream(request.messages, request.tools):
         if not state["streaming"]:
             state["streaming"] = True
-            chat.view.render([RenderOp("spinner", {"on": False})])
+            chat.view.render([Spinner(on=False)])
             chat.fire("RequestStreaming")
         if isinstance(event, TextDelta):
             answer.text.append(event.text)  # the raw text, kept if the answer breaks off

@@ -16,7 +16,8 @@ from .context import ContextItem, render_ops
 from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
-from .ports import ChatView, EventSink, RenderOp
+from .ports import ChatView, EventSink
+from .render_ops import Lock, Ready, Replace, Spinner, Tool, ToolStatus, Usage
 from .textcalls.session import answer_repeated, repeats_last_round
 
 if TYPE_CHECKING:
@@ -219,12 +220,7 @@ class Chat:
         finally:
             self.messages.cycle += 1
             await self._turn_summary()
-            self.view.render(
-                [
-                    RenderOp("spinner", {"on": False}),
-                    RenderOp("ready", {"text": transcript.USER_HEADER}),
-                ]
-            )
+            self.view.render([Spinner(on=False), Ready(text=transcript.USER_HEADER)])
             # The answer's last text is on screen before the (fsynced) save.
             self.view.flush()
             self.save_now()
@@ -264,7 +260,7 @@ class Chat:
         Automatic rounds after tool results continue under the turn's one `## LLM` header.
         """
         answer = Answer()
-        ops = [RenderOp("lock"), RenderOp("spinner", {"on": True, "text": "waiting"})]
+        ops = [Lock(), Spinner(on=True, text="waiting")]
         if header:
             ops.insert(
                 0, transcript.header("llm", transcript.llm_header(self.adapter.name, self.model))
@@ -309,7 +305,7 @@ class Chat:
         if answer.usage and answer.usage.total_tokens:
             # The header shows the whole turn: automatic tool rounds add up.
             self._turn_tokens += answer.usage.total_tokens
-            self.view.render([RenderOp("usage", {"text": f"({self._turn_tokens} tokens)"})])
+            self.view.render([Usage(text=f"({self._turn_tokens} tokens)")])
 
     def _answer_pending(self, status: str) -> None:
         """Give every call still without a result one (stop or crash mid-tools)."""
@@ -362,25 +358,16 @@ class Chat:
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Show a call's status on its line (the line appears with the first status)."""
         if status == "pending":
-            self.view.render(
-                [
-                    RenderOp(
-                        "tool",
-                        {
-                            "call_id": call.id,
-                            "title": transcript.tool_title(call),
-                            "status": status,
-                        },
-                    )
-                ]
-            )
+            title = transcript.tool_title(call)
+            self.view.render([Tool(call_id=call.id, title=title, status=status)])
         else:
-            data = {"call_id": call.id, "status": status, "detail": detail}
-            if status == "running":  # the arguments that run: edited ones replace the model's
-                data["title"] = transcript.tool_title(call)
-            self.view.render([RenderOp("tool_status", data)])
+            # The arguments that run: edited ones replace the model's.
+            running = transcript.tool_title(call) if status == "running" else None
+            self.view.render(
+                [ToolStatus(call_id=call.id, status=status, detail=detail, title=running)]
+            )
         if status == "running":
-            self.view.render([RenderOp("spinner", {"on": True, "text": f"running {call.name}"})])
+            self.view.render([Spinner(on=True, text=f"running {call.name}")])
 
     def full_output(self, call_id: str | None = None) -> str | None:
         """The uncapped output of a call (the last one when none is given); an uncut output is
@@ -413,7 +400,7 @@ class Chat:
         self.messages.clear()
         self.title = None
         self.save()
-        self.view.render([RenderOp("replace", {"lines": [transcript.USER_HEADER, "", ""]})])
+        self.view.render([Replace(lines=[transcript.USER_HEADER, "", ""])])
         if then is not None:
             then()
         self.fire("ChatCleared")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .ports import RenderOp
+from .render_ops import Context, RenderOp
 
 MAX_LINES = 5000  # lines of one buffer or file sent to the model
 
@@ -114,14 +114,15 @@ def with_context(text: str, items: list[ContextItem]) -> str:
 
 def render_ops(items: list[ContextItem]) -> list[RenderOp]:
     """One folded line per item in the chat (`zo` shows what was sent)."""
-    return [RenderOp("context", {"title": item.title, "text": item.shown()}) for item in items]
+    ops: list[RenderOp] = [Context(title=item.title, text=item.shown()) for item in items]
+    return ops
 
 
 def replay_ops(summaries: Any) -> list[RenderOp]:
     """The lines a restored chat shows for the context its message carried."""
-    ops = []
+    ops: list[RenderOp] = []
     for data in summaries if isinstance(summaries, list) else []:
         if isinstance(data, Mapping):
             title = _title(data.get("kind"), data.get("path"), data.get("lines"))
-            ops.append(RenderOp("context", {"title": title, "text": ""}))
+            ops.append(Context(title=title, text=""))
     return ops

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .loopback import LoopbackServer, RecordedRequest, Turn, openai_text, openai_tool_calls
-from .ports import RenderOp
+from .render_ops import Ready, RenderOp, Replace
 from .transcript import USER_HEADER, block
 
 DEMO_FILE = "codecompanion-demo.md"
@@ -181,7 +181,7 @@ def hint(folder: Path) -> str:
 def intro_ops(folder: Path) -> list[RenderOp]:
     """A demo chat's buffer: what to type, above `## Me`."""
     return [
-        RenderOp("replace", {"lines": [""]}),
+        Replace(lines=[""]),
         block(hint(folder)),
-        RenderOp("ready", {"text": USER_HEADER}),
+        Ready(text=USER_HEADER),
     ]

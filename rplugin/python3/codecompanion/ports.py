@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from .render_ops import Level, RenderOp
 
 ApprovalChoice = Literal["approve", "always", "approve_all", "reject", "cancel", "edit"]
 
@@ -99,14 +101,6 @@ class EventSink(Protocol):
         ...
 
 
-@dataclass
-class RenderOp:
-    """One rendering operation for the chat buffer, applied in a batch by Lua."""
-
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 class ChatView(Protocol):
     """The chat buffer as the core sees it: batched renders and small notices."""
 
@@ -114,7 +108,7 @@ class ChatView(Protocol):
         """Apply operations in order (one call into Lua per batch)."""
         ...
 
-    def notify(self, message: str, level: str = "info") -> None:
+    def notify(self, message: str, level: Level = "info") -> None:
         """Show one line to the user."""
         ...
 

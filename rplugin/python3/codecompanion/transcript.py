@@ -8,7 +8,18 @@ from typing import Any
 
 from .context import replay_ops
 from .messages import Message, ToolCall
-from .ports import RenderOp
+from .render_ops import (
+    Append,
+    Block,
+    Event,
+    Header,
+    Ready,
+    RenderOp,
+    Replace,
+    Role,
+    Tool,
+    ToolOutput,
+)
 
 USER_HEADER = "## Me"
 SUMMARY_LIMIT = 60
@@ -39,33 +50,33 @@ def tool_title(call: ToolCall) -> str:
     return f"**{call.name}** {summary}".rstrip() if summary else f"**{call.name}**"
 
 
-def header(role: str, text: str) -> RenderOp:
+def header(role: Role, text: str) -> Header:
     """A role header separated from what came before."""
-    return RenderOp("header", {"role": role, "text": text})
+    return Header(role=role, text=text)
 
 
-def append(text: str) -> RenderOp:
+def append(text: str) -> Append:
     """Text appended where the buffer ends."""
-    return RenderOp("append", {"text": text})
+    return Append(text=text)
 
 
-def block(text: str) -> RenderOp:
+def block(text: str) -> Block:
     """Text starting on a fresh line after a blank line."""
-    return RenderOp("block", {"text": text})
+    return Block(text=text)
 
 
-def event(name: str, data: dict[str, Any]) -> RenderOp:
+def event(name: str, data: dict[str, Any]) -> Event:
     """A `User CodeCompanion<name>` autocmd, ordered with the renders around it."""
-    return RenderOp("event", {"name": name, "data": data})
+    return Event(name=name, data=data)
 
 
-def tool_output(call_id: str, for_llm: str, for_user: str | None) -> RenderOp | None:
+def tool_output(call_id: str, for_llm: str, for_user: str | None) -> ToolOutput | None:
     """A result as the buffer shows it: the user's text, with what the model got folded below."""
     shown = for_llm if for_user is None else for_user
     if not shown:
         return None
     detail = for_llm if for_user and for_llm != for_user and "\n" in for_llm else None
-    return RenderOp("tool_output", {"call_id": call_id, "text": shown, "detail": detail})
+    return ToolOutput(call_id=call_id, text=shown, detail=detail)
 
 
 def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list[RenderOp]:
@@ -74,7 +85,7 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
     status = {
         m.tool_call_id: "error" if m.is_error else "success" for m in history if m.role == "tool"
     }
-    ops: list[RenderOp] = [RenderOp("replace", {"lines": [""]})]
+    ops: list[RenderOp] = [Replace(lines=[""])]
     in_answer = False
     for message in history:
         if message.role == "user" and message.visible:
@@ -97,14 +108,12 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
             ops += [shown] if shown else []
         elif message.tool_calls:
             ops += [
-                RenderOp(
-                    "tool", {"call_id": c.id, "title": tool_title(c), "status": status.get(c.id)}
-                )
+                Tool(call_id=c.id, title=tool_title(c), status=status.get(c.id))
                 for c in message.tool_calls
             ]
         elif message.content:
             # An answer with call blocks shows its text without them, as it did live.
             shown = message.extra.get("shown", message.content)
             ops += [block(shown)] if shown.strip() else []
-    ops.append(RenderOp("ready", {"text": USER_HEADER}))
+    ops.append(Ready(text=USER_HEADER))
     return ops

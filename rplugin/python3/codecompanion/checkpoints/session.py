@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from .. import transcript
 from ..messages import MessageStore
 from ..ports import ChatView
+from ..render_ops import SetVar
 from .changes import FileChange, summary
 from .journal import Record
 from .manager import Checkpoints, Restored, TurnInfo
@@ -160,11 +161,7 @@ class ChatCheckpoints:
         """Give Lua the turn list (`checkpoints()` reads it without asking the host)."""
         turns = await self.manager.run(self._turns)
         listing = [asdict(t) for t in turns]
-        from ..ports import RenderOp
-
-        self.chat.view.render(
-            [RenderOp("set_var", {"name": "codecompanion_checkpoints", "value": listing})]
-        )
+        self.chat.view.render([SetVar(name="codecompanion_checkpoints", value=listing)])
 
     # ----- review and rewind -----------------------------------------------------------
 
@@ -376,6 +373,7 @@ class ChatCheckpoints:
             parts.append(f"too large to restore: {', '.join(done.unrestorable)}")
         if done.failed:
             parts.append(f"failed: {'; '.join(done.failed)}")
-        level = "warn" if done.failed or done.unrestorable else "info"
-        self.chat.view.notify("; ".join(parts), level)
+        self.chat.view.notify(
+            "; ".join(parts), "warn" if done.failed or done.unrestorable else "info"
+        )
         self.chat.fire(event, files=done.written, kept=done.kept, failed=done.failed, **data)

@@ -14,6 +14,7 @@ from ..checkpoints import ChatCheckpoints
 from ..context import read_items
 from ..history import DamagedChat
 from ..messages import MessageStore
+from ..render_ops import Event, Notice, SetVar
 from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
 from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
@@ -37,9 +38,7 @@ class LuaEvents:
 
     def fire(self, name: str, data: dict[str, Any]) -> None:
         """Queue `User CodeCompanion<name>` in order with the chat's renders."""
-        from ..transcript import event
-
-        self.view.render([event(name, data)])
+        self.view.render([Event(name=name, data=data)])
 
 
 class App:
@@ -279,7 +278,7 @@ class App:
         chat.tools.approvals.commands |= kept.commands
         if yolo:
             chat.tools.yolo = True
-            chat.view.render([_var("codecompanion_yolo", True)])
+            chat.view.render([SetVar(name="codecompanion_yolo", value=True)])
             chat.view.notify("this chat was in YOLO mode and still is (gty turns it off)", "warn")
 
     def _announce(self, chat: Chat, restored: bool, reattached: bool) -> None:
@@ -403,7 +402,7 @@ class App:
                 "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
             )
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
-            chat.view.render([_var("codecompanion_yolo", chat.tools.yolo)])
+            chat.view.render([SetVar(name="codecompanion_yolo", value=chat.tools.yolo)])
 
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
@@ -534,7 +533,7 @@ class App:
             self.bridge.echo_error(f"config file broken: {error}")
             return
         message = "config reloaded" + workspace.reload_chats(self.chats.values(), self.bridge.spawn)
-        self.bridge.notify_lua("codecompanion.render", "notify", message, "info")
+        self.bridge.notice(Notice(text=message))
 
     # ----- requests --------------------------------------------------------------------
 
@@ -560,9 +559,3 @@ class App:
 def _turn(args: dict[str, Any]) -> int | None:
     value = args.get("since_turn")
     return value if isinstance(value, int) and value > 0 else None
-
-
-def _var(name: str, value: Any) -> Any:
-    from ..ports import RenderOp
-
-    return RenderOp("set_var", {"name": name, "value": value})

@@ -17,6 +17,8 @@ from typing import Any
 import greenlet
 import pynvim
 
+from ..render_ops import Notice
+
 log = logging.getLogger("codecompanion.nvim")
 
 # Lua source is fixed; module and function names travel as values.
@@ -94,7 +96,11 @@ class Bridge:
             log.error("task failed", exc_info=exc)
             self.echo_error(f"internal error: {exc} (see :CodeCompanionLog)")
 
+    def notice(self, notice: Notice) -> None:
+        """One line in the message area outside any chat's batch (render.lua's notice handler)."""
+        self.notify_lua("codecompanion.render", "notice", notice.wire())
+
     def echo_error(self, message: str) -> None:
         """One line in the message area (multi-line messages stall a headless Neovim)."""
         line = " ".join(str(message).split())
-        self.notify_lua("codecompanion.render", "notify", line, "error")
+        self.notice(Notice(text=line, level="error"))

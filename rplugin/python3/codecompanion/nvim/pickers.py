@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from ..chat import Chat
+from ..render_ops import Notice
 from ..workspace import Workspace
 from .bridge import Bridge
 
@@ -47,9 +48,9 @@ async def pick_restore(bridge: Bridge, workspace: Workspace) -> None:
     """`:CodeCompanionChat Restore`: pick a saved chat; Lua reopens it."""
     saved, damaged = workspace.store.scan()
     for problem in damaged:
-        bridge.notify_lua("codecompanion.render", "notify", problem.line(), "warn")
+        bridge.notice(Notice(text=problem.line(), level="warn"))
     if not saved:
-        bridge.notify_lua("codecompanion.render", "notify", "no saved chats", "info")
+        bridge.notice(Notice(text="no saved chats"))
         return
     labels = [f"{info.updated}  {info.title}" for info in saved]
     index = await bridge.ask_lua(

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from ..ports import RenderOp
+from ..render_ops import Append, Event, Level, Notice, RenderOp
 from .bridge import Bridge
 
 # Seconds: progress leaves at most one frame after the previous batch, and as soon as the
@@ -14,22 +13,10 @@ from .bridge import Bridge
 FRAME = 0.008
 QUIET = 0.0015
 MIN_GAP = 0.002
-# Progress: streamed text, tool lines and statuses, the spinner, and the events fired with
-# them wait for the next frame, so a tool round sends its next request before Neovim is
-# written to. Everything else (a header, the end of a turn, a notice, a question's status)
-# goes out on the loop's next turn.
-PACED = frozenset({"append", "block", "lock", "spinner", "tool", "tool_output", "usage"})
-PACED_EVENTS = frozenset(
-    {
-        "RequestStarted",
-        "RequestStreaming",
-        "RequestFinished",
-        "ToolsStarted",
-        "ToolStarted",
-        "ToolFinished",
-        "ToolsFinished",
-    }
-)
+# Progress (each op's `paced()`, in render_ops.py: streamed text, tool lines and statuses,
+# the spinner, and the events fired with them) waits for the next frame, so a tool round sends
+# its next request before Neovim is written to. Everything else (a header, the end of a turn,
+# a notice, a question's status) goes out on the loop's next turn.
 
 # A tool round holds progress back (at most HOLD seconds) from its start, and from its end
 # until the next answer streams: Neovim is written to after the request has left, not while
@@ -38,27 +25,18 @@ HOLD = 0.016
 HOLD_FROM = frozenset({"ToolsStarted", "ToolsFinished"})
 
 
-def _paced(op: RenderOp) -> bool:
-    """True for an operation that may wait for the next frame."""
-    if op.kind in PACED:
-        return True
-    if op.kind == "tool_status":
-        return op.data.get("status") != "awaiting_approval"
-    return op.kind == "event" and op.data.get("name") in PACED_EVENTS
-
-
 class NvimChatView:
     """Queues render operations and sends them to Lua in one `exec_lua` per batch.
 
-    Progress (see PACED) waits for `_due`: the frame, a quiet stream, or the end of a tool
-    round's hold; any other operation goes out on the loop's next turn, with whatever is
-    queued before it.
+    Progress (an op whose `paced()` is true) waits for `_due`: the frame, a quiet stream, or
+    the end of a tool round's hold; any other operation goes out on the loop's next turn, with
+    whatever is queued before it.
     """
 
     def __init__(self, bridge: Bridge, bufnr: int) -> None:
         self.bridge = bridge
         self.bufnr = bufnr
-        self._ops: list[dict[str, Any]] = []
+        self._ops: list[dict[str, object]] = []
         # Appended text is kept as pieces and joined once per batch: `+=` on a dict value
         # copies the whole pending string for every streamed chunk.
         self._text: list[str] = []
@@ -72,10 +50,11 @@ class NvimChatView:
 
     def render(self, ops: list[RenderOp]) -> None:
         """Queue operations; consecutive appends merge so a batch carries one string."""
-        if self._timer is not None and len(ops) == 1 and ops[0].kind == "append":
+        first = ops[0] if len(ops) == 1 else None
+        if self._timer is not None and isinstance(first, Append):
             # Streamed text while a batch is due (the hot path, once per chunk): queued and
             # marked; the timer works out from the mark whether the stream went quiet.
-            self._text.append(ops[0].data["text"])
+            self._text.append(first.text)
             self._fresh = True
             return
         now = self.bridge.loop.time()
@@ -99,17 +78,16 @@ class NvimChatView:
         """Queue `ops` (starting or ending a hold); True when one of them is urgent."""
         urgent = False
         for op in ops:
-            if op.kind == "append":
-                self._text.append(op.data["text"])
+            if isinstance(op, Append):
+                self._text.append(op.text)
                 continue
             self._close_text()
-            self._ops.append({"kind": op.kind, **op.data})
-            urgent = urgent or not _paced(op)
-            if op.kind == "event":
-                name = op.data.get("name")
-                if name in HOLD_FROM:
+            self._ops.append(op.wire())
+            urgent = urgent or not op.paced()
+            if isinstance(op, Event):
+                if op.name in HOLD_FROM:
                     self._hold_until = now + HOLD
-                elif name == "RequestStreaming":
+                elif op.name == "RequestStreaming":
                     self._hold_until = float("-inf")
         return urgent
 
@@ -139,7 +117,7 @@ class NvimChatView:
 
     def _close_text(self) -> None:
         if self._text:
-            self._ops.append({"kind": "append", "text": "".join(self._text)})
+            self._ops.append(Append(text="".join(self._text)).wire())
             self._text = []
 
     def flush(self) -> None:
@@ -154,6 +132,6 @@ class NvimChatView:
         self._last_flush = self.bridge.loop.time()
         self.bridge.notify_lua("codecompanion.render", "apply", self.bufnr, ops)
 
-    def notify(self, message: str, level: str = "info") -> None:
+    def notify(self, message: str, level: Level = "info") -> None:
         """One line to the user, in order with the buffer updates."""
-        self.render([RenderOp("notice", {"text": " ".join(message.split()), "level": level})])
+        self.render([Notice(text=" ".join(message.split()), level=level)])
