@@ -1,7 +1,8 @@
 """The providers' HTTP client against real HTTP servers nobody here wrote: uvicorn (with h11 and
 with httptools), hypercorn, aiohttp and Node's `http` (where `node` is installed). Each answers
 streamed turns (kept-alive connection), the model list, a gzip body, a 503 then an answer, a 501
-HTML page, and on Node 103 Early Hints + 100 Continue before the answer."""
+HTML page, and on Node 103 Early Hints + 100 Continue before the answer. Python's `http.server`
+serves files over HTTP/1.0 and answers a POST with its HTML 501 page."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from codecompanion.messages import Message
 HERE = Path(__file__).resolve().parent / "real_servers"
 QUICK = 10.0  # seconds a turn may take (a fresh server's first answer included)
 LIMITS = Timeouts(connect=5.0, read=10.0, write=5.0)
+MODELS = b'{"object":"list","data":[{"id":"model-a"},{"id":"model-b"}]}'
 
 
 def _command(name: str, fd: int) -> list[str] | None:
@@ -151,3 +153,33 @@ async def hits_of(client: OpenAIAdapter) -> dict[str, int]:
     finally:
         await fetcher.aclose()
     return {str(k): int(v) for k, v in json.loads(body).items()}
+
+
+async def test_python_http_server_files_and_its_501_page(tmp_path: Path) -> None:
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "models").write_bytes(MODELS)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    fd = listener.fileno()
+    command = [sys.executable, str(HERE / "stdlib_app.py"), str(fd), str(tmp_path)]
+    process = subprocess.Popen(command, pass_fds=[fd], stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    client = OpenAIAdapter(
+        AdapterSettings(name="openai", url=base + "/v1", api_key="k", model="m", retry_backoff=0.01)
+    )
+    try:
+        for _ in range(2):  # HTTP/1.0: a connection per request
+            assert await asyncio.wait_for(client.list_models(), QUICK) == ["model-a", "model-b"]
+        with pytest.raises(AdapterError) as failed:
+            await ask(client, "anything")
+    finally:
+        await client.aclose()
+        process.terminate()
+        _out, log = process.communicate(timeout=10)
+    assert str(failed.value) == (
+        "OpenAI failed (HTTP 501): Error response Error code: 501 Message: Unsupported method"
+        " ('POST'). Error code explanation: 501 - Server does not supp…"
+    )
+    assert log.count('"POST ') == 1  # not retried

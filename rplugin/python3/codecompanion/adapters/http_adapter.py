@@ -379,7 +379,8 @@ class HTTPAdapter:
         try:
             text = error_text(json.loads(text))
         except ValueError:
-            text = page_text(text, response.headers.get("content-type") or "")
+            kind = response.headers.get("content-type") or ""
+            text = page_text(text, kind, response.status_code)
         return self.redact(one_line(text))
 
     def _retry_delay(self, headers: HeaderLookup, attempt: int) -> float:

@@ -50,18 +50,18 @@ _UNSEEN = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<!--.*?-->", re.IGNOREC
 _TAG = re.compile(r"<[^>]*>?")
 
 
-def page_text(text: str, content_type: str = "") -> str:
-    """An HTML (or XML) error page as its title, else its first words; other text unchanged."""
+def page_text(text: str, content_type: str = "", status: int = 0) -> str:
+    """An HTML (or XML) error page as one line: its title when that names the status (as
+    "502 Bad Gateway" does), else its first words; other text unchanged."""
     if "html" not in content_type.lower() and not text.lstrip().startswith("<"):
         return text
     import html  # only for a page: most errors are JSON
 
-    title = _TITLE.search(text)
-    words = (
-        title.group(1)
-        if title and title.group(1).strip()
-        else _TAG.sub(" ", _UNSEEN.sub(" ", text))
-    )
+    found = _TITLE.search(text)
+    title = " ".join(found.group(1).split()) if found else ""
+    words = " ".join(_TAG.sub(" ", _UNSEEN.sub(" ", text)).split())
+    if title and (str(status) in title or not words):
+        words = title
     return one_line(html.unescape(words), 120)
 
 
