@@ -412,8 +412,8 @@ class App:
                     self.bridge,
                     self._workspace(),
                     chat,
-                    lambda name: self.do_chat_adapter({"id": chat.id, "adapter": name}),
-                    lambda model: self.do_chat_model({"id": chat.id, "model": model}),
+                    lambda name: self._set_adapter({"id": chat.id, "adapter": name}),
+                    lambda model: self._set_model({"id": chat.id, "model": model}),
                 )
             )
 
@@ -425,7 +425,7 @@ class App:
             return None
         return chat
 
-    def do_chat_adapter(self, args: dict[str, Any]) -> None:
+    def _set_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
         if chat is None:
             return
@@ -438,7 +438,7 @@ class App:
         chat.view.notify(f"adapter: {adapter.name} · {chat.model}")
         chat.fire("ChatAdapter")
 
-    def do_chat_model(self, args: dict[str, Any]) -> None:
+    def _set_model(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
         if chat is not None:
             chat.adapter.settings.model = str(args.get("model"))

@@ -1,0 +1,66 @@
+"""The names that cross between Lua and Python match: what one side sends, the other handles.
+
+Lua → Python: every `host.notify(method)` (and `rpcnotify(chan, "codecompanion", method)`) has
+an `App.do_<method>`, every `host.request(method)` an `App.ask_<method>`, and neither has a
+handler nothing sends. Python → Lua: every function the host calls by name (`notify_lua`,
+`ask_lua`, `request_lua`) exists in real Neovim.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codecompanion.nvim.app import App
+from tests.nvim.harness import ROOT, Editor
+
+PACKAGE = ROOT / "rplugin" / "python3" / "codecompanion"
+
+
+def _lua_source() -> str:
+    files = [p for d in ("lua", "plugin", "ftplugin") for p in (ROOT / d).rglob("*.lua")]
+    return "\n".join(p.read_text() for p in files)
+
+
+def _sent(src: str) -> tuple[set[str], set[str]]:
+    """The notifications and the requests Lua sends to the host."""
+    host = r'(?:\bhost|require\("codecompanion\.host"\)|\bM)'
+    notes = set(re.findall(host + r'\.notify\(\s*"(\w+)"', src))
+    notes |= set(re.findall(r'\bsend\([^,]+,\s*"(\w+)"', src))  # chat.lua's send(bufnr, method)
+    notes |= set(re.findall(r'rpcnotify,?\s*\(?\s*[\w.]+,\s*"codecompanion",\s*"(\w+)"', src))
+    requests = set(re.findall(host + r'\.request(?:_async)?\(\s*"(\w+)"', src))
+    return notes, requests
+
+
+def _handlers(prefix: str) -> set[str]:
+    return {name[len(prefix) :] for name in dir(App) if name.startswith(prefix)}
+
+
+def test_every_notification_lua_sends_has_a_handler_and_every_handler_a_sender() -> None:
+    notes, requests = _sent(_lua_source())
+    assert len(notes) > 15 and "chat_submit" in notes and "editor_reply" in notes
+    assert notes == _handlers("do_")
+    assert requests == _handlers("ask_")
+
+
+def test_the_check_finds_a_notification_without_a_handler() -> None:
+    notes, _ = _sent('host.notify("no_such_method", {})\nsend(bufnr, "another_one")')
+    assert notes - _handlers("do_") == {"no_such_method", "another_one"}
+
+
+def _called_from_python() -> set[tuple[str, str]]:
+    src = "\n".join(p.read_text() for p in PACKAGE.rglob("*.py"))
+    calls = re.findall(r'(?:notify|ask|request)_lua\(\s*"([\w.]+)",\s*"(\w+)"', src)
+    return set(calls)
+
+
+def test_every_lua_function_the_host_calls_exists(editor: Editor) -> None:
+    calls = _called_from_python()
+    assert ("codecompanion.render", "apply") in calls and len(calls) > 8
+    missing = [
+        f"{module}.{function}"
+        for module, function in sorted(calls)
+        if not editor.lua(
+            "return type(require(...)[select(2, ...)]) == 'function'", module, function
+        )
+    ]
+    assert missing == []
