@@ -157,3 +157,19 @@ def test_blocks_that_stay_text(lang: str, body: str) -> None:
 )
 def test_typed(text: str, kind: str, value: object) -> None:
     assert typed(text, kind) == value
+
+
+def test_a_block_copied_from_attached_context_or_a_result_is_a_quote() -> None:
+    from codecompanion.messages import Message
+    from codecompanion.textcalls.quotes import QuoteCheck, read_texts
+    from codecompanion.textcalls.stream import CallScanner, Found
+
+    call = '{"name": "calculator", "arguments": {"num1": 1, "num2": 2, "operation": "add"}}'
+    block = f"```json\n{call}\n```"
+    context = Message("user", "notes.md:\n" + block.replace("\n", "\n  "), visible=False)
+    typed = Message("user", "what does it say?")
+    check = QuoteCheck(read_texts([context, typed]), CATALOG)
+    scanner = CallScanner(CATALOG, "prompt")
+    found = [p for p in [*scanner.feed(block + "\n"), *scanner.close()] if isinstance(p, Found)]
+    assert found and check.quoted(found[0])
+    assert not QuoteCheck(read_texts([typed]), CATALOG).quoted(found[0])

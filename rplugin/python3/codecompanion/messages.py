@@ -26,12 +26,15 @@ class ToolCall:
 
     `arguments` is the decoded object; when the model sent text that is not valid JSON,
     `arguments` is empty and `raw_arguments` keeps the text for the tool system to repair or reject.
+    `asks` marks a call read from the answer's text that the user approves whatever the
+    rules or YOLO say (not stored: a restored chat's calls have run or been answered).
     """
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     raw_arguments: str | None = None
+    asks: bool = False
 
     def arguments_json(self) -> str:
         """The arguments as the JSON text providers expect in history."""

@@ -24,6 +24,7 @@ from tests.tools.harness import call, make, simple
 def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
     assert rules_for("call") == [
         "deny rules",
+        "call written as text",
         "allow rules",
         "always (this command)",
         "unreadable command line",

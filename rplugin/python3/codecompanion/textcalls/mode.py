@@ -6,6 +6,8 @@ Adapter settings (the config file's `adapters[name]`):
   "auto" is native unless the provider reports that the model has no tool support (Ollama
   lists a model's capabilities); other providers are native unless configured.
 - `recover_text_calls = False` turns off running calls a model wrote as text in native mode.
+- `ask_recovered_calls = False` lets those calls run as native ones do (allow rules, YOLO);
+  by default each is asked about, since text the model quotes can look like a call.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ log = logging.getLogger("codecompanion.textcalls")
 
 Mode = Literal["native", "prompt", "auto"]
 MODES: tuple[str, ...] = ("native", "prompt", "auto")
-TEXT_CALL_SETTINGS = ("tool_calls", "recover_text_calls")
+TEXT_CALL_SETTINGS = ("tool_calls", "recover_text_calls", "ask_recovered_calls")
 
 
 def configured_mode(setting: Any, model: str | None) -> Mode:
@@ -45,9 +47,10 @@ def setting_problem(name: str, settings: Mapping[str, Any]) -> str | None:
             f"adapters[{name!r}]['tool_calls'] must be 'native', 'prompt' or 'auto' "
             f"(or a dict of model pattern to one of them), not {value!r}"
         )
-    recover = settings.get("recover_text_calls", True)
-    if not isinstance(recover, bool):
-        return f"adapters[{name!r}]['recover_text_calls'] must be True or False, not {recover!r}"
+    for key in ("recover_text_calls", "ask_recovered_calls"):
+        value = settings.get(key, True)
+        if not isinstance(value, bool):
+            return f"adapters[{name!r}][{key!r}] must be True or False, not {value!r}"
     return None
 
 
@@ -72,3 +75,9 @@ def recovers(adapter: Any) -> bool:
     """Whether calls written as text are run in native mode (on unless turned off)."""
     extra = getattr(adapter.settings, "extra", {}) or {}
     return extra.get("recover_text_calls", True) is not False
+
+
+def asks_recovered(adapter: Any) -> bool:
+    """Whether calls recovered from text are asked about whatever the rules and YOLO say."""
+    extra = getattr(adapter.settings, "extra", {}) or {}
+    return extra.get("ask_recovered_calls", True) is not False

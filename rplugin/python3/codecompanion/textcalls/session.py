@@ -8,7 +8,9 @@ as text (as ToolCalls with fresh ids, run like native ones) and the text to stor
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,9 +20,12 @@ from ..messages import Message, ToolCall
 from ..tools.model.arguments import violations
 from ..tools.model.registry import ToolEntry
 from .blocks import Catalog
-from .mode import recovers, resolve_mode
+from .mode import asks_recovered, recovers, resolve_mode
 from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
+from .quotes import QuoteCheck, read_texts
 from .stream import CallScanner, Found, Piece, Policy, Shown
+
+log = logging.getLogger("codecompanion.textcalls")
 
 SHOWN = "shown"  # extra of a prompt-mode answer: its text as the buffer shows it
 REPEATED = (
@@ -37,6 +42,8 @@ class AnswerReader:
     new_id: Callable[[], str] = field(default_factory=lambda: _counter())
     calls: list[ToolCall] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
+    quotes: QuoteCheck | None = None  # blocks copied from what the model read are not calls
+    ask_recovered: bool = True  # calls recovered from text are asked about, YOLO or not
 
     @property
     def policy(self) -> Policy | None:
@@ -66,9 +73,18 @@ class AnswerReader:
         shown = []
         for piece in pieces:
             if isinstance(piece, Found):
+                if self.quotes is not None and self.quotes.quoted(piece):
+                    log.warning("a call block copied from what the model read is shown as text")
+                    shown.append(piece.raw)
+                    continue
+                asks = self.policy == "recover" and self.ask_recovered
                 for call in piece.calls:
-                    self.calls.append(ToolCall(self.new_id(), call.name, dict(call.arguments)))
+                    made = ToolCall(self.new_id(), call.name, dict(call.arguments), asks=asks)
+                    self.calls.append(made)
             else:
+                if piece.text.strip() and self.policy == "prompt":
+                    # Prose after a call block: the block may be a quote, not the call.
+                    self.calls = [dataclasses.replace(c, asks=True) for c in self.calls]
                 shown.append(piece.text)
         return "".join(shown)
 
@@ -110,12 +126,15 @@ async def plan_request(adapter: Any, tools: Any, messages: Sequence[Message]) ->
     entries = offered_entries(tools)
     model = getattr(adapter.settings, "model", None)
     mode = await resolve_mode(adapter, model) if schemas else "native"
+    offered = catalog(entries)
+    quotes = QuoteCheck(read_texts(messages), offered)
     if mode == "prompt":
         texts = [tool_text(entry) for entry in entries]
-        reader = AnswerReader(CallScanner(catalog(entries), "prompt"), new_id)
+        reader = AnswerReader(CallScanner(offered, "prompt"), new_id, quotes=quotes)
         return Request(prompt_history(messages, texts), [], reader, mode)
     recover = bool(schemas) and recovers(adapter)
-    reader = AnswerReader(CallScanner(catalog(entries), "recover") if recover else None, new_id)
+    scanner = CallScanner(offered, "recover") if recover else None
+    reader = AnswerReader(scanner, new_id, quotes=quotes, ask_recovered=asks_recovered(adapter))
     return Request(list(messages), schemas, reader, mode)
 
 

@@ -201,6 +201,22 @@ class DenyRules:
 
 
 @dataclass(frozen=True)
+class TextCallAsks:
+    """A call read from the answer's text (recovered, or a prompt-mode block with prose after
+    it) is asked about: the model may be quoting text it read."""
+
+    name: str = "call written as text"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Ask when the call is marked to be asked about."""
+        tool, _key = _call(question)
+        if tool.call is not None and tool.call.asks:
+            return Ruling("ask", "the model wrote this call as text")
+        return None
+
+
+@dataclass(frozen=True)
 class AllowRules:
     """The user's `allow` patterns run the call."""
 
@@ -325,6 +341,7 @@ class ApprovedCallNeedsNoReview:
 # line, the doubt before anything blanket (a tool-wide "always", YOLO, approve-all).
 POLICY: tuple[Rule, ...] = (
     DenyRules(),
+    TextCallAsks(),
     AllowRules(),
     RememberedCommand(),
     UnreadableLine(),
