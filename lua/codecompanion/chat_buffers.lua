@@ -59,6 +59,10 @@ local function watch_close(bufnr, id)
     buffer = bufnr,
     once = true,
     callback = function()
+      if vim.b[bufnr].codecompanion_closed then
+        return -- :bwipeout runs BufDelete and BufWipeout: the chat closes once
+      end
+      vim.b[bufnr].codecompanion_closed = true
       local current = chats.by_buf[bufnr] or id -- a cleared chat has a new id
       host.notify("chat_close", { id = current })
       vim.api.nvim_exec_autocmds("User", {
@@ -208,6 +212,11 @@ function M.toggle()
       pcall(vim.api.nvim_win_close, win, false)
     end
     vim.b[bufnr].codecompanion_hiding = false
+    vim.api.nvim_exec_autocmds("User", {
+      pattern = "CodeCompanionChatHidden",
+      modeline = false,
+      data = { id = chats.by_buf[bufnr], bufnr = bufnr },
+    })
   else
     M.show(bufnr)
     host.notify("chat_opened", { id = chats.by_buf[bufnr] })

@@ -427,6 +427,12 @@ end
 function handlers.event(bufnr, op)
   local data = op.data or {}
   data.bufnr = bufnr
+  if op.name == "FileEdited" then
+    -- CodeCompanion's data: `bufnr` is the edited file's buffer (when loaded), not the chat's.
+    data.chat_bufnr = bufnr
+    local file_buf = type(data.path) == "string" and vim.fn.bufnr(data.path) or -1
+    data.bufnr = file_buf > 0 and file_buf or nil
+  end
   if type(data.adapter) == "string" then -- for the statusline (M.status)
     local s = state(bufnr)
     s.adapter, s.model = data.adapter, type(data.model) == "string" and data.model or nil

@@ -8,6 +8,7 @@ from typing import Any
 from ...errors import ToolError
 from ..model.function_tool import Failure, Reply, arg_text, function_tool
 from ..model.tool import Tool
+from ._support.edit_events import file_edited
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import review
 from ._support.text_files import create_file, split_lines
@@ -52,6 +53,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
             f"Rejected creating `{shown}`",
         )
     await create_file(path, content, shown)
+    file_edited(self, path)
     return Reply(
         f"Created {shown} ({len(lines)} lines).",
         f"Created `{shown}`",

@@ -12,6 +12,7 @@ from ...errors import ToolError
 from ..model.function_tool import Reply, arg_text, function_tool
 from ..model.tool import Tool
 from ._support.confined import is_read_only, open_folder
+from ._support.edit_events import file_edited
 from ._support.paths import describe_path, display_path, lexical_path, project_root, resolve_path
 
 
@@ -51,6 +52,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     )
     shown = display_path(root, path)
     await asyncio.to_thread(_delete, path, shown)
+    file_edited(self, path)
     return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
 
 

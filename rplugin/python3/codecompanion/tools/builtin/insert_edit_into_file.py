@@ -10,6 +10,7 @@ from ...diffs import unified
 from ...errors import ToolError
 from ..model.function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
 from ..model.tool import Tool
+from ._support.edit_events import file_edited, first_changed_line
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import Review, rejection_note, review
@@ -188,6 +189,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         )
     final = _final_text(new, outcome)
     where = await write_source(self.tools.editor, source, final, shown)
+    file_edited(self, source.path, first_changed_line(old_lines, split_lines(final)))
     diff_text, _rows = await _off_loop(final, unified, shown, old_lines, split_lines(final))
     for_llm = _report(self, shown, where, applied, (rejection_note(outcome), diff_text))
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
