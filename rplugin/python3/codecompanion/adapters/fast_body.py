@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
-import h11
-
 from .http_connection import Connection
 from .http_types import Headers, PeerBroke
 
@@ -21,24 +19,10 @@ class Body:
         self._timeout = timeout
         self._complete = False
 
-    def _parsed(self) -> tuple[list[bytes], bool]:
-        """The body bytes h11 can frame from what was read, and whether the body ended."""
-        pieces: list[bytes] = []
-        next_event = self._connection.next_event
-        while True:
-            event = next_event()
-            kind = type(event)
-            if kind is h11.Data:
-                pieces.append(event.data)
-            elif event is h11.NEED_DATA:
-                return pieces, False
-            else:  # EndOfMessage (a ConnectionClosed or PAUSED cannot come before it)
-                return pieces, True
-
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive: everything one socket read completes, as one piece."""
         while True:
-            pieces, ended = self._parsed()
+            pieces, ended = self._connection.body_events()
             if pieces:
                 yield b"".join(pieces)
             if ended:
@@ -52,7 +36,7 @@ class Body:
         if not self._complete:
             # An empty body (HEAD, 204, 304) may be whole already without a read.
             try:
-                pieces, self._complete = self._parsed()
+                pieces, self._complete = self._connection.body_events()
             except PeerBroke:  # closed below
                 pieces = [b""]
             self._complete = self._complete and not pieces

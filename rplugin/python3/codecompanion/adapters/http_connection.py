@@ -85,19 +85,39 @@ class Connection:
             raise IOFailure(str(exc) or type(exc).__name__) from None
 
     def next_event(self) -> Event:
-        """The next thing h11 makes of the bytes received.
-
-        Raises PeerBroke when the server closed before the response was whole, NotHTTP when
-        its bytes are not HTTP/1.1 (or a line of the head or of the chunk framing is longer
-        than `MAX_HEAD`).
-        """
+        """The next thing h11 makes of the bytes received (see `failure` for what it raises)."""
         try:
             return self._h11.next_event()
         except h11.RemoteProtocolError as exc:
-            self.close()
-            if self._closed_by_peer:
-                raise PeerBroke("peer closed connection without sending complete message") from None
-            raise NotHTTP(_reason(exc)) from None
+            raise self.failure(exc) from None
+
+    def body_events(self) -> tuple[list[bytes], bool]:
+        """The body bytes h11 frames from what was read, and whether the body ended there.
+
+        The loop that runs once per HTTP chunk of a streamed answer: h11 is called directly.
+        """
+        pieces: list[bytes] = []
+        next_event, data, need = self._h11.next_event, h11.Data, h11.NEED_DATA
+        try:
+            while True:
+                event = next_event()
+                if type(event) is data:
+                    pieces.append(event.data)
+                elif event is need:
+                    return pieces, False
+                else:  # EndOfMessage (a ConnectionClosed or PAUSED cannot come before it)
+                    return pieces, True
+        except h11.RemoteProtocolError as exc:
+            raise self.failure(exc) from None
+
+    def failure(self, exc: h11.RemoteProtocolError) -> PeerBroke:
+        """h11's refusal as our failure, the connection closed: PeerBroke when the server
+        closed before the response was whole, NotHTTP when its bytes are not HTTP/1.1 (or a
+        line of the head or of the chunk framing is longer than `MAX_HEAD`)."""
+        self.close()
+        if self._closed_by_peer:
+            return PeerBroke("peer closed connection without sending complete message")
+        return NotHTTP(_reason(exc))
 
     async def receive(self, timeout: float | None) -> None:
         """Read one block (up to `READ` bytes) into h11; an empty block is the server's close."""
