@@ -66,6 +66,11 @@ end
 
 --- Ask the model again for the last answer.
 ---@param bufnr? integer default: the current buffer
+--- Forget the chat's "always" approvals and turn YOLO off.
+function M.forget_approvals(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_forget_approvals")
+end
+
 function M.regenerate(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
 end
@@ -169,6 +174,10 @@ local ACTIONS = {
   stop = { fn = M.stop, desc = "Stop the request and running tools" },
   change_adapter = { fn = M.change_adapter, desc = "Change adapter and model" },
   yolo = { fn = M.toggle_yolo, desc = "Toggle YOLO mode (skip approvals)" },
+  clear_approvals = {
+    fn = M.forget_approvals,
+    desc = "Forget the chat's remembered approvals (and YOLO)",
+  },
   regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
   clear = { fn = M.clear, desc = "Clear the chat" },
   rewind = {

@@ -1,4 +1,4 @@
--- :CodeCompanionChat and its words: Add, Toggle, Restore, Rewind, Review,
+-- :CodeCompanionChat and its words: Add, Toggle, Restore, Rewind, Review, Approvals, Yolo,
 -- adapter=NAME model=NAME, or a prompt.
 local chat_buffers = require("codecompanion.chat_buffers")
 local host = require("codecompanion.host")
@@ -108,6 +108,17 @@ function M.run(opts)
     require("codecompanion.checkpoints").pick()
   elseif args == "Review" or args == "review" then
     require("codecompanion.checkpoints").review()
+  elseif args == "Approvals" or args == "approvals" or args == "Yolo" or args == "yolo" then
+    local bufnr = chat_buffers.last_chat()
+    if not bufnr then
+      return render.notify("no chat is open", "warn")
+    end
+    local chat = require("codecompanion.chat")
+    if args:lower() == "yolo" then
+      chat.toggle_yolo(bufnr)
+    else
+      chat.forget_approvals(bufnr)
+    end
   else
     local chat_opts = chat_opts_of(args)
     if chat_opts.adapter then

@@ -20,6 +20,7 @@ M.defaults = {
     stop = { n = { "q", "<C-c>" } },
     change_adapter = { n = "ga" },
     yolo = { n = "gty" },
+    clear_approvals = { n = "gtx" },
     regenerate = { n = "gr" },
     clear = { n = "gx" },
     rewind = { n = "gR" },

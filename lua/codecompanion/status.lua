@@ -10,6 +10,8 @@ local M = {}
 ---@field running integer tools running now
 ---@field adapter? string
 ---@field model? string
+---@field yolo boolean YOLO mode is on
+---@field approvals integer "always" approvals the chat remembers
 
 --- What a chat waits on: the words of `StatusInfo.state`.
 ---@param bufnr integer
@@ -55,10 +57,13 @@ function M.info(bufnr)
     running = running,
     adapter = s.adapter,
     model = s.model,
+    yolo = vim.b[bufnr].codecompanion_yolo == true,
+    approvals = tonumber(vim.b[bufnr].codecompanion_approvals) or 0,
   }
 end
 
---- One short string for a statusline: e.g. "running 2 tools · openai · gpt-4.1" ("" for none).
+--- One short string for a statusline: e.g. "running 2 tools · YOLO · openai · gpt-4.1"
+--- ("" for none); "2 approved" when the chat remembers "always" approvals.
 ---@param bufnr? integer
 ---@return string
 function M.line(bufnr)
@@ -67,7 +72,9 @@ function M.line(bufnr)
     return ""
   end
   local parts = {}
-  for _, part in ipairs({ info.state, info.adapter, info.model }) do
+  local yolo = info.yolo and "YOLO" or nil
+  local approved = info.approvals > 0 and ("%d approved"):format(info.approvals) or nil
+  for _, part in ipairs({ info.state, yolo or "", approved or "", info.adapter, info.model }) do
     if part and part ~= "" then
       table.insert(parts, part)
     end

@@ -17,7 +17,7 @@ from .errors import AdapterError
 from .history import ChatStore
 from .messages import Message, MessageStore, Role, ToolCall
 from .ports import ChatView, EventSink
-from .render_ops import Lock, Ready, Replace, Spinner, Tool, ToolStatus, Usage
+from .render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
 from .textcalls.session import answer_repeated, repeats_last_round
 
 if TYPE_CHECKING:
@@ -240,7 +240,19 @@ class Chat:
         if writes and self.checkpoints is not None:
             self.checkpoints.after_tools()
         self.save()
+        self.show_approvals()
         return outcome
+
+    def show_approvals(self) -> None:
+        """Tell the buffer how many approvals the chat remembers and whether YOLO is on
+        (`status()` shows them)."""
+        remembered = self.tools.approvals.count()
+        self.view.render(
+            [
+                SetVar(name="codecompanion_approvals", value=remembered),
+                SetVar(name="codecompanion_yolo", value=self.tools.yolo),
+            ]
+        )
 
     async def _turn_summary(self) -> None:
         """One line of what the turn's tools changed in the project, when they changed files."""

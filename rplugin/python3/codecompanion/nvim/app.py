@@ -404,6 +404,18 @@ class App:
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
             chat.view.render([SetVar(name="codecompanion_yolo", value=chat.tools.yolo)])
 
+    def do_chat_forget_approvals(self, args: dict[str, Any]) -> None:
+        """Forget the chat's "always" approvals and turn YOLO off (`gtx`)."""
+        chat = self._chat(args)
+        if chat is None:
+            return
+        yolo = chat.tools.yolo
+        count = chat.tools.forget_approvals()
+        chat.save()
+        chat.show_approvals()
+        what = f"{count} remembered approval{'s' if count != 1 else ''} forgotten"
+        chat.view.notify(what + ("; YOLO mode off" if yolo else ""), "info")
+
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
         if chat is not None:

@@ -25,6 +25,10 @@ class ApprovalMemory:
         """True if the user already said "always" for this tool (or this exact command)."""
         return name in self.tools or (name, key) in self.commands
 
+    def count(self) -> int:
+        """How many approvals are remembered."""
+        return len(self.tools) + len(self.commands)
+
     def to_state(self) -> dict[str, Any]:
         """A JSON-ready copy, for saved chats."""
         return {"tools": sorted(self.tools), "commands": sorted(list(c) for c in self.commands)}

@@ -327,6 +327,13 @@ class ToolSystem:
         self.opts = {**DEFAULT_OPTS, **(opts or {}), **kept}
         return [name for name in self.offered if registry.get(name) is None]
 
+    def forget_approvals(self) -> int:
+        """Forget every remembered ("always") approval and turn YOLO off; how many were there."""
+        count = self.approvals.count()
+        self.approvals = ApprovalMemory()
+        self.yolo = False
+        return count
+
     # Saved chats
 
     def to_state(self) -> dict[str, Any]:
