@@ -176,6 +176,11 @@ class ToolRegistry:
                 entry = entries[name]
                 entry.opts = {**entry.opts, **opts}
                 entry.tool = replace(entry.tool, opts=dict(entry.opts))
+        for name in list(groups):
+            if name in self._user_tools:
+                # The user's own tool of that name wins over a builtin group (`@{files}`).
+                log.info("tool %s: the user's tool hides the builtin group of that name", name)
+                del groups[name]
         groups.update(self._user_groups)
         for name, value in groups.items():
             try:
@@ -257,14 +262,18 @@ class ToolRegistry:
         return sorted(name for name in self._load() if self.get(name) is not None)
 
     def group_names(self) -> list[str]:
-        """Every group's name, sorted."""
+        """Every group's name, sorted (not a group whose tools are all disabled)."""
         self._load()
-        return sorted(self._groups)
+        return sorted(name for name in self._groups if self.group(name) is not None)
 
     def group(self, name: str) -> Group | None:
-        """The group called `name`, or None."""
+        """The group called `name`, or None (also when none of its tools is enabled: a group
+        that would offer nothing is hidden)."""
         self._load()
-        return self._groups.get(name)
+        group = self._groups.get(name)
+        if group is None or name in self._lazy:
+            return group
+        return group if any(self.get(tool) is not None for tool in group.tools) else None
 
     def add_lazy_group(self, group: Group, load: Callable[[], Awaitable[list[ToolEntry]]]) -> None:
         """A group whose tools `load` makes (awaited when a chat first needs them)."""

@@ -177,14 +177,30 @@ def _check_tool(made: Tool) -> None:
         raise ValueError(f"{made.name}: env must be a function")
 
 
+def _is_argv(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(p, str) for p in value)
+
+
+def _is_flagged(cmd: Any) -> bool:
+    """CodeCompanion's `{"cmd": ..., "flag": name}`: a command whose success sets a flag."""
+    if not isinstance(cmd, dict) or set(cmd) - {"cmd", "flag"}:
+        return False
+    command, flag = cmd.get("cmd"), cmd.get("flag")
+    return (isinstance(command, str) or _is_argv(command)) and (
+        flag is None or isinstance(flag, str)
+    )
+
+
 def _check_cmds(made: Tool) -> None:
-    """Every cmd is a function or a command as a list of strings."""
+    """Every cmd is a function, a command as a list of strings, or `{"cmd", "flag"}`."""
     if not isinstance(made.cmds, list):
         raise ValueError(f"{made.name}: cmds must be a list")
     for index, cmd in enumerate(made.cmds):
-        is_command = isinstance(cmd, (list, tuple)) and all(isinstance(p, str) for p in cmd)
-        if not (callable(cmd) or is_command):
-            raise ValueError(f"{made.name}: cmds[{index}] must be a function or a list of strings")
+        if not (callable(cmd) or _is_argv(cmd) or _is_flagged(cmd)):
+            raise ValueError(
+                f"{made.name}: cmds[{index}] must be a function, a list of strings or "
+                '{"cmd": ..., "flag": name}'
+            )
 
 
 def _check_callbacks(made: Tool, group: str, known: tuple[str, ...]) -> None:

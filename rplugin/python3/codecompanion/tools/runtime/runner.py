@@ -101,7 +101,20 @@ def failure(exc: BaseException, name: str) -> CmdResult:
     if isinstance(exc, ToolError):
         return CmdResult("error", str(exc))
     log.error("tool %s raised", name, exc_info=exc)
-    return CmdResult("error", f"{type(exc).__name__}: {exc}")
+    return CmdResult("error", raised_text(exc))
+
+
+# Raised to say something (as Lua's `error("...")`): their message is the whole text.
+_PLAIN = (Exception, RuntimeError)
+
+
+def raised_text(exc: BaseException) -> str:
+    """What the tool raised: the message of a plain `Exception`/`RuntimeError`, else the type
+    too, where it tells what went wrong (`KeyError: 'x'`, `ZeroDivisionError: ...`)."""
+    message = str(exc)
+    if not message:
+        return type(exc).__name__
+    return message if type(exc) in _PLAIN else f"{type(exc).__name__}: {message}"
 
 
 async def run_function(
@@ -223,6 +236,15 @@ async def run_command(
     return CmdResult("error", text + note)
 
 
+def set_flag(tool: Tool, cmd: Any, succeeded: bool) -> None:
+    """A command with a `flag` records whether it succeeded in `tools.chat.tool_registry.flags`
+    (CodeCompanion's place for it)."""
+    flag = cmd.get("flag") if isinstance(cmd, dict) else None
+    flags = getattr(tool.tools, "flags", None)
+    if isinstance(flag, str) and isinstance(flags, dict):
+        flags[flag] = succeeded
+
+
 async def run_cmds(
     tool: Tool,
     *,
@@ -261,6 +283,7 @@ async def run_cmds(
             result = await run_command(
                 argv, tool.name, cwd, timeout, max_output, tool_environment(tool.tools)
             )
+            set_flag(tool, cmd, result.status == "success")
         if result.status != "success":
             execution.status, execution.stderr = result.status, [result.data]
             return execution

@@ -89,8 +89,20 @@ class ChatHandle:
         text = content if isinstance(content, str) else as_text(content)
         self._system.pending_messages.append((role, text, visible))
 
+    @property
+    def tool_registry(self) -> ToolFlags:
+        """CodeCompanion's `chat.tool_registry`: here, where commands' `flag`s are kept."""
+        return ToolFlags(self._system.flags)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._chat, name)
+
+
+@dataclass(frozen=True)
+class ToolFlags:
+    """`chat.tool_registry.flags`: a command's `flag` name -> whether it succeeded."""
+
+    flags: dict[str, bool]
 
 
 class ToolSystem:
@@ -127,6 +139,7 @@ class ToolSystem:
         self.offered: list[str] = []
         self.groups: list[str] = []
         self.approvals = ApprovalMemory()
+        self.flags: dict[str, bool] = {}  # commands' `flag`s (CodeCompanion's tool_registry.flags)
         self.auto_rounds = 0
         self.buffers: dict[str, OutputBuffer] = {}
         # Messages tool code added with `chat.add_message`: (role, content, visible).
