@@ -70,4 +70,5 @@ async def test_a_raising_cmd_reads_as_what_it_raised() -> None:
     assert "RuntimeError" not in h.chat.result(p.id).for_llm
     assert "KeyError: 'missing'" in h.chat.result(k.id).for_llm
     assert raised_text(Exception()) == "Exception"
-    assert raised_text(ZeroDivisionError("division by zero")) == "ZeroDivisionError: division by zero"
+    zero = ZeroDivisionError("division by zero")
+    assert raised_text(zero) == "ZeroDivisionError: division by zero"

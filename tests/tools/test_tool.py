@@ -95,7 +95,7 @@ def test_tools_parameter_is_not_in_the_schema() -> None:
     [
         ({"name": "x", "cmdz": []}, "unknown tool field(s): cmdz"),
         ({"cmds": []}, "a tool needs a name"),
-        ({"name": "x", "cmds": [42]}, "cmds[0] must be a function or a list of strings"),
+        ({"name": "x", "cmds": [42]}, "cmds[0] must be a function, a list of strings or"),
         ({"name": "x", "output": {"sucess": print}}, "unknown output key 'sucess'"),
         ({"name": "x", "handlers": {"setup": "no"}}, "handlers.setup must be a function"),
         ({"name": "bad name"}, "tool name 'bad name'"),
