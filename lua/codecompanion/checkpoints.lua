@@ -301,7 +301,13 @@ local function open_view(payload)
       pcall(vim.api.nvim_win_set_cursor, 0, { math.max(1, hunk and hunk.new_start or 1), 0 })
     end
   end, { buffer = buf, nowait = true, desc = "codecompanion review: open the file" })
-  vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = buf, nowait = true })
+  local origin = vim.api.nvim_get_current_win()
+  vim.keymap.set("n", "q", function()
+    vim.cmd("close")
+    if vim.api.nvim_win_is_valid(origin) then
+      vim.api.nvim_set_current_win(origin) -- back where the review was asked for
+    end
+  end, { buffer = buf, nowait = true, desc = "codecompanion review: close" })
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
     once = true,

@@ -238,3 +238,37 @@ def test_a_project_past_the_file_count_gets_no_partial_checkpoint(
     with pytest.raises(TooManyFiles):
         cp.record("c", project, "turn", "user")
     assert cp.journal("c", project).records == []
+
+
+def test_review_reverts_one_hunk_or_the_whole_file_and_undo_brings_it_back(
+    project: Path, tmp_path: Path
+) -> None:
+    d = Driver(project, tmp_path / "data")
+    write(project, {"r.txt": b"1\n2\n3\n4\n5\n6\n7\n8\n"})
+    d.turn()
+    d.tool_round({"r.txt": b"ONE\n2\n3\n4\n5\n6\n7\nEIGHT\n"})
+
+    def revert(hunk: int | None) -> None:
+        planned = d.cp.plan_revert(d.chat, project, 1, "r.txt", hunk)
+        assert planned is not None
+        before, base, plan = planned
+        assert d.cp.restore(d.chat, project, plan, ["r.txt"], base) == []
+        d.cp.record(
+            d.chat,
+            project,
+            "rewound",
+            "chat",
+            turn=1,
+            rewind={"before": before.tree, "written": ["r.txt"], "undone": False},
+        )
+
+    changes = d.cp.changes(d.chat, project, 1)
+    assert [len(c.hunks) for c in changes] == [2]
+    revert(1)  # the second hunk only
+    assert (project / "r.txt").read_bytes() == b"ONE\n2\n3\n4\n5\n6\n7\n8\n"
+    d.undo()
+    assert (project / "r.txt").read_bytes() == b"ONE\n2\n3\n4\n5\n6\n7\nEIGHT\n"
+    revert(None)
+    assert (project / "r.txt").read_bytes() == b"1\n2\n3\n4\n5\n6\n7\n8\n"
+    assert d.cp.plan_revert(d.chat, project, 1, "r.txt", None) is None  # nothing left
+    assert d.cp.changes(d.chat, project, 1) == []

@@ -14,7 +14,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store import CHUNK, Entry, ObjectStore, Row, object_id
+from .store import CHUNK, Entry, ObjectStore, object_id, rows_of
+
+Pair = tuple[str, "Entry | str"]  # a folder's item: a file's entry, or a sub-folder's tree id
+_KEPT = frozenset((stat.S_IFREG, stat.S_IFLNK))
+
+
+def _name(item: os.DirEntry[str]) -> str:
+    return item.name
+
 
 RACY_NS = 2_000_000_000
 # Folders no checkpoint holds: version control, dependencies and caches tools rebuild.
@@ -58,7 +66,7 @@ class ScanCache:
     """The last capture of one project: its files' entries and its folders' rows and tree ids."""
 
     files: dict[str, Entry] = field(default_factory=dict)
-    dirs: dict[str, tuple[list[Row], str]] = field(default_factory=dict)
+    dirs: dict[str, tuple[list[Pair], str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,34 +93,54 @@ class _Scan:
         self.result = ScanResult(tree="")
 
     def folder(self, rel: str) -> str:
-        rows: list[Row] = []
+        """Capture one folder (and those below it); its tree id."""
+        pairs: list[Pair] = []
         try:
             with os.scandir(self.root / rel if rel else self.root) as listing:
-                items = sorted(listing, key=lambda item: item.name)
+                items = list(listing)
         except OSError:
             items = []
+        items.sort(key=_name)
+        prefix = f"{rel}/" if rel else ""
+        old_files, new_files, exclude = self.old.files, self.new.files, self.limits.exclude
         for item in items:
-            if item.name in self.limits.exclude:
+            name = item.name
+            if name in exclude:
                 continue
-            path = f"{rel}/{item.name}" if rel else item.name
+            path = prefix + name
             try:
                 if item.is_dir(follow_symlinks=False):
-                    rows.append((item.name, "d", 0, 0, 0, 0, 0, self.folder(path)))
+                    pairs.append((name, self.folder(path)))
                     continue
                 st = item.stat(follow_symlinks=False)
             except OSError:
                 continue
-            entry = self.file(path, st)
+            old = old_files.get(path)
+            # The hot path of a capture: a file whose stat is unchanged is what it was.
+            if (
+                old is not None
+                and old[3] == st.st_mtime_ns
+                and old[2] == st.st_size
+                and old[4] == st.st_ctime_ns
+                and old[5] == st.st_ino
+                and old[1] == st.st_mode & 0o7777
+                and self.result.files < self.limits.max_files
+                and stat.S_IFMT(st.st_mode) in _KEPT
+            ):
+                self.result.files += 1
+                entry: Entry | None = old
+            else:
+                entry = self.file(path, st)
             if entry is not None:
-                self.new.files[path] = entry
-                rows.append((item.name, *entry))
+                new_files[path] = entry
+                pairs.append((name, entry))
         cached = self.old.dirs.get(rel)
-        if cached is not None and cached[0] == rows:
+        if cached is not None and cached[0] == pairs:
             oid = cached[1]
         else:
-            oid, written = self.store.put_tree(rows)
+            oid, written = self.store.put_tree(rows_of(dict(pairs)))
             self.result.written += written
-        self.new.dirs[rel] = (rows, oid)
+        self.new.dirs[rel] = (pairs, oid)
         return oid
 
     def file(self, path: str, st: os.stat_result) -> Entry | None:
@@ -193,10 +221,8 @@ def cache_from_tree(store: ObjectStore, oid: str) -> ScanCache:
     cache = ScanCache()
 
     def walk(tree_id: str, rel: str) -> None:
-        from .store import rows_of
-
         tree = store.tree(tree_id)
-        cache.dirs[rel] = (rows_of(tree), tree_id)
+        cache.dirs[rel] = (sorted(tree.items()), tree_id)
         for name, item in tree.items():
             path = f"{rel}/{name}" if rel else name
             if isinstance(item, str):

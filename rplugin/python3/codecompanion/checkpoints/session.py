@@ -19,6 +19,8 @@ from .manager import Checkpoints, Restored, TurnInfo
 from .rewind import Plan, Restore
 
 log = logging.getLogger("codecompanion.checkpoints")
+# Seconds an after-round capture waits: the request carrying the round's results goes first.
+AFTER_DELAY = 0.05
 
 
 class CheckpointChat(Protocol):
@@ -79,6 +81,7 @@ class ChatCheckpoints:
         self.manager = manager
         self.asker = asker
         self._pending: asyncio.Future[Record] | None = None
+        self._after: asyncio.TimerHandle | None = None  # a deferred after-round capture
         self._failure = ""
 
     @property
@@ -119,6 +122,7 @@ class ChatCheckpoints:
         """Before a user turn is sent: capture (on the worker; the request does not wait)."""
         if not self.capturing:
             return
+        self._flush()
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")
         self._queue("turn", "user", text=first[:80], message_id=message_id)
 
@@ -126,20 +130,31 @@ class ChatCheckpoints:
         """Before a tool round runs: its capture is on disk first."""
         if not self.capturing:
             return
+        self._flush()
         try:
             await self._queue("tools", "user")
         except Exception:  # a failed capture is reported; the tools still run
             log.exception("checkpoint before tools failed")
 
     def after_tools(self) -> None:
-        """After a tool round: capture what it changed (the next request does not wait)."""
-        if self.capturing:
+        """After a tool round: capture what it changed, a moment later, so the request with
+        the results leaves first (any later capture or rewind takes it first, in order)."""
+        if not self.capturing:
+            return
+        self._after = asyncio.get_running_loop().call_later(AFTER_DELAY, self._flush)
+
+    def _flush(self) -> None:
+        """Queue the deferred after-round capture now, if one waits."""
+        if self._after is not None:
+            self._after.cancel()
+            self._after = None
             self._queue("tools_done", "chat")
 
     async def turn_ended(self) -> str:
         """The one line of what this turn's tools changed ('' when nothing); lists pushed."""
         if not self.capturing:
             return ""
+        self._flush()
         try:
             if self._pending is not None:
                 await asyncio.shield(self._pending)

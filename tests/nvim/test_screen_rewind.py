@@ -1,0 +1,56 @@
+"""Rewind and review on the real screen, with Neovim's stock vim.ui.select."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from tests.nvim.harness import wait_for
+from tests.nvim.test_screen_review import write_config
+from tests.nvim.tui import HAVE_TMUX, Tui
+
+pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
+
+
+def test_the_rewind_picker_and_the_review_view_on_screen(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    provider_server.enqueue(
+        openai_tool_calls(
+            [("c1", "create_file", {"filepath": "made.txt", "content": "made by the chat\n"})]
+        ),
+        openai_text("created it"),
+    )
+    screen = tui(
+        config_file=write_config(tmp_path, provider_server), cwd=project, setup={"yolo": True}
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "make a file @{create_file}", "Escape", "Enter")
+    screen.wait_screen("created it", "1 file changed: made.txt (new) +2")
+
+    screen.keys("g", "D")  # review: the diff view and the quickfix list
+    shown = screen.wait_screen("r revert hunk", "+made by the chat")
+    assert "codecompanion://review" in shown or "--- made.txt" in shown
+    items = screen.lua("return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())")
+    assert items == ["made.txt hunk 1/1 +2 -0"]
+    screen.keys("q")
+    wait_for(lambda: screen.lua("return vim.bo.filetype") == "codecompanion")  # back in the chat
+
+    screen.command("CodeCompanionChat Rewind")
+    shown = screen.wait_screen("Rewind to just before", "make a file")
+    assert "made.txt" in shown  # the files changed since that turn
+    screen.keys("1", "Enter")
+    screen.wait_screen("Code and conversation", "Conversation")
+    screen.keys("2", "Enter")  # code only
+    wait_for(lambda: not (project / "made.txt").exists())
+    screen.wait_screen("rewound to before turn 1: 1 file(s) restored")
+    screen.keys("g", "Z")
+    wait_for(lambda: (project / "made.txt").exists())
+    assert (project / "made.txt").read_text() == "made by the chat\n"
