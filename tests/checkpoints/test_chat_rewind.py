@@ -18,12 +18,21 @@ from tests.checkpoints.support import write
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter
 
 
+class NoApprovals:
+    """The chat shows how many approvals are remembered: none here."""
+
+    def count(self) -> int:
+        return 0
+
+
 class WritingTools(EchoTools):
     """Each call writes the files of its arguments (`{"path": text or null}`) in the project."""
 
     def __init__(self, chat: Chat) -> None:
         super().__init__(chat)
         self.cwd: Path = Path(".")
+        self.yolo = False
+        self.approvals = NoApprovals()
 
     def read_only(self, calls: list[ToolCall]) -> bool:
         return False
