@@ -64,13 +64,14 @@ function M.toggle_yolo(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_yolo")
 end
 
---- Ask the model again for the last answer.
----@param bufnr? integer default: the current buffer
 --- Forget the chat's "always" approvals and turn YOLO off.
+---@param bufnr? integer default: the current buffer
 function M.forget_approvals(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_forget_approvals")
 end
 
+--- Ask the model again for the last answer.
+---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
 end

@@ -56,6 +56,7 @@ end
 
 --- Restore code and/or conversation to just before a turn (asks about conflicts).
 ---@param opts codecompanion.RewindOpts
+---@return boolean sent
 function M.rewind(opts)
   opts = opts or {}
   if type(opts.turn) ~= "number" then
@@ -70,18 +71,21 @@ end
 
 --- Pick a turn to rewind to (the host asks with vim.ui.select).
 ---@param bufnr integer?
+---@return boolean sent
 function M.pick(bufnr)
   return send(bufnr, "chat_pick_rewind")
 end
 
 --- Undo the newest rewind of the chat.
 ---@param bufnr integer?
+---@return boolean sent
 function M.undo(bufnr)
   return send(bufnr, "chat_rewind_undo")
 end
 
 --- Review what the chat changed since a turn (its first by default).
 ---@param opts { since_turn?: integer, bufnr?: integer }?
+---@return boolean sent
 function M.review(opts)
   opts = opts or {}
   return send(opts.bufnr, "chat_review", { since_turn = opts.since_turn or vim.NIL })
@@ -151,6 +155,7 @@ end
 
 --- Loaded buffers of `paths` show the files as they are now (unsaved changes were asked about).
 ---@param paths string[]
+---@return boolean done
 function M.reload(paths)
   for _, buf in pairs(buffers_of(paths)) do
     vim.api.nvim_buf_call(buf, function()

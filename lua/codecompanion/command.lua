@@ -111,7 +111,8 @@ function M.run(opts)
   elseif args == "Approvals" or args == "approvals" or args == "Yolo" or args == "yolo" then
     local bufnr = chat_buffers.last_chat()
     if not bufnr then
-      return render.notify("no chat is open", "warn")
+      render.notify("no chat is open", "warn")
+      return
     end
     local chat = require("codecompanion.chat")
     if args:lower() == "yolo" then
