@@ -80,16 +80,16 @@ def _cpu(step: Callable[[], Awaitable[object]]) -> Callable[[], Awaitable[float]
 
 async def _measure(url: str, client_name: str, runs: int) -> dict[str, float]:
     from codecompanion.adapters.base import AdapterSettings, TextDelta
-    from codecompanion.adapters.fast_http import FastClient
-    from codecompanion.adapters.http_types import HTTPClient, Timeouts
     from codecompanion.adapters.openai import OpenAIAdapter
     from codecompanion.messages import Message
+    from codecompanion.transport.fast_http import FastClient
+    from codecompanion.transport.http_types import HTTPClient, Timeouts
 
     client: HTTPClient
     if client_name == "ours":
         client = FastClient()
     else:
-        from codecompanion.adapters.proxied_http import ProxiedClient
+        from codecompanion.transport.proxied_http import ProxiedClient
 
         client = ProxiedClient(None, plain=True)
     settings = AdapterSettings(name="openai", url=url + "/v1", api_key="k", model="m")
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         ours, theirs = figures["ours"][key], figures["httpx"][key]
         print(f"{label}: ours {ours:.4f}, httpx {theirs:.4f}, ours/httpx {ours / theirs:.2f}")
     direct = _import_cost("codecompanion.adapters.openai")
-    proxied = _import_cost("codecompanion.adapters.openai, codecompanion.adapters.proxied_http")
+    proxied = _import_cost("codecompanion.adapters.openai, codecompanion.transport.proxied_http")
     print(f"import MiB (traced): OpenAI adapter {direct:.2f}, with httpx's client {proxied:.2f}")
     return 0
 

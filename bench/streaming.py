@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer
+from codecompanion.loopback.server import LoopbackServer
 
 from .figures import Results
 from .session import Session, config_text, worst_latency

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codecompanion.loopback import LoopbackServer
+from codecompanion.loopback.server import LoopbackServer
 
 from .figures import Results
 from .session import BenchError, Session, config_text, worst_latency

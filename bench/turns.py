@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from codecompanion.loopback import Turn
+from codecompanion.loopback.server import Turn
 
 MODEL = "gpt-bench"
 _WORDS = (

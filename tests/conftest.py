@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer
+from codecompanion.loopback.server import LoopbackServer
 
 
 @pytest.fixture

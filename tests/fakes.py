@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from codecompanion.diffs import hunks
 from codecompanion.messages import ToolCall
 from codecompanion.ports import (
     ApprovalDecision,
@@ -21,6 +20,7 @@ from codecompanion.ports import (
     Diagnostic,
     HunkDecision,
 )
+from codecompanion.tools.diffs import hunks
 
 # A scripted answer: a decision, a choice name ("approve", "reject", ...), WAIT (never answer,
 # until cancelled), or a function of the request returning one of these.

@@ -18,10 +18,10 @@ from codecompanion.adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from codecompanion.chat import Chat
+from codecompanion.chat.chat import Chat
 from codecompanion.errors import StreamInterrupted
-from codecompanion.history import ChatStore
 from codecompanion.messages import Message, MessageStore, ToolCall
+from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
 
 

@@ -16,7 +16,7 @@ import json, sys
 from codecompanion.nvim.__main__ import skip_httpx_cli
 skip_httpx_cli()
 import codecompanion.nvim.app
-from codecompanion.chat import Chat
+from codecompanion.chat.chat import Chat
 from codecompanion.workspace import HostOptions, Workspace
 workspace = Workspace(HostOptions(config_file=sys.argv[1], data_dir=sys.argv[2]))
 adapter, notice = workspace.make_adapter("openai_compatible")
@@ -68,7 +68,7 @@ def test_a_plain_chat_loads_no_tool_demo_or_cli_modules(tmp_path: Path) -> None:
     )
     loaded = set(json.loads(out.stdout.splitlines()[-1]))
     assert {
-        "codecompanion.adapters.fast_http",
-        "codecompanion.chat",
+        "codecompanion.transport.fast_http",
+        "codecompanion.chat.chat",
     } <= loaded  # the script did load a chat
     assert sorted(loaded & set(NOT_FOR_A_PLAIN_CHAT)) == []

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from codecompanion.loopback import (
+from codecompanion.loopback.server import (
     LoopbackServer,
     Turn,
     detect_format,

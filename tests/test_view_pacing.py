@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from codecompanion.chat.transcript import event
 from codecompanion.nvim import view as view_module
 from codecompanion.nvim.view import NvimChatView
 from codecompanion.render_ops import Append, Lock, Notice, Spinner, Tool, ToolStatus
-from codecompanion.transcript import event
 
 
 class FakeBridge:

@@ -11,7 +11,7 @@ from tests.adapters.support import SECRET, AdapterFactory
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.http_adapter import HTTPAdapter
-from codecompanion.loopback import LoopbackServer
+from codecompanion.loopback.server import LoopbackServer
 
 
 @pytest.fixture

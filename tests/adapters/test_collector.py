@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from codecompanion.adapters.collector import collector_paused
+from codecompanion.transport.collector import collector_paused
 
 
 def test_paused_inside_and_enabled_after_even_on_error() -> None:
@@ -44,8 +44,8 @@ async def test_an_adapter_sends_with_the_collector_paused() -> None:
 
     from codecompanion.adapters import create_adapter
     from codecompanion.adapters.base import AdapterSettings
-    from codecompanion.adapters.http_types import ConnectFailed
     from codecompanion.errors import AdapterError
+    from codecompanion.transport.http_types import ConnectFailed
 
     seen: list[bool] = []
 

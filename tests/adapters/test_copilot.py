@@ -12,7 +12,7 @@ from tests.adapters.support import AdapterFactory, collect
 from codecompanion.adapters.copilot import read_oauth_token
 from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.errors import AuthenticationError
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 
 
 def sign_in(directory: Path, name: str = "apps.json", token: str = "ghu_oauth") -> Path:

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from codecompanion.adapters.base import AdapterSettings
-from codecompanion.adapters.fast_http import FastClient, proxied, with_params
-from codecompanion.adapters.http_types import ConnectFailed, PeerBroke, TimedOut, Timeouts
 from codecompanion.adapters.openai import OpenAIAdapter
+from codecompanion.transport.fast_http import FastClient, proxied, with_params
+from codecompanion.transport.http_types import ConnectFailed, PeerBroke, TimedOut, Timeouts
 
 LIMITS = Timeouts(connect=5.0, read=5.0, write=5.0)
 
@@ -219,7 +219,7 @@ def test_adapters_leave_proxied_requests_to_httpx(monkeypatch: pytest.MonkeyPatc
     assert isinstance(OpenAIAdapter(settings).client(), FastClient)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     assert proxied()
-    from codecompanion.adapters.proxied_http import ProxiedClient
+    from codecompanion.transport.proxied_http import ProxiedClient
 
     routed = OpenAIAdapter(settings).client()
     assert isinstance(routed, ProxiedClient)

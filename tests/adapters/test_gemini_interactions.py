@@ -19,10 +19,10 @@ from codecompanion.adapters.base import (
     Usage,
 )
 from codecompanion.adapters.gemini_interactions import GeminiInteractionsAdapter
-from codecompanion.adapters.streaming import assemble_message
 from codecompanion.errors import ProviderError, StreamInterrupted
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.messages import Message, ToolCall
+from codecompanion.streams.parser import assemble_message
 
 TOOLS = [WEATHER_SCHEMA, LS_SCHEMA]
 USAGE = {"total_input_tokens": 12, "total_output_tokens": 7, "total_tokens": 19}

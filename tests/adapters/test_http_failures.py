@@ -11,7 +11,6 @@ from tests.adapters.support import SECRET, AdapterFactory, collect
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta
-from codecompanion.adapters.http_types import ConnectTimedOut, Headers, HTTPResponse
 from codecompanion.errors import (
     AdapterError,
     AuthenticationError,
@@ -20,7 +19,8 @@ from codecompanion.errors import (
     RateLimitError,
     StreamInterrupted,
 )
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
+from codecompanion.transport.http_types import ConnectTimedOut, Headers, HTTPResponse
 
 
 def delta_text(text: str) -> dict[str, object]:

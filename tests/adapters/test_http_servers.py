@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from tests.adapters.support import collect
 
-from codecompanion.adapters import fast_http
 from codecompanion.adapters.base import AdapterSettings, TextDelta
-from codecompanion.adapters.fast_http import FastClient
-from codecompanion.adapters.http_connection import Connection, connect
-from codecompanion.adapters.http_types import Timeouts
 from codecompanion.adapters.openai import OpenAIAdapter
 from codecompanion.errors import AdapterError
 from codecompanion.messages import Message
+from codecompanion.transport import fast_http
+from codecompanion.transport.fast_http import FastClient
+from codecompanion.transport.http_connection import Connection, connect
+from codecompanion.transport.http_types import Timeouts
 
 HERE = Path(__file__).resolve().parent / "real_servers"
 QUICK = 10.0  # seconds a turn may take (a fresh server's first answer included)

@@ -20,11 +20,11 @@ from tests.adapters.raw_server import RawServer, Reply, answer, endless, raw, si
 from tests.adapters.support import collect
 
 from codecompanion.adapters.base import AdapterSettings, TextDelta
-from codecompanion.adapters.fast_http import FastClient
-from codecompanion.adapters.http_types import ConnectFailed, Timeouts
 from codecompanion.adapters.openai import OpenAIAdapter
 from codecompanion.adapters.openai_compatible import OpenAICompatibleAdapter
 from codecompanion.errors import AdapterError
+from codecompanion.transport.fast_http import FastClient
+from codecompanion.transport.http_types import ConnectFailed, Timeouts
 
 CAP = 4_000_000  # the body cap in these tests (the real one is 64 MB)
 QUICK = 5.0  # seconds any turn may take (the read timeout is far longer: a hang would show)

@@ -18,9 +18,9 @@ from codecompanion.adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from codecompanion.adapters.streaming import assemble_message
 from codecompanion.errors import ProviderError
 from codecompanion.messages import ToolCall
+from codecompanion.streams.parser import assemble_message
 
 
 def sse(*events: dict[str, Any] | str) -> bytes:

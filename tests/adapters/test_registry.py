@@ -11,7 +11,7 @@ from tests.adapters.support import AdapterFactory, collect
 from codecompanion.adapters import ADAPTERS, PROVIDERS, create_adapter, default_adapter_name
 from codecompanion.adapters.base import AdapterSettings, ChatAdapter
 from codecompanion.errors import ConfigError
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 
 NAMES = [
     "openai",

@@ -19,7 +19,7 @@ from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.adapters.mistral import mistral_call_id
 from codecompanion.errors import ProviderError
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import Message, ToolCall
 
 TOOLS = [WEATHER_SCHEMA, LS_SCHEMA]

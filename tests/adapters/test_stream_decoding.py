@@ -8,14 +8,14 @@ import logging
 import pytest
 
 from codecompanion.adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent
-from codecompanion.adapters.framing import JSONSeqDecoder, SSEDecoder
-from codecompanion.adapters.streaming import (
+from codecompanion.messages import ToolCall
+from codecompanion.streams.framing import JSONSeqDecoder, SSEDecoder
+from codecompanion.streams.parser import (
     IdFactory,
     LineSplitter,
     assemble_message,
     make_call,
 )
-from codecompanion.messages import ToolCall
 
 
 def test_line_splitter_handles_crlf_split_across_chunks() -> None:

@@ -13,9 +13,9 @@ import pytest
 from tests.adapters.support import AdapterFactory, collect
 
 from codecompanion.adapters.base import Finish, ReasoningDelta, TextDelta, ToolCallEvent
-from codecompanion.adapters.streaming import LineSplitter
 from codecompanion.errors import ProviderError
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
+from codecompanion.streams.parser import LineSplitter
 
 
 def sse(*events: dict[str, Any] | str) -> list[bytes]:

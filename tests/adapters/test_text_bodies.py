@@ -14,7 +14,7 @@ from codecompanion.adapters import ADAPTERS, create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta
 from codecompanion.adapters.copilot import QUOTA_EXCEEDED
 from codecompanion.errors import ProviderError
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 
 QUOTA_BODIES = [
     b"quota exceeded",
@@ -108,7 +108,7 @@ async def test_text_then_done_is_no_longer_an_empty_answer(
 
 
 def test_replay_reports_a_text_only_capture() -> None:
-    from codecompanion.replay import replay_bytes
+    from codecompanion.cli.replay import replay_bytes
 
     with pytest.raises(ProviderError, match="quota exceeded"):
         replay_bytes("copilot", b"quota exceeded\n")

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.adapters.support import WEATHER_SCHEMA, WIRE, AdapterFactory, collect
 
-from codecompanion import replay
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, ToolCallEvent
-from codecompanion.adapters.streaming import assemble_message
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.cli import replay
+from codecompanion.loopback.server import LoopbackServer, Turn
+from codecompanion.streams.parser import assemble_message
 
 LONDON_PARIS_C = [
     {"location": "London", "units": "celsius"},
@@ -224,8 +224,8 @@ def test_replay_reports_bad_input_in_one_line(
 def test_replay_as_a_module_command() -> None:
     data = capture("ollama_tools_streaming.txt")
     root = Path(__file__).resolve().parents[2]
-    if not (root / "rplugin/python3/codecompanion/toolrun.py").exists():
-        pytest.skip("__main__ also needs codecompanion.toolrun, not written yet")
+    if not (root / "rplugin/python3/codecompanion/cli/tool.py").exists():
+        pytest.skip("__main__ also needs codecompanion.cli.tool, not written yet")
     result = subprocess.run(
         [sys.executable, "-m", "codecompanion", "replay", "--adapter", "ollama", "-"],
         input=data,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.context.rules import Rules, RulesOptions, touched_paths
 from codecompanion.messages import Message, ToolCall
-from codecompanion.rules import Rules, RulesOptions, touched_paths
 
 
 @pytest.fixture

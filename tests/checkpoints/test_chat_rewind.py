@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent
-from codecompanion.chat import Chat
+from codecompanion.chat.chat import Chat
 from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
-from codecompanion.history import ChatStore
 from codecompanion.messages import ToolCall
+from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, Event
 from tests.checkpoints.support import write
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import trustme
 
-from codecompanion.tls import build_trust
+from codecompanion.transport.tls import build_trust
 from codecompanion.workspace import HostOptions, Workspace
 
 
@@ -121,8 +121,8 @@ async def test_openssls_default_store_is_what_linux_trusts(
 async def test_the_adapters_client_connects_with_the_trust_context(
     ca: trustme.CA, https_url: str, tmp_path: Path
 ) -> None:
-    from codecompanion.adapters.fast_http import FastClient
-    from codecompanion.adapters.http_types import ConnectFailed, Timeouts
+    from codecompanion.transport.fast_http import FastClient
+    from codecompanion.transport.http_types import ConnectFailed, Timeouts
 
     limits = Timeouts(connect=5.0, read=5.0, write=5.0)
 

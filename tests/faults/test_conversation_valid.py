@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from codecompanion.loopback import LoopbackServer, Turn, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
 from tests.faults.support import codecompanion_lines, saved_chat, turn_done
 from tests.hardening.shapes import check_openai, check_saved_messages
 from tests.nvim.harness import Editor

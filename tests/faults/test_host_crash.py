@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.faults.support import messages_area, saved_chat, turn_done
 from tests.hardening.proctable import kill_groups, wait_until_gone, with_marker
 from tests.hardening.shapes import check_openai, check_saved_messages

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from tests.faults.support import saved_chat, turn_done
 from tests.faults.test_host_crash import kill_host
 from tests.hardening.proctable import kill_groups, wait_until_gone, with_marker

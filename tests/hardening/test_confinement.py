@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from codecompanion.diffs import hunks
 from codecompanion.messages import ToolCall
 from codecompanion.ports import Diagnostic, HunkDecision
+from codecompanion.tools.diffs import hunks
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover

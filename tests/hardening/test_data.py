@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from codecompanion.history import ChatStore
 from codecompanion.messages import Message, MessageStore, ToolCall
+from codecompanion.persistence.history import ChatStore
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
@@ -155,7 +155,7 @@ async def test_an_edit_after_the_user_changed_the_file_keeps_their_change(tmp_pa
 WRITER = textwrap.dedent(
     """
     import sys
-    from codecompanion.history import ChatStore
+    from codecompanion.persistence.history import ChatStore
     store = ChatStore(sys.argv[1])
     body = "x" * 400_000
     round_ = 0

@@ -17,8 +17,8 @@ from codecompanion.adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from codecompanion.adapters.streaming import ResponseParser, make_call
 from codecompanion.errors import AdapterError, ToolError
+from codecompanion.streams.parser import ResponseParser, make_call
 from codecompanion.tools.builtin._support.edit_match import locate
 from codecompanion.tools.builtin._support.edits import Edit, apply_edits, parse_edits
 from codecompanion.tools.model import arguments

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta, ToolCallEvent
-from codecompanion.chat import Chat
+from codecompanion.chat.chat import Chat
 from codecompanion.messages import Message, ToolCall
 from codecompanion.ports import ApprovalDecision
 from codecompanion.tools.model.registry import ToolRegistry

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from tests.hardening.test_secrets import everything_shown, everything_written
 from tests.nvim.harness import Editor, wait_for
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

@@ -12,7 +12,7 @@ from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta, ToolCallEvent
 from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.errors import ProviderError, StreamInterrupted
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.messages import Message
 
 

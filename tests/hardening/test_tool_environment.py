@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.child_env import EnvPolicy, key_variables, tool_env_opts

@@ -8,7 +8,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

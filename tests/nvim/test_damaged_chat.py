@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.faults.support import chats_folder, codecompanion_lines, messages_area
 from tests.nvim.harness import Editor, wait_for
 

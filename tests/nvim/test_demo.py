@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.demo import example_arguments
+from codecompanion.loopback.demo import example_arguments
 from tests.nvim.harness import Editor, wait_for
 from tests.nvim.test_tools_e2e import CALCULATOR
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, Turn, openai_text
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env, wait_for
 
 StartNvim = Callable[..., Editor]

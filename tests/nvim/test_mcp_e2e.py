@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.mcp.conftest import TOKEN, HttpServer, free_port, start_http_server
 from tests.nvim.harness import Editor, wait_for
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.faults.support import chats_folder, codecompanion_lines
 from tests.nvim.harness import Editor, wait_for
 from tests.nvim.test_damaged_chat import logged, saved_chat_file

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.nvim.harness import wait_for
 from tests.nvim.test_screen_review import layout, write_config
 from tests.nvim.tui import HAVE_TMUX, Tui

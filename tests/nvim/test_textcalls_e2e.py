@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.nvim.harness import Editor
 from tests.nvim.test_tools_e2e import CALCULATOR
 

@@ -7,7 +7,7 @@ import http.server
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, openai_text
+from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.http_serve import serve
 from tests.nvim.harness import Editor, wait_for
 

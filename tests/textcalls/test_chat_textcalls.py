@@ -14,7 +14,7 @@ from typing import Any
 
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta, ToolCallEvent
 from codecompanion.adapters.openai import OpenAIAdapter
-from codecompanion.chat import Chat
+from codecompanion.chat.chat import Chat
 from codecompanion.messages import Message, ToolCall
 from codecompanion.render_ops import Append, Block, RenderOp, Tool, ToolStatus
 from codecompanion.textcalls.prompt import HOW_TO_CALL
@@ -284,7 +284,7 @@ async def test_auto_asks_the_provider_and_falls_back_to_prompt(tmp_path: Path) -
 
 
 async def test_restored_prompt_mode_answer_shows_without_its_block(tmp_path: Path) -> None:
-    from codecompanion import transcript
+    from codecompanion.chat import transcript
 
     adapter = Adapter([["Computing.\n" + XML_BLOCK], ["5000"]], extra={"tool_calls": "prompt"})
     chat, _view, _ = make(adapter, tmp_path)

@@ -10,7 +10,7 @@ import pytest
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.config import load_config
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.messages import Message, ToolCall
 from codecompanion.textcalls.mode import configured_mode, recovers, resolve_mode, setting_problem
 from codecompanion.textcalls.prompt import (

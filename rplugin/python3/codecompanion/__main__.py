@@ -8,12 +8,12 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run one subcommand."""
-    from . import replay, toolrun
+    from .cli import replay, tool
 
     parser = argparse.ArgumentParser(prog="codecompanion")
     sub = parser.add_subparsers(dest="command", required=True)
     replay.add_parser(sub)
-    toolrun.add_parser(sub)
+    tool.add_parser(sub)
     args = parser.parse_args(argv)
     handler = args.handler
     return int(handler(args))

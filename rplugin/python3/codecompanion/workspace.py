@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from .adapters.base import AdapterSettings, ChatAdapter
 from .config import Config, load_config
 from .errors import ConfigError
-from .history import ChatStore
+from .persistence.history import ChatStore
 
 if TYPE_CHECKING:
-    from .chat import Chat
+    from .chat.chat import Chat
     from .checkpoints import Checkpoints
     from .mcp import McpManager
-    from .tls import TlsTrust
+    from .transport.tls import TlsTrust
 
 log = logging.getLogger("codecompanion.workspace")
 
@@ -92,7 +92,7 @@ class Workspace:
     def trust(self) -> TlsTrust:
         """The host's TLS context and where its CAs come from (see tls.py)."""
         if self._trust is None:
-            from .tls import build_trust
+            from .transport.tls import build_trust
 
             self._trust = build_trust(self.env)
             log.info("TLS: CAs from %s", self._trust.source)
@@ -269,7 +269,7 @@ class Workspace:
     def demo_adapter(self) -> ChatAdapter:
         """The offline demo: an OpenAI-style adapter talking to an in-process loopback server."""
         from .adapters import create_adapter
-        from .demo import start_demo_server
+        from .loopback.demo import start_demo_server
 
         if self._demo is None:
             self._demo = start_demo_server()

@@ -60,7 +60,7 @@ class FakeEditor:
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
-        from codecompanion.diffs import hunks
+        from codecompanion.tools.diffs import hunks
 
         self.reviews.append((path, list(old), list(new)))
         self.notes.append(note)

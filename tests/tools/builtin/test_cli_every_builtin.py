@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.tools.builtin import BUILTIN_TOOLS
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -148,7 +148,7 @@ async def test_approved_edit_skips_the_diff_review(project: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("codecompanion.toolrun") is None, reason="no toolrun module"
+    importlib.util.find_spec("codecompanion.cli.tool") is None, reason="no toolrun module"
 )
 def test_headless_cli_edits_a_file(project: Path) -> None:
     (project / "app.py").write_text("def main():\n    return 1\n")

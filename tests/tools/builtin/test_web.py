@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, Turn
+from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import fetch_webpage, web_search
 from tests.tools.builtin.conftest import FakeTools, run_tool

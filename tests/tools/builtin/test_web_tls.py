@@ -14,10 +14,10 @@ import pytest
 import trustme
 
 from codecompanion.messages import ToolCall
-from codecompanion.tls import LazyContext, build_trust
 from codecompanion.tools.builtin import fetch_webpage, web_search
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
+from codecompanion.transport.tls import LazyContext, build_trust
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.http_serve import serve
 from tests.tools.builtin.conftest import FakeTools, run_tool

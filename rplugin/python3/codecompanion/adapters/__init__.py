@@ -10,10 +10,10 @@ import ssl
 from collections.abc import Mapping
 
 from ..errors import ConfigError
+from ..transport.http_types import HTTPClient
 from .base import AdapterSettings
 from .catalog import PROVIDERS, AdapterTable
 from .http_adapter import HTTPAdapter
-from .http_types import HTTPClient
 from .keys import KeyResolver
 
 __all__ = [

@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 
 from ..errors import ProviderError
 from ..messages import Message
+from ..streams.parser import ResponseParser, make_call, text_events
 from .anthropic import clean_schema
 from .base import Event, Usage
 from .http_adapter import HTTPAdapter, RequestSpec
 from .http_errors import error_text, one_line
-from .streaming import ResponseParser, make_call, text_events
 
 SCHEMA_DROP = frozenset({"strict", "additionalProperties", "$schema"})
 TOP_LEVEL = frozenset({"safetySettings", "toolConfig", "cachedContent", "labels"})

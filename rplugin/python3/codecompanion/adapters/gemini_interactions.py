@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 
 from ..errors import AdapterError, ProviderError
 from ..messages import Message
+from ..streams.parser import ResponseParser, make_call, text_events
 from . import gemini
 from .base import Event, Usage
 from .gemini import GeminiAdapter
 from .http_adapter import RequestSpec
 from .http_errors import error_text, one_line
-from .streaming import ResponseParser, make_call, text_events
 
 API_REVISION = "2026-05-20"  # the documented request/response shape this adapter speaks
 # Request fields that sit beside `generation_config` rather than inside it.

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
-from ..bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..errors import (
     AdapterError,
     AuthenticationError,
@@ -22,11 +21,14 @@ from ..errors import (
     RateLimitError,
 )
 from ..messages import Message
-from .answer_body import BodyLimits, answer_chunks
+from ..streams.body_reader import BodyLimits, answer_chunks
+from ..streams.completeness import BodyWatch
+from ..streams.parser import IdFactory, ResponseParser
+from ..transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
+from ..transport.collector import collector_paused
+from ..transport.fast_http import FastClient, basic_auth, proxied, with_params, without_credentials
+from ..transport.http_types import HeaderLookup, HTTPClient, HTTPFailure, HTTPResponse, Timeouts
 from .base import AdapterSettings, Event, ProviderState, ToolCallEvent
-from .collector import collector_paused
-from .completeness import BodyWatch
-from .fast_http import FastClient, basic_auth, proxied, with_params, without_credentials
 from .http_errors import (
     error_text,
     is_context_overflow,
@@ -35,10 +37,8 @@ from .http_errors import (
     retry_delay,
     transport_error,
 )
-from .http_types import HeaderLookup, HTTPClient, HTTPFailure, HTTPResponse, Timeouts
 from .keys import KeyResolver, describe_key
 from .secret_mask import SecretMask, redact_headers
-from .streaming import IdFactory, ResponseParser
 
 log = logging.getLogger("codecompanion.adapters")
 
@@ -144,7 +144,7 @@ class HTTPAdapter:
         """The adapter's pooled client, created on first use."""
         if self._client is None:
             if proxied():
-                from .proxied_http import ProxiedClient
+                from ..transport.proxied_http import ProxiedClient
 
                 plain = self.base_url.startswith("http://")
                 self._client = ProxiedClient(self._ssl_context, plain)

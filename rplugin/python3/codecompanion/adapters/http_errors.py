@@ -8,8 +8,15 @@ import time
 from typing import Any
 
 from ..errors import AdapterError, ProviderError, StreamInterrupted
+from ..transport.http_types import (
+    ConnectTimedOut,
+    HeaderLookup,
+    HTTPFailure,
+    NotHTTP,
+    PeerBroke,
+    TimedOut,
+)
 from .base import AdapterSettings
-from .http_types import ConnectTimedOut, HeaderLookup, HTTPFailure, NotHTTP, PeerBroke, TimedOut
 
 
 def error_text(data: Any) -> str:

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 from ..budget.windows import ollama_show_window
 from ..errors import AdapterError, ProviderError
 from ..messages import Message
+from ..streams.parser import ResponseParser, make_call, text_events
 from .base import Event, Usage
 from .http_adapter import HTTPAdapter, RequestSpec
 from .http_errors import error_text, one_line
-from .streaming import ResponseParser, make_call, text_events
 
 TOP_LEVEL = frozenset({"think", "keep_alive", "format"})
 

@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 from ..errors import ProviderError
 from ..messages import Message
+from ..streams.parser import ResponseParser, make_call, text_events
 from .base import Event, ReasoningDelta, TextDelta, Usage
 from .http_adapter import HTTPAdapter, RequestSpec
 from .http_errors import error_text, one_line
-from .streaming import ResponseParser, make_call, text_events
 
 
 @dataclass

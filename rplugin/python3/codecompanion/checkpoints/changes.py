@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..diffs import Hunk, hunks
+from ..tools.diffs import Hunk, hunks
 from .journal import Record
 from .store import Entry, ObjectStore
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..diffs import apply_hunks
+from ..tools.diffs import apply_hunks
 from .changes import FileChange, Reader, attribute, changed_paths, file_change
 from .journal import By, Journal, JournalFolder, Kind, Record
 from .rewind import Plan, Restore, apply, plan_rewind, plan_undo

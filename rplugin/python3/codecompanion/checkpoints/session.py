@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from .. import transcript
+from ..chat import transcript
 from ..messages import MessageStore
 from ..ports import ChatView
 from ..render_ops import SetVar

@@ -9,11 +9,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..chat import Chat
+from ..chat.chat import Chat
 from ..checkpoints import ChatCheckpoints
-from ..context import read_items
-from ..history import DamagedChat
+from ..context.sources import read_items
 from ..messages import MessageStore
+from ..persistence.history import DamagedChat
 from ..render_ops import Event, Notice, SetVar
 from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
 from ..tools.runtime.child_env import tool_env_opts
@@ -162,7 +162,7 @@ class App:
 
     def _start_demo(self, chat: Chat) -> None:
         """Offer the demo's tools and say what to type (the demo loads only for a demo chat)."""
-        from ..demo import DEMO_TOOLS, intro_ops
+        from ..loopback.demo import DEMO_TOOLS, intro_ops
 
         for name in DEMO_TOOLS:
             chat.tools.add_tool(name)
@@ -196,7 +196,7 @@ class App:
         here = Path(str(args.get("cwd") or ".")).resolve()
         cwd = self._root(args, saved) or here
         if adapter.name == "demo" and not saved:
-            from ..demo import demo_project  # with its loopback server: only for the demo
+            from ..loopback.demo import demo_project  # with its loopback server: only for the demo
 
             cwd = demo_project()
         chat = Chat(
@@ -286,7 +286,7 @@ class App:
         if reattached:
             chat.view.notify("host restarted: chat restored from disk", "warn")
         elif restored:
-            from ..transcript import replay
+            from ..chat.transcript import replay
 
             chat.view.render(replay(chat.messages, chat.adapter.name, chat.model))
             chat.fire("ChatRestored")
@@ -335,8 +335,8 @@ class App:
 
     async def _slash_fetch(self, chat: Chat, bufnr: Any, url: str) -> None:
         """`/fetch`: the page joins the chat's next message, or one line says why not."""
+        from ..context.web import fetch_context
         from ..errors import ToolError
-        from ..web_context import fetch_context
 
         chat.view.notify(f"/fetch: fetching {url}", "info")
         try:
@@ -380,7 +380,7 @@ class App:
         """After a demo chat is cleared: a fresh folder, the demo's tools and its intro again."""
 
         def again() -> None:
-            from ..demo import demo_project
+            from ..loopback.demo import demo_project
 
             view = chat.view
             assert isinstance(view, NvimChatView)  # every chat of the host draws in Neovim

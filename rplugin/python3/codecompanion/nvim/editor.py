@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..diffs import unified
 from ..errors import ToolError
 from ..ports import Diagnostic, HunkDecision
+from ..tools.diffs import unified
 from .bridge import Bridge
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from ..chat import Chat
+from ..chat.chat import Chat
 from ..render_ops import Notice
 from ..workspace import Workspace
 from .bridge import Bridge

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..checkpoints import ChatCheckpoints
 from ..checkpoints.changes import FileChange, text_lines
-from ..diffs import unified
+from ..tools.diffs import unified
 from .bridge import Bridge
 from .pickers import pick
 

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ...diffs import unified
 from ...errors import ToolError
+from ..diffs import unified
 from ..model.function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
 from ..model.tool import Tool
 from ._support.edit_events import file_edited, first_changed_line

@@ -7,8 +7,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from ...bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ...errors import ToolError
+from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.process import cap_output

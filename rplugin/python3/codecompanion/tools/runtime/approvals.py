@@ -28,7 +28,7 @@ from .approval_policy import (
     doubts,
 )
 from .approval_policy import rule_verdict as rule_verdict
-from .context import CallContext
+from .batch import CallContext
 from .results import as_text
 from .runner import invoke
 

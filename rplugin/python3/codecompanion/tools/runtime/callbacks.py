@@ -15,8 +15,8 @@ from typing import Any
 from ..model.forms import output_form
 from ..model.function_tool import timeout_seconds
 from ..model.tool import Tool
+from .batch import CallContext
 from .call_run import CallRun
-from .context import CallContext
 from .meta import CallTools
 from .runner import bounded, call
 

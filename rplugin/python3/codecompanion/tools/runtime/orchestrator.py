@@ -20,9 +20,9 @@ from ..model import arguments
 from ..model.tool import Tool
 from .answers import Answers
 from .approvals import ApprovalGate, Verdict
+from .batch import CallContext
 from .call_run import CallRun, Step, handlers_once
 from .callbacks import ToolCode
-from .context import CallContext
 from .results import CallResult, OutputBuffer, Status
 from .runner import run_cmds
 

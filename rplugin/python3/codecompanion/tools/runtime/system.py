@@ -12,16 +12,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ...compose import MENTION  # the `@{name}` syntax, one definition
+from ...chat.compose import MENTION  # the `@{name}` syntax, one definition
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink, HunkDecision
-from ...tls import LazyContext, build_trust
+from ...transport.tls import LazyContext, build_trust
 from ..model.registry import ToolEntry, ToolRegistry
 from ..model.tool import Tool
 from .approval_memory import ApprovalMemory
 from .approval_policy import QuestionKind
 from .approvals import ApprovalGate
-from .context import Reporter, ToolChat
+from .batch import Reporter, ToolChat
 from .orchestrator import Orchestrator
 from .results import OutputBuffer, Status, as_text
 

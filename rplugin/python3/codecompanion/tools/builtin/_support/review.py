@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ....diffs import Hunk, apply_hunks, hunks
+from ...diffs import Hunk, apply_hunks, hunks
 from ...model.tool import Tool
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .context import ContextItem, with_context
-from .messages import Message
+from ..context.sources import ContextItem, with_context
+from ..messages import Message
 
 MENTION = re.compile(r"@\{([^{}\s]+)\}")
 TITLE_LIMIT = 60

@@ -20,10 +20,10 @@ from urllib.parse import SplitResult, quote, unquote, urlencode, urlsplit
 
 import h11
 
-from ..tls import build_trust
 from .fast_body import Body, FastResponse
 from .http_connection import Connection, Key, connect
 from .http_types import ConnectFailed, Headers, IOFailure, PeerBroke, TimedOut, Timeouts
+from .tls import build_trust
 
 _IDLE_PER_HOST = 4
 _INTERIM_MAX = 16  # 1xx responses (100 Continue, 103 Early Hints) skipped before the answer

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .config import load_config
-from .messages import ToolCall
-from .ports import ApprovalDecision, ApprovalRequest
-from .tools.model.registry import ToolRegistry
-from .tools.runtime.system import ToolSystem
+from ..config import load_config
+from ..messages import ToolCall
+from ..ports import ApprovalDecision, ApprovalRequest
+from ..tools.model.registry import ToolRegistry
+from ..tools.runtime.system import ToolSystem
 
 _CALL_ID = "cli-1"
 
@@ -119,7 +119,7 @@ async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> 
     if config.error:
         stderr.write(f"config: {config.error}\n")
     tool_opts = config.opts.get("tools") or {}
-    from .plugins import load_plugins
+    from ..plugins import load_plugins
 
     plugins = load_plugins()
     for problem in plugins.errors:

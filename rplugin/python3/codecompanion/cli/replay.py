@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import CodeCompanionError
+from ..errors import CodeCompanionError
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the `replay` subcommand."""
-    from .adapters import ADAPTERS
+    from ..adapters import ADAPTERS
 
     parser = subparsers.add_parser(
         "replay",
@@ -38,9 +38,9 @@ def add_parser(subparsers: Any) -> None:
 
 def replay_bytes(adapter_name: str, data: bytes, chunk_size: int = 0) -> dict[str, Any]:
     """The assistant message `data` describes, parsed as adapter `adapter_name` would."""
-    from .adapters import create_adapter
-    from .adapters.base import AdapterSettings
-    from .adapters.streaming import assemble_message
+    from ..adapters import create_adapter
+    from ..adapters.base import AdapterSettings
+    from ..streams.parser import assemble_message
 
     # A placeholder url and key: replay never connects, it only needs the parser.
     settings = AdapterSettings(

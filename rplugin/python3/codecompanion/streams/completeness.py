@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent
 from ..errors import AdapterError, ProviderError, StreamInterrupted
 from ..messages import ToolCall
-from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent
 
 _HEAD = 200  # bytes of the body kept to quote an unreadable one
 

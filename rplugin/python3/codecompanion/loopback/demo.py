@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .loopback import LoopbackServer, RecordedRequest, Turn, openai_text, openai_tool_calls
-from .render_ops import Ready, RenderOp, Replace
-from .transcript import USER_HEADER, block
+from ..chat.transcript import USER_HEADER, block
+from ..render_ops import Ready, RenderOp, Replace
+from .server import LoopbackServer, RecordedRequest, Turn, openai_text, openai_tool_calls
 
 DEMO_FILE = "codecompanion-demo.md"
 DEMO_TOOLS = ("create_file", "read_file", "run_command", "insert_edit_into_file")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import transcript
-from .adapters.base import (
+from ..adapters.base import (
     ChatAdapter,
     ProviderState,
     ReasoningDelta,
@@ -14,10 +13,11 @@ from .adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from .messages import MessageStore, ToolCall
-from .ports import ChatView
-from .render_ops import Spinner
-from .textcalls.session import plan_request
+from ..messages import MessageStore, ToolCall
+from ..ports import ChatView
+from ..render_ops import Spinner
+from ..textcalls.session import plan_request
+from . import transcript
 
 
 class Asking(Protocol):

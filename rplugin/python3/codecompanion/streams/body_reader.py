@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from ..bounded_body import BodyTooLarge, UnsupportedEncoding, decoded_chunks
 from ..errors import ProviderError
-from .http_types import HTTPResponse
-from .streaming import ResponseParser
+from ..transport.bounded_body import BodyTooLarge, UnsupportedEncoding, decoded_chunks
+from ..transport.http_types import HTTPResponse
+from .parser import ResponseParser
 
 
 @dataclass(frozen=True)

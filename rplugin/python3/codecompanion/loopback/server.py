@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .loopback_turns import Turn, detect_format, openai_text, openai_tool_calls
+from .turns import Turn, detect_format, openai_text, openai_tool_calls
 
 DEFAULT_MODELS: tuple[str, ...] = ("test-model", "test-model-large")
 

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .context import replay_ops
-from .messages import Message, ToolCall
-from .render_ops import (
+from ..context.sources import replay_ops
+from ..messages import Message, ToolCall
+from ..render_ops import (
     Append,
     Block,
     Event,

@@ -1,6 +1,6 @@
 """Framing of provider bodies: lines become Server-Sent Events or JSON documents.
 
-The shapes `ResponseParser` (streaming.py) reads a body as, kept apart from what the events mean.
+The shapes `ResponseParser` (parser.py) reads a body as, kept apart from what the events mean.
 """
 
 from __future__ import annotations

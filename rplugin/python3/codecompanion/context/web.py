@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import ContextItem
-from .messages import ToolCall
-from .tools.builtin import fetch_webpage
+from ..messages import ToolCall
+from ..tools.builtin import fetch_webpage
+from .sources import ContextItem
 
 
 async def fetch_context(tools: Any, url: str) -> ContextItem:

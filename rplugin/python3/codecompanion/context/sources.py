@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .render_ops import Context, RenderOp
+from ..render_ops import Context, RenderOp
 
 MAX_LINES = 5000  # lines of one buffer or file sent to the model
 

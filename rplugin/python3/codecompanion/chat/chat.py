@@ -8,20 +8,20 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..adapters.base import ChatAdapter
+from ..context.sources import ContextItem, render_ops
+from ..errors import AdapterError
+from ..messages import Message, MessageStore, Role, ToolCall
+from ..persistence.history import ChatStore
+from ..ports import ChatView, EventSink
+from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
+from ..textcalls.session import answer_repeated, repeats_last_round
 from . import transcript
-from .adapters.base import ChatAdapter
-from .answer import Answer, stream_answer
 from .compose import compose, first_line, unknown_mentions
-from .context import ContextItem, render_ops
-from .errors import AdapterError
-from .history import ChatStore
-from .messages import Message, MessageStore, Role, ToolCall
-from .ports import ChatView, EventSink
-from .render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
-from .textcalls.session import answer_repeated, repeats_last_round
+from .streamed_answer import Answer, stream_answer
 
 if TYPE_CHECKING:
-    from .checkpoints import ChatCheckpoints
+    from ..checkpoints import ChatCheckpoints
 
 log = logging.getLogger("codecompanion.chat")
 

@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
 from ..errors import AdapterError, ProviderError
 from ..messages import ToolCall
-from .base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
 from .framing import (
     JSON_ERRORS,
     MISSING,

@@ -1,0 +1,1 @@
+"""What outlives the host: saved chats."""
