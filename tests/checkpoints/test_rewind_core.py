@@ -272,3 +272,29 @@ def test_review_reverts_one_hunk_or_the_whole_file_and_undo_brings_it_back(
     assert (project / "r.txt").read_bytes() == b"1\n2\n3\n4\n5\n6\n7\n8\n"
     assert d.cp.plan_revert(d.chat, project, 1, "r.txt", None) is None  # nothing left
     assert d.cp.changes(d.chat, project, 1) == []
+
+
+def test_a_first_capture_is_one_pack_and_pruning_rewrites_what_a_pack_still_holds(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecompanion.checkpoints import store as store_module
+
+    monkeypatch.setattr(store_module, "PACK_MIN", 4)
+    data = tmp_path / "data"
+    for n in range(10):
+        write(project, {f"many/f{n}.txt": f"{n}\n".encode() * 50})
+    d = Driver(project, data)
+    d.turn()
+    assert len(list((data / "packs").glob("*.pack"))) == 1
+    assert not (data / "objects").exists() or not any((data / "objects").iterdir())
+    d.tool_round({"many/f1.txt": b"changed\n", "a.py": None})
+    d.rewind(1, take_conflicts=True)
+    assert (project / "many/f1.txt").read_bytes() == b"1\n" * 50
+    assert (project / "a.py").read_bytes() == b"a = 1\n"
+    # Only the first chat's objects stay: the pack is written anew with them.
+    keep = d.cp.store.reachable([d.cp.journal(d.chat, project).records[0].tree])
+    d.cp.store.sweep(keep)
+    fresh = ObjectStore(data)  # as after a restart: indexes read from disk
+    for oid in keep:
+        fresh.get(oid)
+    assert set(fresh._pack_index()) <= keep  # noqa: SLF001

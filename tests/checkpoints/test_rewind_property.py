@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codecompanion.checkpoints import store
 from tests.checkpoints.support import Driver, state, write
 
 NAMES = ["a.txt", "b.txt", "sub/c.txt", "sub/deep/d.bin", "e.txt"]
@@ -28,10 +29,16 @@ step = st.one_of(
     steps=st.lists(step, min_size=1, max_size=12),
     take=st.booleans(),
     pick=st.integers(min_value=0),
+    packed=st.booleans(),
 )
 def test_rewind_then_undo_never_loses_a_byte(
-    start: dict[str, bytes], steps: list[tuple[str, dict[str, bytes | None]]], take: bool, pick: int
+    start: dict[str, bytes],
+    steps: list[tuple[str, dict[str, bytes | None]]],
+    take: bool,
+    pick: int,
+    packed: bool,
 ) -> None:
+    store.PACK_MIN = 1 if packed else 64  # every capture's objects in a pack, or loose
     tmp = Path(tempfile.mkdtemp())
     root = tmp / "p"
     root.mkdir()
@@ -71,6 +78,7 @@ def test_rewind_then_undo_never_loses_a_byte(
         d.undo()
         assert state(root) == before_rewind
     finally:
+        store.PACK_MIN = 64
         d.cp.close()
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -212,7 +212,8 @@ def capture(
 ) -> tuple[ScanResult, ScanCache]:
     """Store the project's current state; the result and the cache for the next capture."""
     scan = _Scan(root, store, cache, limits)
-    scan.result.tree = scan.folder("")
+    with store.batch():
+        scan.result.tree = scan.folder("")
     return scan.result, scan.new
 
 

@@ -3,6 +3,10 @@
 Objects are named by the BLAKE2b hash of their bytes and kept zlib-compressed in
 `objects/<2 hex>/<38 hex>`, written through a temp file and a rename, so a file's bytes are
 stored once however many checkpoints hold them and a killed host never leaves half an object.
+A capture that adds many objects (a project's first) writes them as one pack instead:
+`packs/<name>.pack` (the compressed objects one after another) and `packs/<name>.idx` (JSON:
+id → offset, length), the index renamed into place last, so a pack without one is ignored.
+Creating a file is what a first capture of 10,000 files would otherwise spend its time on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import logging
 import os
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +27,7 @@ log = logging.getLogger("codecompanion.checkpoints")
 # folder whose id names its tree, "f" a file, "l" a symbolic link (its target is the blob),
 # "b" a file too large to store (its id is empty).
 CHUNK = 1 << 20
+PACK_MIN = 64  # a batch of fewer new objects is written as loose files
 
 
 class Entry(NamedTuple):
@@ -59,23 +65,48 @@ class ObjectStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.objects = folder / "objects"
+        self.packs = folder / "packs"
         self._trees: dict[str, Tree] = {}  # parsed trees: ids never change meaning
+        self._packed: dict[str, tuple[str, int, int]] | None = None  # id → pack, offset, length
+        self._batch: dict[str, bytes] | None = None  # objects of an open batch, compressed
 
     def path(self, oid: str) -> Path:
-        """Where object `oid` lives."""
+        """Where loose object `oid` lives."""
         return self.objects / oid[:2] / oid[2:]
 
+    def _pack_index(self) -> dict[str, tuple[str, int, int]]:
+        """Every packed object's place (the indexes are read once)."""
+        if self._packed is None:
+            self._packed = {}
+            for idx in sorted(self.packs.glob("*.idx")) if self.packs.is_dir() else []:
+                try:
+                    entries = json.loads(idx.read_text(encoding="utf-8"))
+                    for oid, (offset, length) in entries.items():
+                        self._packed[oid] = (idx.stem, int(offset), int(length))
+                except (OSError, ValueError, TypeError) as exc:
+                    log.warning("checkpoint pack index %s unreadable: %s", idx, exc)
+        return self._packed
+
     def has(self, oid: str) -> bool:
-        """Whether the object is stored."""
-        return os.path.exists(self.path(oid))
+        """Whether the object is stored (or waits in the open batch)."""
+        if self._batch is not None and oid in self._batch:
+            return True
+        return oid in self._pack_index() or os.path.exists(self.path(oid))
 
     def put(self, data: bytes, oid: str | None = None) -> tuple[str, int]:
         """Store bytes (unless present); their id and the bytes written (0 when present)."""
         oid = oid or object_id(data)
-        target = self.path(oid)
-        if os.path.exists(target):
+        if self.has(oid):
             return oid, 0
         packed = zlib.compress(data, 1)
+        if self._batch is not None:
+            self._batch[oid] = packed
+        else:
+            self._write_loose(oid, packed)
+        return oid, len(packed)
+
+    def _write_loose(self, oid: str, packed: bytes) -> None:
+        target = self.path(oid)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}")
         try:
@@ -85,11 +116,68 @@ class ObjectStore:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        return oid, len(packed)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Objects put meanwhile are written at the end: as one pack when there are many."""
+        self._batch = {}
+        try:
+            yield
+        finally:
+            pending, self._batch = self._batch, None
+            self._flush(pending)
+
+    def _flush(self, objects: dict[str, bytes]) -> None:
+        if len(objects) < PACK_MIN:
+            for oid, packed in objects.items():
+                self._write_loose(oid, packed)
+            return
+        self.packs.mkdir(parents=True, exist_ok=True)
+        name = os.urandom(10).hex()
+        index: dict[str, list[int]] = {}
+        offset = 0
+        pack, idx = self.packs / f"{name}.pack", self.packs / f"{name}.idx"
+        tmp_pack, tmp_idx = self.packs / f".{name}.pack.tmp", self.packs / f".{name}.idx.tmp"
+        try:
+            with open(tmp_pack, "wb") as handle:
+                for oid, packed in objects.items():
+                    handle.write(packed)
+                    index[oid] = [offset, len(packed)]
+                    offset += len(packed)
+            os.replace(tmp_pack, pack)
+            tmp_idx.write_text(json.dumps(index, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp_idx, idx)  # last: until now the pack is not there for readers
+        except BaseException:
+            for path in (tmp_pack, tmp_idx, pack):
+                path.unlink(missing_ok=True)
+            raise
+        table = self._pack_index()
+        for oid, (start, length) in index.items():
+            table[oid] = (name, start, length)
+
+    def _raw(self, oid: str) -> bytes:
+        if self._batch is not None and oid in self._batch:
+            return self._batch[oid]
+        place = self._pack_index().get(oid)
+        if place is None:
+            try:
+                return self.path(oid).read_bytes()
+            except FileNotFoundError:
+                self._packed = None  # another Neovim's host may have written a pack since
+                place = self._pack_index().get(oid)
+                if place is None:
+                    raise
+        name, offset, length = place
+        with open(self.packs / f"{name}.pack", "rb") as handle:
+            handle.seek(offset)
+            return handle.read(length)
 
     def get(self, oid: str) -> bytes:
         """The bytes of a stored object; OSError when missing, ValueError when damaged."""
-        data = zlib.decompress(self.path(oid).read_bytes())
+        try:
+            data = zlib.decompress(self._raw(oid))
+        except zlib.error as exc:
+            raise ValueError(f"checkpoint object {oid} is damaged: {exc}") from None
         if object_id(data) != oid:
             raise ValueError(f"checkpoint object {oid} is damaged")
         return data
@@ -171,7 +259,7 @@ class ObjectStore:
         return seen
 
     def stored(self) -> Iterator[tuple[str, int]]:
-        """Every object id stored and its size on disk."""
+        """Every loose object id and its size on disk."""
         if not self.objects.is_dir():
             return
         for bucket in os.scandir(self.objects):
@@ -185,11 +273,14 @@ class ObjectStore:
                         continue
 
     def size(self) -> int:
-        """Bytes the objects take on disk."""
-        return sum(size for _, size in self.stored())
+        """Bytes the objects take on disk (loose and packed)."""
+        loose = sum(size for _, size in self.stored())
+        packs = self.packs.glob("*.pack") if self.packs.is_dir() else []
+        return loose + sum(_size(path) for path in packs)
 
     def sweep(self, keep: set[str]) -> int:
-        """Delete every object not in `keep`; the bytes freed."""
+        """Delete every object not in `keep`; the bytes freed. A pack holding some is
+        written anew with only those."""
         freed = 0
         for oid, size in list(self.stored()):
             if oid not in keep:
@@ -198,8 +289,34 @@ class ObjectStore:
                     freed += size
                 except OSError as exc:
                     log.debug("cannot remove checkpoint object %s: %s", oid, exc)
+        by_pack: dict[str, list[str]] = {}
+        for oid, (name, _offset, _length) in self._pack_index().items():
+            by_pack.setdefault(name, []).append(oid)
+        for name, oids in by_pack.items():
+            if all(oid in keep for oid in oids):
+                continue
+            kept = {oid: self._raw(oid) for oid in oids if oid in keep}
+            pack = self.packs / f"{name}.pack"
+            freed += _size(pack) - sum(len(raw) for raw in kept.values())
+            self._flush(kept)  # before the old pack goes: never a moment without them
+            (self.packs / f"{name}.idx").unlink(missing_ok=True)
+            pack.unlink(missing_ok=True)
+            for oid in oids:
+                if self._packed is not None and self._packed.get(oid, ("",))[0] == name:
+                    del self._packed[oid]
+        for orphan in self.packs.glob("*.pack") if self.packs.is_dir() else []:
+            if not (self.packs / f"{orphan.stem}.idx").exists():  # a write killed midway
+                freed += _size(orphan)
+                orphan.unlink(missing_ok=True)
         self._trees.clear()
         return freed
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def rows_of(tree: dict[str, Entry | str]) -> list[Row]:
