@@ -265,6 +265,9 @@ class Chat:
             return
         if line:
             self.view.render([transcript.block(f"_{line}_")])
+            last = self.messages[len(self.messages) - 1] if len(self.messages) else None
+            if last is not None and last.role in ("llm", "tool"):
+                last.extra["changes"] = line  # a restored chat shows it again
 
     async def _request(self, header: bool = True) -> Answer:
         """Send the history, stream the answer into the buffer, store what came back.

@@ -115,5 +115,8 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
             # An answer with call blocks shows its text without them, as it did live.
             shown = message.extra.get("shown", message.content)
             ops += [block(shown)] if shown.strip() else []
+        changes = message.extra.get("changes")
+        if isinstance(changes, str) and changes:  # what the turn's tools changed
+            ops.append(block(f"_{changes}_"))
     ops.append(Ready(text=USER_HEADER))
     return ops
