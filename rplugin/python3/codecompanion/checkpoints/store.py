@@ -11,7 +11,6 @@ Creating a file is what a first capture of 10,000 files would otherwise spend it
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -56,6 +55,8 @@ Tree = dict[str, "Entry | str"]  # name → a file's entry, or a folder's tree i
 
 def object_id(data: bytes) -> str:
     """The id of some bytes: 40 hex digits of BLAKE2b."""
+    import hashlib  # only once a chat captures: a plain chat never loads it
+
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
