@@ -112,7 +112,7 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     blocks = [op.text for op in view.ops if isinstance(op, Block)]
     assert "_2 files changed: a.py +1 −1, new.py (new) +2_" in blocks
     assert "_1 file changed: a.py +1 −1_" in blocks
-    from codecompanion import transcript
+    from codecompanion.chat import transcript
 
     replayed = transcript.replay(chat.messages, "a", None)
     shown = [op.wire().get("text") for op in replayed]

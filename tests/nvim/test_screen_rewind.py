@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.nvim.harness import wait_for
 from tests.nvim.test_screen_review import write_config
 from tests.nvim.tui import HAVE_TMUX, Tui
