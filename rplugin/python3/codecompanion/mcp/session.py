@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import httpx2
 import mcp_types
@@ -23,17 +23,27 @@ from mcp.shared.exceptions import MCPError
 
 from mcp import Client
 
+from ..tools.runtime.child_env import RUN_MARKER
+from ..tools.runtime.descendants import kill_marked, run_id
+from ..tools.runtime.groupwatch import group_watch
 from .config import ServerConfig
 
 log = logging.getLogger("codecompanion.mcp")
+T = TypeVar("T")
 
 # Servers that page their tool list endlessly must not hang the start.
 _MAX_PAGES = 50
 _CONNECT_TIMEOUT = 30.0
+# A tool's answer beyond this many characters is cut (the chat caps results again, shorter).
+MAX_RESULT_CHARS = 4_000_000
 
 
 class ConnectionLost(Exception):
     """The server went away (its process exited, or its HTTP endpoint closed the session)."""
+
+
+class Unreadable(Exception):
+    """The server sent a message the SDK cannot read (the request it answers waits forever)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,11 @@ class Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.tools: list[ToolInfo] = []
+        # Set when the SDK reports a message it could not read; replaced by a fresh one.
+        self._unreadable: asyncio.Future[str] | None = None
+        # Marks the server's processes as a tool run's are marked: what it starts (a `setsid`
+        # grandchild too) is killed when it stops, and by the watchdog when the host dies.
+        self._marker: str | None = None
 
     @property
     def alive(self) -> bool:
@@ -105,8 +120,12 @@ class Connection:
             )
             return http, streamable_http_client(self.config.url, http_client=http)
         command, *args = self.config.cmd
+        watch = group_watch()
+        watch.start()
+        self._marker = run_id(watch.token)
+        env = {**self._env, RUN_MARKER: self._marker}
         params = StdioServerParameters(
-            command=command, args=list(args), env=self._env or None, cwd=self.config.cwd
+            command=command, args=list(args), env=env, cwd=self.config.cwd
         )
         from mcp.client.stdio import stdio_client
 
@@ -121,9 +140,11 @@ class Connection:
                 http, transport = self._transport()
                 if http is not None:
                     await stack.enter_async_context(http)
-                client = Client(transport, raise_exceptions=False, cache=None)
+                client = Client(
+                    transport, raise_exceptions=False, cache=None, message_handler=self._message
+                )
                 self._client = await stack.enter_async_context(client)
-                self.tools = await self._list_tools(self._client)
+                self.tools = await self._unless_unreadable(self._list_tools(self._client))
                 ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:
@@ -135,6 +156,34 @@ class Connection:
             self._client = None
             if not ready.done():
                 ready.set_exception(ConnectionLost("the server closed the connection"))
+
+    async def _message(self, message: Any) -> None:
+        """The SDK's notifications and transport faults: a fault ends the requests waiting."""
+        if isinstance(message, Exception):
+            reason = " ".join(str(message).split())[:200] or type(message).__name__
+            log.warning("%s: the server sent a message that cannot be read: %s",
+                        self.config.name, reason)  # fmt: skip
+            waiting = self._unreadable
+            self._unreadable = None
+            if waiting is not None and not waiting.done():
+                waiting.set_result(reason)
+
+    async def _unless_unreadable(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await `work`, ending it with Unreadable as soon as the server sends an unreadable
+        message (its answer to `work` may be that message: the SDK would wait until the
+        timeout for an answer that never comes)."""
+        if self._unreadable is None or self._unreadable.done():
+            self._unreadable = asyncio.get_running_loop().create_future()
+        fault = self._unreadable
+        task = asyncio.ensure_future(work)
+        racing: set[asyncio.Future[Any]] = {task, fault}
+        done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise Unreadable(f"the server sent an answer that cannot be read ({fault.result()})")
 
     @staticmethod
     async def _list_tools(client: Client) -> list[ToolInfo]:
@@ -156,27 +205,36 @@ class Connection:
         if client is None or not self.alive:
             raise ConnectionLost("the server is not running")
         try:
-            result = await client.call_tool(tool, args, read_timeout_seconds=timeout)
+            result = await self._unless_unreadable(
+                client.call_tool(tool, args, read_timeout_seconds=timeout)
+            )
+        except Unreadable as exc:
+            return Outcome(f"MCP error: {exc}", True)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise ConnectionLost(str(exc)) from None
             return Outcome(f"MCP error {exc.code}: {exc}", True)
         if not isinstance(result, mcp_types.CallToolResult):
             return Outcome(f"unexpected MCP result: {type(result).__name__}", True)
-        return Outcome(result_text(result), bool(result.is_error))
+        text = result_text(result)
+        if len(text) > MAX_RESULT_CHARS:
+            cut = len(text) - MAX_RESULT_CHARS
+            text = text[:MAX_RESULT_CHARS] + f"\n[{cut:,} more characters of the answer cut]"
+        return Outcome(text, bool(result.is_error))
 
     async def stop(self) -> None:
         """Leave the transport (the SDK ends the process or the HTTP session) and wait for it."""
         self._stop.set()
         task = self._task
-        if task is None or task.done():
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), 10)
-        except (asyncio.TimeoutError, Exception):
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except (asyncio.TimeoutError, Exception):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        if self._marker is not None:
+            kill_marked(self._marker)  # what the server left running (a setsid grandchild)
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:

@@ -300,7 +300,8 @@ class App:
 
         workspace = self._workspace()
         opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
-        opts = {**opts, "env": tool_env_opts(opts.get("env"), workspace.config.adapters)}
+        config = workspace.config
+        opts = {**opts, "env": tool_env_opts(opts.get("env"), config.adapters, config.mcp)}
         return ToolSystem(
             chat=chat,
             registry=workspace.registry,

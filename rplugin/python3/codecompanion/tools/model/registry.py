@@ -289,7 +289,8 @@ class ToolRegistry:
         if group is None:
             return []
         if load is not None:
-            for entry in await load():
+            for made in await load():
+                entry = self._unique(made, entries, name)
                 opts = {**entry.opts, **self._tool_opts.get(entry.name, {})}
                 entry.opts, entry.tool = opts, replace(entry.tool, opts=dict(opts))
                 entries[entry.name] = entry
@@ -297,6 +298,26 @@ class ToolRegistry:
                     group.tools.append(entry.name)
             self._lazy.pop(name, None)
         return list(group.tools)
+
+    def _unique(self, entry: ToolEntry, entries: dict[str, ToolEntry], group: str) -> ToolEntry:
+        """`entry`, renamed if its name is taken: a tool made later (an MCP server's) never
+        replaces a builtin, a configured tool or another server's tool; the rename is said."""
+        if entry.name not in entries:
+            return entry
+        number = 2
+        while f"{entry.name}_{number}" in entries:
+            number += 1
+        new = f"{entry.name[:60]}_{number}"
+        self._error(
+            f"{group}: its tool {entry.name} would replace a tool of the same name; "
+            f"offered as {new}"
+        )
+        schema = dict(entry.tool.schema)
+        if isinstance(schema.get("function"), dict):
+            schema["function"] = {**schema["function"], "name": new}
+        elif "name" in schema:
+            schema["name"] = new
+        return replace(entry, name=new, tool=replace(entry.tool, name=new, schema=schema))
 
     def is_lazy(self, name: str) -> bool:
         """True for a group whose tools are not made yet."""

@@ -91,8 +91,9 @@ def _names(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def key_variables(adapters: Mapping[str, Any]) -> list[str]:
-    """The environment variables adapters read keys from (`env:NAME`), builtin and configured."""
+def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None) -> list[str]:
+    """The environment variables adapters and MCP servers read secrets from (`env:NAME`):
+    adapters' keys (builtin and configured) and MCP servers' `env` and `headers` values."""
     from ...adapters import PROVIDERS
 
     specs: list[Any] = [provider.api_key for provider in PROVIDERS.values()]
@@ -102,16 +103,24 @@ def key_variables(adapters: Mapping[str, Any]) -> list[str]:
             env = settings.get("env")
             if isinstance(env, Mapping):
                 specs.extend(env.values())
+    servers = (mcp or {}).get("servers")
+    for server in servers.values() if isinstance(servers, Mapping) else ():
+        for part in ("env", "headers"):
+            values = server.get(part) if isinstance(server, Mapping) else None
+            if isinstance(values, Mapping):
+                specs.extend(values.values())
     names = {
         spec[4:].strip() for spec in specs if isinstance(spec, str) and spec.startswith("env:")
     }
     return sorted(name for name in names if name)
 
 
-def tool_env_opts(value: Any, adapters: Mapping[str, Any]) -> dict[str, Any]:
-    """`opts.tool_system.env` with `keys` set to the variables the configured adapters read."""
+def tool_env_opts(
+    value: Any, adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`opts.tool_system.env` with `keys` set to the variables adapters and MCP servers read."""
     opts = dict(value) if isinstance(value, Mapping) else {}
-    opts["keys"] = key_variables(adapters)
+    opts["keys"] = key_variables(adapters, mcp)
     return opts
 
 

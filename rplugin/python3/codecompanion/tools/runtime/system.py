@@ -202,11 +202,13 @@ class ToolSystem:
         for name in list(self.groups):
             if not self.registry.is_lazy(name):
                 continue
+            known = len(self.registry.errors)
             try:
                 tools = await self.registry.load_group(name)
             except Exception as exc:
                 problems.append(" ".join(str(exc).split()) or f"{name}: failed")
                 continue
+            problems += self.registry.errors[known:]  # a tool renamed so as to replace none
             for tool_name in tools:
                 self.add_tool(tool_name)
         return problems
