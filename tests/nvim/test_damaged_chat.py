@@ -45,10 +45,12 @@ def _with(data: bytes, **fields: object) -> bytes:
 
 
 def logged(ed: Editor, *words: str) -> list[str]:
-    """The log lines holding every one of `words` (a notice cut to one line is whole there)."""
+    """The plugin's lines holding every one of `words`: in the message area, or in the log
+    (where a notice cut to one line of the message area is whole)."""
     log = ed.tmp / "state" / "nvim" / "codecompanion.log"
     text = log.read_text(errors="replace") if log.exists() else ""
-    return [line for line in text.splitlines() if all(word in line for word in words)]
+    lines = codecompanion_lines(ed) + text.splitlines()
+    return [line for line in lines if all(word in line for word in words)]
 
 
 def saved_chat_file(ed: Editor) -> Path:

@@ -146,7 +146,7 @@ class App:
         if damaged:
             chat.view.notify(damaged, "error")
         if saved:
-            self._restore(chat, saved)
+            self._restore(chat, saved, bool(args.get("reattach")))
             moved = self._moved_root(args, saved)
             if moved:
                 chat.view.notify(moved, "warn")
@@ -236,9 +236,10 @@ class App:
             f"(:cd {root} and restore it there to work in it)"
         )
 
-    def _restore(self, chat: Chat, saved: dict[str, Any]) -> None:
+    def _restore(self, chat: Chat, saved: dict[str, Any], reattached: bool) -> None:
         """Give a chat its saved title and offered tools; remembered approvals and YOLO only
-        once the user has seen them and said yes."""
+        once the user has seen them and said yes (a chat reattached after a host restart,
+        whose approvals were given in this Neovim, keeps them)."""
         chat.title = saved.get("title")
         if isinstance(saved.get("updated"), str):
             chat.updated = saved["updated"]
@@ -256,7 +257,9 @@ class App:
         if refused:
             names = ", ".join(refused)
             chat.view.notify(f"saved tool-wide approvals dropped: {names}", "warn")
-        if kept.tools or kept.commands or yolo:
+        if reattached:
+            self._grant(chat, kept, yolo)
+        elif kept.tools or kept.commands or yolo:
             task = self.bridge.loop.create_task(self._confirm_restored(chat, kept, yolo))
             self._questions.add(task)
             task.add_done_callback(self._questions.discard)
@@ -273,6 +276,10 @@ class App:
         if not keep:
             chat.view.notify("the saved chat's approvals were not restored", "info")
             return
+        self._grant(chat, kept, yolo)
+
+    @staticmethod
+    def _grant(chat: Chat, kept: ApprovalMemory, yolo: bool) -> None:
         for name in kept.tools:
             chat.tools.approvals.tools.add(name)
         chat.tools.approvals.commands |= kept.commands
