@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.nvim.harness import Editor
 
 StartNvim = Callable[..., Editor]
