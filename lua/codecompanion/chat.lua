@@ -272,6 +272,18 @@ function M.attach(bufnr)
     end, { buffer = bufnr, desc = "codecompanion: " .. ACTIONS[name].desc, nowait = true })
   end)
   vim.bo[bufnr].omnifunc = "v:lua.require'codecompanion.complete'.omnifunc"
+  -- The menu narrows as you type and inserts nothing until an item is chosen.
+  pcall(function()
+    vim.bo[bufnr].completeopt = "menu,menuone,noinsert,noselect"
+  end)
+  if config.options.auto_complete ~= false then
+    vim.api.nvim_create_autocmd({ "TextChangedI", "TextChangedP" }, {
+      buffer = bufnr,
+      callback = function()
+        require("codecompanion.complete").auto_open(bufnr)
+      end,
+    })
+  end
   vim.api.nvim_create_autocmd("CompleteDone", {
     buffer = bufnr,
     callback = function()

@@ -9,7 +9,8 @@ local M = {}
 ---@field menu? string its description
 
 -- Filled by the host (`set_items`); `at` is when, so a stale cache is refreshed in the background.
-local cache = { items = nil, at = 0, adapters = {}, models = {} }
+-- `asked`: the line the menu was last opened for as you type (see auto_open).
+local cache = { items = nil, at = 0, adapters = {}, models = {}, asked = nil }
 
 --- Items that need no host: the variables and the slash commands.
 local function local_items()
@@ -170,6 +171,37 @@ function M.remove_before_cursor(word)
     vim.api.nvim_buf_set_text(0, row - 1, col - #word, row - 1, col, { "" })
     vim.api.nvim_win_set_cursor(0, { row, col - #word })
   end
+end
+
+--- Open the omni menu while a word starting with `@`, `#` or `/` is typed (stock Neovim has
+--- no completion as you type; nvim-cmp and blink.cmp open theirs on these characters). It is
+--- asked again as the word grows: the menu then lists what matches `#se` (`#{selection}`).
+---@param bufnr integer
+function M.auto_open(bufnr)
+  if vim.fn.pumvisible() == 1 or require("codecompanion.completion").plugin() then
+    return
+  end
+  local line = vim.api.nvim_get_current_line()
+  local start = word_before(line, vim.fn.col(".") - 1)
+  if not start or vim.api.nvim_get_current_buf() ~= bufnr then
+    return
+  end
+  -- Once per change of the line: a menu with nothing to show must not ask again and again.
+  local key = ("%d:%d:%s"):format(bufnr, vim.fn.line("."), line)
+  if cache.asked == key then
+    return
+  end
+  cache.asked = key
+  if cache.items == nil then
+    -- The host's `@` items are not here yet: ask again once they are (if still typing it).
+    M.fetch(function()
+      if cache.items ~= nil and vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
+        cache.asked = nil
+        M.auto_open(bufnr)
+      end
+    end)
+  end
+  vim.api.nvim_feedkeys(vim.keycode("<C-x><C-o>"), "n", false)
 end
 
 --- For 'omnifunc' (and any completion that ends with CompleteDone): run a chosen slash command.

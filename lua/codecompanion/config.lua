@@ -15,6 +15,7 @@ M.defaults = {
   window = { layout = "vertical", width = 0.45 }, -- height: horizontal and float layouts
   yolo = false,
   icons = nil, -- nil: Nerd Font glyphs when vim.g.have_nerd_font, else plain; true / false
+  auto_complete = true, -- open the omni menu as `@`, `#` or `/` starts a word (no cmp/blink)
   keymaps = {
     send = { n = { "<CR>", "<C-s>" }, i = "<C-s>" },
     stop = { n = { "q", "<C-c>" } },
@@ -49,6 +50,7 @@ local SCHEMA = {
   window = "table",
   yolo = "boolean",
   icons = "boolean",
+  auto_complete = "boolean",
   keymaps = "table",
 }
 local WINDOW =

@@ -134,3 +134,23 @@ def test_quit_with_a_tool_and_an_mcp_server_running_leaves_a_clean_log(
     wait_for(gone, timeout=15)
     text = (tmp_path / "state" / "nvim" / "codecompanion.log").read_text()
     assert "Traceback" not in text and " ERROR " not in text and "host exited" not in text, text
+
+
+def test_completion_opens_as_you_type_at_hash_at_and_slash(
+    tui: Callable[..., Tui], tmp_path: Path
+) -> None:
+    screen = tui(setup={"window": {"layout": "buffer"}}, cwd=tmp_path)
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me", "Offline demo")
+    screen.keys("G", "o", "see #se")
+    shown = screen.wait_screen("#{selection}", "The last visual selection")
+    assert "#{buffer}" not in shown  # narrowed to what matches what was typed
+    screen.keys("Escape")
+    screen.keys("o", "use @{rea")
+    screen.wait_screen("@{read_file}")
+    screen.keys("Escape")
+    screen.keys("o", "/no")
+    screen.wait_screen("/now", "Insert the current date and time")
+    screen.keys("C-n", "C-y", "Escape")
+    line = wait_for(lambda: screen.lua("return vim.api.nvim_get_current_line()") or None)
+    assert line[:3] in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), line

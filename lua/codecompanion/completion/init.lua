@@ -3,6 +3,12 @@ local M = {}
 
 local done = { cmp = false, blink = false }
 
+--- True when nvim-cmp or blink.cmp has the source (they open the menu themselves).
+---@return boolean
+function M.plugin()
+  return done.cmp or done.blink
+end
+
 --- Register the sources with nvim-cmp and blink.cmp, where they are installed (once).
 function M.register()
   if not done.cmp then

@@ -57,8 +57,8 @@ def main() -> int:
         nvim.run_loop(on_request, on_notification, err_cb=on_error)
     finally:
         settle(bridge.loop)
-        app.close()
-        drain(bridge.loop)
+        app.close(lambda: drain(bridge.loop))
+        drain(bridge.loop)  # what closing the workspace started
         log.info("host stopped")
     return 0
 

@@ -567,11 +567,14 @@ class App:
 
         return report(self._workspace())
 
-    def close(self) -> None:
-        """Stop every chat (Neovim is exiting)."""
+    def close(self, drain: Callable[[], None] | None = None) -> None:
+        """Stop every chat (Neovim is exiting); `drain` lets their tasks end before the
+        workspace (MCP servers, the checkpoint worker) closes under them."""
         for chat in self.chats.values():
             chat.stop()
             chat.save_now()
+        if drain is not None:
+            drain()
         if self.workspace is not None:
             self.workspace.close(self.bridge.loop)
 
