@@ -23,6 +23,7 @@ from codecompanion.errors import StreamInterrupted
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
+from codecompanion.tools.runtime.approval_memory import ApprovalMemory
 
 
 class ScriptedAdapter:
@@ -91,6 +92,8 @@ class EchoTools:
         self.gate = asyncio.Event()
         self.gate.set()
         self.cancelled = False
+        self.approvals = ApprovalMemory()  # what the chat shows after each round
+        self.yolo = False
 
     def parse_user_message(self, text: str) -> str:
         return text
