@@ -43,6 +43,39 @@ local function open_float(bufnr, win_opts)
   })
 end
 
+--- Size the chat windows this plugin laid out to the configured size of the editor as it is
+--- now: a terminal that shrank and grew again gives them their width back (Neovim alone
+--- squeezes them and never widens them again).
+function M.fit()
+  local win_opts = config.options.window or {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local layout = vim.w[win].codecompanion_layout
+    if layout == "vertical" then
+      local width = size(win_opts.width, 0.45, vim.o.columns)
+      pcall(vim.api.nvim_win_set_width, win, math.min(width, math.max(1, vim.o.columns - 2)))
+    elseif layout == "horizontal" then
+      pcall(vim.api.nvim_win_set_height, win, size(win_opts.height, 0.4, vim.o.lines))
+    elseif layout == "float" then
+      local width = size(win_opts.width, 0.6, vim.o.columns)
+      local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
+      pcall(vim.api.nvim_win_set_config, win, {
+        relative = "editor",
+        width = width,
+        height = height,
+        row = math.floor((vim.o.lines - height) / 2) - 1,
+        col = math.floor((vim.o.columns - width) / 2),
+      })
+    end
+  end
+end
+
+local function fit_on_resize()
+  vim.api.nvim_create_autocmd("VimResized", {
+    group = vim.api.nvim_create_augroup("codecompanion_window", { clear = true }),
+    callback = M.fit,
+  })
+end
+
 --- Show chat buffer `bufnr` in a window (the current one afterwards), laid out as configured.
 ---@param bufnr integer
 ---@param is_chat fun(bufnr: integer): boolean tells the buffers of other chats
@@ -56,15 +89,19 @@ function M.open(bufnr, is_chat)
     vim.api.nvim_set_current_buf(bufnr)
   elseif win_opts.layout == "float" then
     open_float(bufnr, win_opts)
+    vim.w.codecompanion_layout = "float"
   elseif win_opts.layout == "horizontal" then
     vim.cmd("botright split")
     vim.api.nvim_win_set_buf(0, bufnr)
     vim.api.nvim_win_set_height(0, size(win_opts.height, 0.4, vim.o.lines))
+    vim.w.codecompanion_layout = "horizontal"
   else
     vim.cmd("botright vsplit")
     vim.api.nvim_win_set_buf(0, bufnr)
     vim.api.nvim_win_set_width(0, size(win_opts.width, 0.45, vim.o.columns))
+    vim.w.codecompanion_layout = "vertical"
   end
+  fit_on_resize()
   vim.wo.wrap = true
   vim.wo.linebreak = true
   vim.wo.foldmethod = "manual"

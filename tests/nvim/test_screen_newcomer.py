@@ -154,3 +154,19 @@ def test_completion_opens_as_you_type_at_hash_at_and_slash(
     screen.keys("C-n", "C-y", "Escape")
     line = wait_for(lambda: screen.lua("return vim.api.nvim_get_current_line()") or None)
     assert line[:3] in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), line
+
+
+def test_chat_window_gets_its_width_back_after_the_terminal_shrinks_and_grows(
+    tui: Callable[..., Tui], tmp_path: Path
+) -> None:
+    screen = tui(width=120, cwd=tmp_path)  # default layout: vertical, 0.45 of the columns
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    width = "return vim.api.nvim_win_get_width(0)"
+    assert screen.lua(width) == 54
+    screen.tmux("resize-window", "-t", screen.session, "-x", "30", "-y", "30")
+    wait_for(lambda: screen.lua("return vim.o.columns") == 30)
+    assert screen.lua(width) > 1  # not squeezed to one column
+    screen.tmux("resize-window", "-t", screen.session, "-x", "120", "-y", "30")
+    wait_for(lambda: screen.lua("return vim.o.columns") == 120)
+    wait_for(lambda: screen.lua(width) == 54)
