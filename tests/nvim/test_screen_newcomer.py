@@ -170,3 +170,45 @@ def test_chat_window_gets_its_width_back_after_the_terminal_shrinks_and_grows(
     screen.tmux("resize-window", "-t", screen.session, "-x", "120", "-y", "30")
     wait_for(lambda: screen.lua("return vim.o.columns") == 120)
     wait_for(lambda: screen.lua(width) == 54)
+
+
+def test_each_parallel_result_is_under_its_own_call(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\nbeta\n")
+    whole = {"start_line_number_base_zero": 0, "end_line_number_base_zero": -1}
+    calls = [
+        ("r1", "read_file", {"filepath": "a.txt", **whole}),
+        ("r2", "read_file", {"filepath": "b.txt", **whole}),
+        ("r3", "read_file", {"filepath": "missing.txt", **whole}),
+    ]
+    provider_server.enqueue(openai_tool_calls(calls, text="Three reads."), openai_text("Read."))
+    screen = tui(
+        width=60,
+        setup={"window": {"layout": "buffer"}, "icons": False},
+        config_file=write_config(tmp_path, provider_server),
+        cwd=tmp_path,
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "@{read_file} three", "Escape", "Enter")
+    shown = screen.wait_screen("Read.")
+    rows = shown.splitlines()
+
+    def row(text: str) -> int:
+        return next(i for i, line in enumerate(rows) if text in line)
+
+    a, b, missing = row("a.txt"), row("b.txt"), row("missing.txt")
+    assert a < b < missing
+    assert a < row("Read `a.txt`") < b  # each result line under its own call
+    assert b < row("Read `b.txt`") < missing
+    # At 60 columns the folded output still shows its status and size (the title gives way).
+    assert "[success] (4 lines)" in shown and "[success] (5 lines)" in shown
+    # gO opens the full output of the call under the cursor; q closes that window.
+    screen.lua("vim.fn.search('filepath=a.txt', 'w') return true")
+    screen.keys("g", "O")
+    wait_for(lambda: len(screen.lua("return vim.api.nvim_list_wins()")) == 2)
+    assert "tool-output" in screen.lua("return vim.api.nvim_buf_get_name(0)")
+    screen.keys("q")
+    wait_for(lambda: len(screen.lua("return vim.api.nvim_list_wins()")) == 1)
