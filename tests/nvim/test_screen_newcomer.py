@@ -212,3 +212,24 @@ def test_each_parallel_result_is_under_its_own_call(
     assert "tool-output" in screen.lua("return vim.api.nvim_buf_get_name(0)")
     screen.keys("q")
     wait_for(lambda: len(screen.lua("return vim.api.nvim_list_wins()")) == 1)
+
+
+def test_text_streamed_before_a_call_is_on_screen_when_the_stock_prompt_asks(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+) -> None:
+    said = "Before running it: this command only prints a word."
+    calls = [("c1", "run_command", {"cmd": "echo hi"})]
+    provider_server.enqueue(openai_tool_calls(calls, text=said), openai_text("done"))
+    screen = tui(
+        setup={"window": {"layout": "buffer"}},
+        config_file=write_config(tmp_path, provider_server),
+        cwd=tmp_path,
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "@{run_command} go", "Escape", "Enter")
+    # The first screen that shows the question already shows the text before the call.
+    shown = screen.wait_screen("Type number", timeout=20)
+    assert said in shown
+    screen.keys("1", "Enter")
+    screen.wait_screen("done")

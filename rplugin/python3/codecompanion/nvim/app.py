@@ -48,8 +48,8 @@ class App:
         self.bridge = bridge
         self.workspace: Workspace | None = None
         self.chats: dict[str, Chat] = {}
-        self.approver = NvimApprover(bridge)
-        self.editor = NvimEditor(bridge)
+        self.approver = NvimApprover(bridge, self._flush_view)
+        self.editor = NvimEditor(bridge, self._flush_view)
         self._questions: set[asyncio.Task[None]] = set()  # restored approvals being confirmed
 
     # ----- entry points (called in pynvim's greenlets) ---------------------------------
@@ -167,6 +167,12 @@ class App:
         for name in DEMO_TOOLS:
             chat.tools.add_tool(name)
         chat.view.render(intro_ops(chat.tools.cwd))
+
+    def _flush_view(self, chat_id: str) -> None:
+        """Draw what chat `chat_id` has queued (before a question about it is asked)."""
+        chat = self.chats.get(chat_id)
+        if chat is not None and isinstance(chat.view, NvimChatView):
+            chat.view.flush()
 
     def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """A saved chat whose messages can be read, or the one line saying why it cannot."""

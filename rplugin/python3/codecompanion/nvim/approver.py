@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..ports import ApprovalDecision, ApprovalRequest
@@ -18,11 +19,18 @@ _CHOICES = {"approve", "always", "approve_all", "reject", "cancel", "edit"}
 class NvimApprover:
     """The Approver port: Lua asks, answers with a notification; nothing blocks."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Bridge, flush: Callable[[str], None] | None = None) -> None:
         self.bridge = bridge
+        # Sends what a chat has queued for its buffer (text streamed before the call).
+        self.flush = flush or (lambda chat_id: None)
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Show the choices for one call and await the user's decision."""
+        """Show the choices for one call and await the user's decision.
+
+        What the model wrote before the call is drawn first: with a fast provider it may still
+        wait for the next frame, and the user would approve without having read it.
+        """
+        self.flush(request.chat_id)
         payload: dict[str, Any] = dataclasses.asdict(request)
         payload["choices"] = list(request.choices)
         payload["preview"] = argument_lines(request.arguments)
@@ -39,7 +47,8 @@ class NvimApprover:
         return _decision(answer)
 
     async def confirm(self, chat_id: str, question: str) -> bool:
-        """A yes/no question."""
+        """A yes/no question (after what the chat has queued is drawn)."""
+        self.flush(chat_id)
         answer = await self.bridge.ask_lua("codecompanion.approval", "confirm", question)
         return _decision(answer).choice == "approve"
 

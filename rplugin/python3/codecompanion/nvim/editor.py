@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ToolError
@@ -14,8 +15,9 @@ from .bridge import Bridge
 class NvimEditor:
     """Reads and edits loaded buffers without saving them; shows diffs for review."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Bridge, flush: Callable[[str], None] | None = None) -> None:
         self.bridge = bridge
+        self.flush = flush or (lambda chat_id: None)  # draws what a chat has queued
         # Resolved paths of the files loaded in buffers, as Lua last pushed them (None until
         # the first push): a file no buffer holds is read from disk without asking Neovim.
         # Paths from the tools are resolved already and are compared as they are, as Lua does.
@@ -73,6 +75,7 @@ class NvimEditor:
         hunks = [{"row": row} for row in rows]
         if not hunks:
             return HunkDecision(accepted=())
+        self.flush(chat_id)  # what the model wrote before the edit is drawn before the question
         answer: Any = await self.bridge.ask_lua(
             "codecompanion.editor",
             "review",
