@@ -145,6 +145,12 @@ def test_edited_call_returns_focus_to_the_chat_and_its_line_shows_what_ran(
     wait_for(lambda: layout(screen) == before)
     shown = screen.screen()
     assert "title=second" in shown and "title=first" not in shown
+    # Restored from disk, the chat shows the arguments that ran too.
+    chat_id = screen.lua("return vim.b.codecompanion_chat_id")
+    screen.command("bwipeout!")
+    screen.lua(f"require('codecompanion').chat({{restore = '{chat_id}'}}) return true")
+    shown = screen.wait_screen("published it")
+    assert "title=second" in shown and "title=first" not in shown
 
 
 FLOAT_PICKER = (

@@ -62,6 +62,7 @@ class Chat:
         self.updated = _now()  # the time of the last message: what the Restore picker shows
         self._task: asyncio.Task[None] | None = None
         self._full_outputs: dict[str, str] = {}
+        self._ran_arguments: dict[str, dict[str, Any]] = {}  # call id -> what it runs with
         self._save_pending = False
         self._turn_tokens = 0
         # Captures of the project around turns and tool rounds (the host sets it; tests may not).
@@ -355,6 +356,10 @@ class Chat:
         )
         if for_user is not None:
             message.extra["for_user"] = for_user
+        ran = self._ran_arguments.pop(call.id, None)
+        if ran is not None and ran != call.arguments:
+            # The user edited the call: a restored chat shows what ran, not what was asked.
+            message.extra["arguments"] = ran
         if full_output is not None and full_output != for_llm:
             self._full_outputs[call.id] = full_output
         self.add(message)
@@ -378,6 +383,8 @@ class Chat:
         else:
             # The arguments that run: edited ones replace the model's.
             running = transcript.tool_title(call) if status == "running" else None
+            if status == "running":
+                self._ran_arguments[call.id] = dict(call.arguments)
             self.view.render(
                 [ToolStatus(call_id=call.id, status=status, detail=detail, title=running)]
             )

@@ -79,12 +79,28 @@ def tool_output(call_id: str, for_llm: str, for_user: str | None) -> ToolOutput 
     return ToolOutput(call_id=call_id, text=shown, detail=detail)
 
 
+def _edited_calls(history: list[Message]) -> dict[str, ToolCall]:
+    """The calls the user edited before they ran, as they ran (from their results)."""
+    arguments = {
+        m.tool_call_id: m.extra["arguments"]
+        for m in history
+        if m.role == "tool" and m.tool_call_id and isinstance(m.extra.get("arguments"), dict)
+    }
+    return {
+        c.id: ToolCall(c.id, c.name, arguments[c.id])
+        for m in history
+        for c in m.tool_calls
+        if c.id in arguments
+    }
+
+
 def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list[RenderOp]:
     """A restored chat drawn with the same operations as a live one (tool lines, folds)."""
     history = list(messages)
     status = {
         m.tool_call_id: "error" if m.is_error else "success" for m in history if m.role == "tool"
     }
+    ran = _edited_calls(history)
     ops: list[RenderOp] = [Replace(lines=[""])]
     in_answer = False
     for message in history:
@@ -108,7 +124,7 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
             ops += [shown] if shown else []
         elif message.tool_calls:
             ops += [
-                Tool(call_id=c.id, title=tool_title(c), status=status.get(c.id))
+                Tool(call_id=c.id, title=tool_title(ran.get(c.id, c)), status=status.get(c.id))
                 for c in message.tool_calls
             ]
         elif message.content:
