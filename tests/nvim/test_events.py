@@ -53,6 +53,11 @@ def test_file_edited_fires_for_each_file_a_tool_writes(
     assert edited[1]["line"] == 2 and edited[1]["bufnr"] == b_buf  # the loaded file's buffer
     assert all(d["chat_bufnr"] == chat for d in edited)
     assert "bufnr" not in edited[0] or edited[0]["bufnr"] is None
+    # The log says what the user did with each diff, after the call's own line.
+    log = (tmp_path / "state" / "nvim" / "codecompanion.log").read_text()
+    assert "insert_edit_into_file call w2: runs: tool needs no approval" in log
+    assert "insert_edit_into_file call w2: diff of" in log
+    assert "b.txt reviewed: 1 hunk(s) accepted, 0 rejected" in log
 
 
 def test_each_documented_event_fires_once_with_its_data(

@@ -146,14 +146,17 @@ class ApprovalGate:
         self, tool: Tool, path: str, old: list[str], new: list[str], note: str | None
     ) -> HunkDecision | None:
         """The user's hunk decisions on an edit, or None when the policy spares the review."""
-        _rule, ruling = await decide(Question("diff_review", path, tool), self.system)
+        rule, ruling = await decide(Question("diff_review", path, tool), self.system)
         editor = getattr(self.system, "editor", None)
         if ruling.action != "ask" or editor is None:
+            self._log(tool, f"diff of {path} not reviewed: {rule}")
             return None
         if note is None:
             decision: HunkDecision = await editor.review_diff(self.system.chat_id, path, old, new)
         else:
             decision = await editor.review_diff(self.system.chat_id, path, old, new, note=note)
+        counts = f"{len(decision.accepted)} hunk(s) accepted, {len(decision.rejected)} rejected"
+        self._log(tool, f"diff of {path} reviewed: {counts}")
         return decision
 
     async def decided_by(self, tool: Tool, decides: Callable[[], Awaitable[bool]]) -> Verdict:
