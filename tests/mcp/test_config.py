@@ -54,3 +54,12 @@ def test_check_keeps_valid_servers_and_functions() -> None:
     assert len(errors) == 1 and "bad" in errors[0]
     assert check_mcp([])[0] is None
     assert check_mcp({"servers": [], "x": 1})[1]
+
+
+def test_a_server_program_may_start_with_the_home_folder() -> None:
+    from pathlib import Path
+
+    from codecompanion.mcp.config import parse_server
+
+    config = parse_server("time", {"cmd": "~/.local/share/mcp-time/bin/mcp-server-time --x"})
+    assert config.cmd == (str(Path.home() / ".local/share/mcp-time/bin/mcp-server-time"), "--x")

@@ -8,6 +8,7 @@ import http.server
 import json
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -202,3 +203,18 @@ async def test_stderr_goes_to_the_log_file_not_the_screen(tmp_path: Path) -> Non
     finally:
         await mcp.aclose()
     assert (tmp_path / "logs" / "mcp-time.log").exists()
+
+
+async def test_a_server_that_dies_at_start_says_why_from_its_stderr(tmp_path: Path) -> None:
+    # A missing server package: the SDK only sees the pipe close; the cause is on stderr.
+    mcp = manager({"gone": {"cmd": [sys.executable, "-m", "no_such_mcp_server_pkg"]}}, tmp_path)
+    try:
+        with pytest.raises(McpError) as caught:
+            await mcp.tool_infos("gone")
+        text = str(caught.value)
+        assert text.startswith("MCP server gone failed to start: ")
+        assert "No module named no_such_mcp_server_pkg" in text and "\n" not in text
+        assert "Connection closed" not in text
+        assert mcp.status()[0]["error"].endswith("No module named no_such_mcp_server_pkg")
+    finally:
+        await mcp.aclose()

@@ -72,3 +72,26 @@ async def test_a_raising_cmd_reads_as_what_it_raised() -> None:
     assert raised_text(Exception()) == "Exception"
     zero = ZeroDivisionError("division by zero")
     assert raised_text(zero) == "ZeroDivisionError: division by zero"
+
+
+async def test_reload_does_not_call_the_tools_of_an_on_demand_group_gone() -> None:
+    from codecompanion.tools.model.registry import Group, ToolEntry
+    from codecompanion.tools.model.tool import Tool
+
+    def lazy_registry() -> ToolRegistry:
+        registry = ToolRegistry({}, builtins=False)
+        ping = Tool.coerce(simple(lambda self, args, input: "pong", "x_ping"))
+
+        async def load() -> list[ToolEntry]:
+            return [ToolEntry(name="x_ping", tool=ping, description="ping", opts={})]
+
+        registry.add_lazy_group(Group(name="mcp:x", tools=[]), load)
+        return registry
+
+    h = make({})
+    h.system.registry = lazy_registry()
+    assert h.system.add_group("mcp:x")
+    await h.system.prepare()
+    assert "x_ping" in h.system.offered
+    # A reload makes a new registry: the server's tools come back at the next call.
+    assert h.system.reconfigure(lazy_registry(), {}) == []

@@ -8,6 +8,7 @@ or a log line.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -62,7 +63,8 @@ def _command(value: Any) -> tuple[str, ...]:
         raise ValueError("cmd must be a non-empty list of strings (or a command line)")
     if not all(isinstance(part, str) for part in parts):
         raise ValueError("cmd must be a list of strings")
-    return tuple(parts)
+    # The program may start with `~` (a server installed in the home folder), as in a shell.
+    return (os.path.expanduser(parts[0]), *parts[1:])
 
 
 def _tools(value: Any) -> dict[str, dict[str, Any]]:

@@ -155,10 +155,13 @@ class McpManager:
             if config.url and config.url.startswith("https://") and self._ssl is not None:
                 context = await asyncio.to_thread(self._ssl)
             errlog = self._errlog(server.name) if config.transport == "stdio" else None
+            begin = _position(errlog)
             connection = Connection(config, env, headers, errlog=errlog, ssl_context=context)
             server.tools = await connection.start()
         except Exception as exc:
-            server.state, server.error = "failed", first_line(exc)
+            # "Connection closed" says little: what the server printed as it died says why.
+            cause = _last_line(errlog, begin) if errlog is not None else None
+            server.state, server.error = "failed", cause or first_line(exc)
             raise McpError(f"MCP server {server.name} failed to start: {server.error}") from None
         server.connection, server.state = connection, "running"
         server.started += 1
@@ -221,3 +224,26 @@ class McpManager:
             loop.run_until_complete(asyncio.wait_for(self.aclose(), 15))
         except Exception:
             log.exception("stopping the MCP servers failed")
+
+
+def _position(handle: TextIO | None) -> int:
+    """Where the server's stderr log ends now (0 when it cannot tell)."""
+    if handle is None:
+        return 0
+    try:
+        handle.flush()
+        return os.fstat(handle.fileno()).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _last_line(handle: TextIO, begin: int, limit: int = 64_000) -> str | None:
+    """The last non-empty line the server wrote to its stderr log since `begin`."""
+    try:
+        with open(handle.name, "rb") as log_file:
+            log_file.seek(max(begin, os.fstat(log_file.fileno()).st_size - limit))
+            text = log_file.read().decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else None

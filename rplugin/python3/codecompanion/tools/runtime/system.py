@@ -337,10 +337,17 @@ class ToolSystem:
         Returns the offered tools the new config no longer has (calls to them are refused
         with "not available" until it has them again).
         """
+        # An offered group that starts on demand (an MCP server) makes its tools again at the
+        # next call: they are not gone, only not made yet.
+        again: set[str] = set()
+        for name in self.groups:
+            old = self.registry.group(name)
+            if old is not None and registry.is_lazy(name):
+                again.update(old.tools)
         self.registry = registry
         kept = {key: self.opts[key] for key in ("default_tools",) if key in self.opts}
         self.opts = {**DEFAULT_OPTS, **(opts or {}), **kept}
-        return [name for name in self.offered if registry.get(name) is None]
+        return [n for n in self.offered if registry.get(n) is None and n not in again]
 
     def forget_approvals(self) -> int:
         """Forget every remembered ("always") approval and turn YOLO off; how many were there."""
