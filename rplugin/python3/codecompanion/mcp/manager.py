@@ -147,6 +147,8 @@ class McpManager:
         from .session import Connection
 
         server.state, server.error = "starting", None
+        errlog: TextIO | None = None
+        begin = 0
         try:
             config = await self._config(server)
             env = {key: await self._resolve(value) for key, value in config.env.items()}
