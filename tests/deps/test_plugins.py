@@ -192,3 +192,36 @@ def test_a_plugin_that_exits_or_shadows_a_builtin_is_named_and_refused(
     )  # fmt: skip
     assert "codecompanion.tools." in builtin.stdout, builtin.stderr
     assert "cc_hostile" not in builtin.stdout
+
+
+RELOAD_PROBE = """
+import json, subprocess, sys
+from codecompanion.workspace import HostOptions, Workspace
+ws = Workspace(HostOptions(data_dir=sys.argv[1]), env={})
+before = "echo_llm" in ws.adapter_names()
+subprocess.run(json.loads(sys.argv[2]), check=True, capture_output=True)  # pip install, now
+ws.reload()  # what :CodeCompanionReload runs
+print(json.dumps({
+    "before": before,
+    "after": "echo_llm" in ws.adapter_names(),
+    "tool": ws.registry.get("word_count") is not None,
+}))
+"""
+
+
+def test_reload_finds_a_package_installed_while_the_host_runs(
+    temp_venv: Path, tmp_path: Path
+) -> None:
+    install = [
+        sys.executable, "-m", "pip", "--python", str(temp_venv), "install", "-q", "--no-index",
+        "--no-deps", "--no-build-isolation", str(EXAMPLE),
+    ]  # fmt: skip
+    done = subprocess.run(
+        [str(temp_venv), "-c", RELOAD_PROBE, str(tmp_path / "data"), json.dumps(install)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"before": False, "after": True, "tool": True}

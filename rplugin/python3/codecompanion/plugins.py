@@ -95,6 +95,20 @@ def may_declare_plugins() -> bool:
     return False
 
 
+def rescan_site_packages() -> None:
+    """See packages installed since the host started: the import system's caches are dropped
+    and new `.pth` files (editable installs) add their folders to sys.path."""
+    import importlib
+    import site
+    import sysconfig
+
+    importlib.invalidate_caches()
+    for key in ("purelib", "platlib"):
+        folder = sysconfig.get_paths().get(key)
+        if folder and os.path.isdir(folder):
+            site.addsitedir(folder)  # known folders are skipped; new .pth lines are added
+
+
 def _source(entry: importlib.metadata.EntryPoint) -> str:
     dist = getattr(entry, "dist", None)
     return f"{dist.name} {dist.version}" if dist is not None else entry.value

@@ -158,7 +158,13 @@ class Workspace:
         return config
 
     def reload(self) -> str | None:
-        """Re-read the config file; returns its one-line error, if any."""
+        """Re-read the config file and the installed plugins (a package installed since the
+        host started is found); returns the config file's one-line error, if any."""
+        from .adapters import ADAPTERS
+        from .plugins import load_plugins, rescan_site_packages
+
+        rescan_site_packages()
+        self.plugins = load_plugins(ADAPTERS)
         self.config = self._check_adapter(load_config(self.options.config_file))
         self.stop_mcp()
         self.registry = self._make_registry()
