@@ -70,6 +70,18 @@ function M.forget_approvals(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_forget_approvals")
 end
 
+--- Summarise the earlier conversation now (`/compact`), keeping the recent turns.
+---@param bufnr? integer default: the current buffer
+function M.compact(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_compact")
+end
+
+--- Pick the rules files this chat loads (`/rules`): each pick turns one off or back on.
+---@param bufnr? integer default: the current buffer
+function M.rules(bufnr)
+  send(bufnr or vim.api.nvim_get_current_buf(), "chat_rules")
+end
+
 --- Ask the model again for the last answer.
 ---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)

@@ -14,6 +14,7 @@ M.defaults = {
   start = "deferred", -- "deferred": start the host right after setup(); "lazy": on first use
   window = { layout = "vertical", width = 0.45 }, -- height: horizontal and float layouts
   yolo = false,
+  meter = "winbar", -- the context meter: "winbar", "virtual" (text on the first line) or "off"
   icons = nil, -- nil: Nerd Font glyphs when vim.g.have_nerd_font, else plain; true / false
   auto_complete = true, -- open the omni menu as `@`, `#` or `/` starts a word (no cmp/blink)
   keymaps = {
@@ -49,6 +50,7 @@ local SCHEMA = {
   start = { "deferred", "lazy" },
   window = "table",
   yolo = "boolean",
+  meter = { "winbar", "virtual", "off" },
   icons = "boolean",
   auto_complete = "boolean",
   keymaps = "table",

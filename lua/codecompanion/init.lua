@@ -50,6 +50,12 @@ M.command = command.run
 M.add_selection = command.add_selection
 M.restore = command.restore
 
+--- Summarise the earlier conversation of a chat now (default: the current buffer), like /compact.
+---@param bufnr? integer
+function M.compact(bufnr)
+  require("codecompanion.chat").compact(bufnr)
+end
+
 -- For a statusline (codecompanion.status).
 M.status_info = status.info
 M.status = status.line

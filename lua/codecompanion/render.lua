@@ -219,6 +219,20 @@ function handlers.usage(bufnr, op)
   end
 end
 
+---@class codecompanion.op.Meter the context meter: tokens of the window, last request, cost
+---@field text string
+---@field tokens integer
+---@field window? integer
+---@field last_input? integer
+---@field last_output? integer
+---@field cost? number
+
+---@param bufnr integer
+---@param op codecompanion.op.Meter
+function handlers.meter(bufnr, op)
+  require("codecompanion.meter").set(bufnr, op)
+end
+
 ---@class codecompanion.op.Tool a tool call's line with its status icon
 ---@field call_id string
 ---@field title string

@@ -12,6 +12,11 @@ local M = {}
 ---@field model? string
 ---@field yolo boolean YOLO mode is on
 ---@field approvals integer "always" approvals the chat remembers
+---@field tokens? integer tokens in the model's context (the next request, estimated)
+---@field window? integer the model's context window
+---@field last_input? integer input tokens of the last request
+---@field last_output? integer output tokens of the last request
+---@field cost? number USD spent in this chat, when the model's price is known
 
 --- What a chat waits on: the words of `StatusInfo.state`.
 ---@param bufnr integer
@@ -52,6 +57,7 @@ function M.info(bufnr)
       awaiting = true
     end
   end
+  local meter = require("codecompanion.meter").get(bufnr) or {}
   return {
     state = state_of(bufnr, id, running, awaiting),
     running = running,
@@ -59,6 +65,11 @@ function M.info(bufnr)
     model = s.model,
     yolo = vim.b[bufnr].codecompanion_yolo == true,
     approvals = tonumber(vim.b[bufnr].codecompanion_approvals) or 0,
+    tokens = meter.tokens,
+    window = meter.window,
+    last_input = meter.last_input,
+    last_output = meter.last_output,
+    cost = meter.cost,
   }
 end
 
@@ -74,7 +85,15 @@ function M.line(bufnr)
   local parts = {}
   local yolo = info.yolo and "YOLO" or nil
   local approved = info.approvals > 0 and ("%d approved"):format(info.approvals) or nil
-  for _, part in ipairs({ info.state, yolo or "", approved or "", info.adapter, info.model }) do
+  local context = ""
+  if info.tokens and info.window then
+    context = ("%d%%%% of %dk"):format(
+      math.floor(100 * info.tokens / info.window + 0.5),
+      math.floor(info.window / 1000 + 0.5)
+    )
+  end
+  local shown = { info.state, yolo or "", approved or "", info.adapter, info.model, context }
+  for _, part in ipairs(shown) do
     if part and part ~= "" then
       table.insert(parts, part)
     end

@@ -298,3 +298,21 @@ async def test_a_failed_summary_is_said_and_loses_nothing() -> None:
     await budget.make_room(store, [], 10**6, broken, rec.say, force=True)
     assert rec.lines == ["compaction failed: the summariser is down"]
     assert store.to_list() == before
+
+
+def test_a_rewind_past_a_compaction_brings_its_messages_back() -> None:
+    store = history(4)
+    cut = compact.find_cut(list(store), keep_turns=2)
+    assert cut is not None
+    compact.apply(store, cut, "summary")
+    assert [m.content for m in compact.as_sent(list(store)) if m.role == "user"] == [
+        "question 2",
+        "question 3",
+    ]
+    summary_at = next(i for i, m in enumerate(store) if compact.is_summary(m))
+    store.truncate(summary_at)  # a rewind to before the cut: the summary goes
+    assert [m.content for m in compact.as_sent(list(store)) if m.role == "user"] == [
+        "question 0",
+        "question 1",
+    ]
+    assert one_result_per_call(compact.as_sent(list(store)))

@@ -104,6 +104,7 @@ async def test_ollama_reports_capabilities_once_per_model(
         Turn.json({"capabilities": ["completion"]}),
         Turn.json({"capabilities": ["completion", "tools"]}),
         Turn.json({"modelfile": "old ollama"}),
+        path="/api/show",
     )
     adapter = create_adapter(AdapterSettings(name="ollama", url=provider_server.url))
     try:

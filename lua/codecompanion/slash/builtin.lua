@@ -1,4 +1,4 @@
--- The builtin slash commands: /buffer, /file, /fetch, /symbols, /now, /help.
+-- The builtin slash commands: /buffer, /file, /fetch, /symbols, /now, /help, /compact, /rules.
 -- Each adds context to the chat's next message (codecompanion.context) or text to the message.
 local M = {}
 
@@ -152,6 +152,20 @@ function M.register(registry)
     symbols = { description = "Add an outline of a file (Tree-sitter symbols)", run = symbols },
     now = { description = "Insert the current date and time", run = now },
     help = { description = "Add a :help section to the message (/help tag)", run = help },
+    compact = {
+      description = "Summarise the earlier conversation now (keeps the recent turns)",
+      run = function(bufnr)
+        require("codecompanion.chat").compact(bufnr)
+        return true
+      end,
+    },
+    rules = {
+      description = "Pick the rules files (AGENTS.md, CLAUDE.md, ...) this chat loads",
+      run = function(bufnr)
+        require("codecompanion.chat").rules(bufnr)
+        return true
+      end,
+    },
   }
   for name, spec in pairs(commands) do
     registry.register(name, spec)

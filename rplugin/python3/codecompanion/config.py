@@ -66,6 +66,59 @@ _TOOL_SYSTEM_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+def _is_fraction(value: Any) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and 0 < value <= 1
+
+
+def _is_small_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_name_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_windows(value: Any) -> bool:
+    return isinstance(value, dict) and all(_is_count(size) for size in value.values())
+
+
+def _is_prices(value: Any) -> bool:
+    def price(entry: Any) -> bool:
+        return isinstance(entry, dict) and all(
+            isinstance(entry.get(k), (int, float)) and entry[k] >= 0 for k in ("input", "output")
+        )
+
+    return isinstance(value, dict) and all(price(entry) for entry in value.values())
+
+
+# `opts["context"]`: the token budget (see budget/manager.py BudgetOptions).
+_CONTEXT_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "prune_at": (_is_fraction, "a fraction of the window (0 to 1)"),
+    "compact_at": (_is_fraction, "a fraction of the window (0 to 1)"),
+    "keep_rounds": (_is_small_count, "a whole number of tool rounds"),
+    "keep_turns": (_is_count, "a positive number of turns"),
+    "reserve": (_is_count, "a positive number of tokens"),
+    "prune": (_is_bool, "true or false"),
+    "auto_compact": (_is_bool, "true or false"),
+    "compact_adapter": (_is_name_or_none, "an adapter name"),
+    "windows": (_is_windows, "a dict of model name → window in tokens"),
+    "prices": (_is_prices, 'a dict of model name → {"input": USD, "output": USD} per 1M tokens'),
+}
+# `opts["rules"]`: the rules files (see rules.py RulesOptions).
+_RULES_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "enabled": (_is_bool, "true or false"),
+    "files": (_is_names, "a list of file names (relative to the project)"),
+    "user_files": (_is_names, "a list of paths (~/ for your home)"),
+    "import_depth": (_is_small_count, "a whole number"),
+}
+_SECTIONS = {
+    "tool_system": _TOOL_SYSTEM_CHECKS,
+    "context": _CONTEXT_CHECKS,
+    "rules": _RULES_CHECKS,
+}
+
+
 @dataclass
 class Config:
     """What the config file set (defaults where it set nothing or something invalid)."""
@@ -241,25 +294,39 @@ def _check_groups(value: Any) -> tuple[Any, list[str]]:
 
 
 def _check_opts(value: Any) -> tuple[Any, list[str]]:
-    """`opts`: free-form, except `tools` (opts per tool) and `tool_system` (checked options)."""
+    """`opts`: free-form, except `tools` (opts per tool) and the checked sections."""
     if not isinstance(value, dict):
         return None, [f"opts must be a dict, not {_kind(value)}"]
     kept, errors = dict(value), []
     if "tools" in value and not _is_opts_by_tool(value["tools"]):
         errors.append("opts['tools'] must be a dict of tool name → opts dict")
         del kept["tools"]
-    system = value.get("tool_system", {})
-    if not isinstance(system, dict):
-        errors.append(f"opts['tool_system'] must be a dict, not {_kind(system)}")
-        del kept["tool_system"]
-    elif system:
-        kept["tool_system"] = dict(system)
-        for key, option in system.items():
-            check = _TOOL_SYSTEM_CHECKS.get(key)
-            if check is not None and not check[0](option):
-                errors.append(f"opts['tool_system'][{key!r}] must be {check[1]}, not {option!r}")
-                del kept["tool_system"][key]
+    for section, checks in _SECTIONS.items():
+        _check_section(value, section, checks, kept, errors)
     return kept, errors
+
+
+def _check_section(
+    value: dict[str, Any],
+    section: str,
+    checks: dict[str, tuple[Callable[[Any], bool], str]],
+    kept: dict[str, Any],
+    errors: list[str],
+) -> None:
+    """Keep the valid options of `opts[section]`; say what is wrong with the others."""
+    options = value.get(section, {})
+    if not isinstance(options, dict):
+        errors.append(f"opts[{section!r}] must be a dict, not {_kind(options)}")
+        del kept[section]
+        return
+    if not options:
+        return
+    kept[section] = dict(options)
+    for key, option in options.items():
+        check = checks.get(key)
+        if check is not None and not check[0](option):
+            errors.append(f"opts[{section!r}][{key!r}] must be {check[1]}, not {option!r}")
+            del kept[section][key]
 
 
 def _kind(value: Any) -> str:

@@ -95,6 +95,21 @@ class Usage(RenderOp):
 
 
 @dataclass(frozen=True)
+class Meter(RenderOp):
+    """The context meter: tokens the next request sends of the model's window, the last
+    request's input and output, the chat's cost (when the price is known), as one line."""
+
+    KIND = "meter"
+    PACED = True
+    text: str
+    tokens: int
+    window: int | None = None
+    last_input: int | None = None
+    last_output: int | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
 class Tool(RenderOp):
     """A tool call's line, with its status icon."""
 
@@ -212,6 +227,7 @@ OPS: tuple[type[RenderOp], ...] = (
     Block,
     Header,
     Usage,
+    Meter,
     Tool,
     ToolStatus,
     ToolOutput,

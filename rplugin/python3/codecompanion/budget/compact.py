@@ -45,21 +45,38 @@ def is_summary(message: Message) -> bool:
 
 
 def is_compacted(message: Message) -> bool:
-    """True for a message a compaction summarised (kept in the history, no longer sent)."""
+    """True for a message a compaction marked (see `hidden`: only while its summary is there)."""
     return bool(message.extra.get(COMPACTED))
+
+
+def hidden(messages: Sequence[Message]) -> list[bool]:
+    """Per message, whether a compaction whose summary is still in the history summarised it.
+
+    A rewind or regenerate that cuts a summary away brings back what it summarised.
+    """
+    present = {_number(m) for m in messages if is_summary(m)}
+    return [m.extra.get(COMPACTED) in present for m in messages]
+
+
+def _number(summary: Message) -> int:
+    try:
+        return int((summary.tag or "").rpartition(":")[2])
+    except ValueError:
+        return 0
 
 
 def find_cut(messages: Sequence[Message], keep_turns: int) -> Cut | None:
     """Where to cut so the last `keep_turns` turns stay whole (at least the current one)."""
-    starts = [i for i, m in enumerate(messages) if m.role == "user" and not is_compacted(m)]
+    gone = hidden(messages)
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and not gone[i]]
     keep = max(1, keep_turns)
     for end in reversed(starts[: max(0, len(starts) - keep + 1)]):
         if not _answered_before(messages, end):
             continue
         span = [
             m
-            for m in messages[:end]
-            if not is_compacted(m) and (m.role != "system" or is_summary(m))
+            for i, m in enumerate(messages[:end])
+            if not gone[i] and (m.role != "system" or is_summary(m))
         ]
         if any(not is_summary(m) for m in span):
             return Cut(0, end, len(span))
@@ -74,22 +91,27 @@ def _answered_before(messages: Sequence[Message], end: int) -> bool:
 
 
 def transcript(messages: Sequence[Message], budget: int) -> str:
-    """The span as text for the summariser, cut from the front to about `budget` tokens."""
+    """The span as text for the summariser, about `budget` tokens: an earlier summary always,
+    then the latest messages that fit (the oldest are left out first)."""
+    summaries: list[str] = []
     parts: list[str] = []
-    for message in messages:
-        if is_compacted(message) or (message.role == "system" and not is_summary(message)):
+    for message, gone in zip(messages, hidden(messages), strict=True):
+        if gone:
             continue
-        parts.append(_line(message))
+        if is_summary(message):
+            summaries.append(_line(message))
+        elif message.role != "system":
+            parts.append(_line(message))
+    used = sum(estimate_text(part) for part in summaries)
     kept: list[str] = []
-    used = 0
     for part in reversed(parts):
         cost = estimate_text(part)
         if used + cost > budget and kept:
             kept.append("[…earlier messages left out…]")
             break
-        kept.append(part if used + cost <= budget else part[-budget * 3 :])
+        kept.append(part if used + cost <= budget else part[-max(0, budget - used) * 3 :])
         used += cost
-    return "\n\n".join(reversed(kept))
+    return "\n\n".join([*summaries, *reversed(kept)])
 
 
 def _line(message: Message) -> str:
@@ -128,10 +150,13 @@ async def summarise(adapter: ChatAdapter, text: str) -> str:
 
 def apply(store: MessageStore, cut: Cut, summary: str) -> Message:
     """Mark the span compacted and put the summary where the cut is; the summary message."""
-    number = 1 + sum(1 for m in store if is_summary(m))
-    for message in list(store)[cut.start : cut.end]:
-        if message.role != "system" or is_summary(message):
-            message.extra.setdefault(COMPACTED, number)
+    messages = list(store)
+    number = 1 + max((_number(m) for m in messages if is_summary(m)), default=0)
+    gone = hidden(messages)
+    for index in range(cut.start, cut.end):
+        message = messages[index]
+        if not gone[index] and (message.role != "system" or is_summary(message)):
+            message.extra[COMPACTED] = number
     placed = store.insert_system(SUMMARY_HEADER + summary, f"{SUMMARY_TAG}:{number}", cut.end)
     placed.extra = {"compaction": number, "summarised": cut.count}
     return placed
@@ -139,4 +164,4 @@ def apply(store: MessageStore, cut: Cut, summary: str) -> Message:
 
 def as_sent(messages: Sequence[Message]) -> list[Message]:
     """What is sent: every message no compaction summarised (the latest summary among them)."""
-    return [m for m in messages if not is_compacted(m)]
+    return [m for m, gone in zip(messages, hidden(messages), strict=True) if not gone]

@@ -112,7 +112,7 @@ class Ledger:
             self.ratio = _bounded(prompt_tokens / self.last_raw)
 
     def refused(self, prompt_tokens: int) -> None:
-        """The provider refused the request and said how many tokens it held."""
+        """The provider refused the request as holding `prompt_tokens` (or at least that many)."""
         if self.last_raw > 0 and prompt_tokens > 0:
             self.ratio = _bounded(prompt_tokens / self.last_raw)
 

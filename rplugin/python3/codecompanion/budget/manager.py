@@ -1,9 +1,10 @@
 """One chat's context budget: its window, the meter, and making room before each request.
 
 Before a request the chat asks `make_room`: past `prune_at` of the window old tool results are
-pruned (oldest first, the last rounds kept whole); past `compact_at`, or when the answer would
-not fit, the earlier conversation is compacted; what still does not fit is refused with one
-line. After the answer, `observe` takes the provider's usage and corrects the estimates.
+pruned (oldest first, the last `keep_rounds` rounds kept whole); past `compact_at`, or when the
+answer would not fit, results are pruned down to the latest round (cheaper than a summary) and
+then the earlier conversation is compacted; what still does not fit is refused with one line.
+After the answer, `observe` takes the provider's usage and corrects the estimates.
 """
 
 from __future__ import annotations
@@ -179,29 +180,35 @@ class Budget:
         summarise: Summarise,
         say: Say,
         force: bool = False,
+        summary_budget: int = 2000,
     ) -> str | None:
         """Prune and compact until the request fits; None when it does, else why not.
 
         `force` compacts whatever the thresholds say (`/compact`, or a provider that refused).
         """
-        if window is None:
-            if force:
-                await self.compact(store, self.options.keep_turns, summarise, say, lambda: 0)
-            return None
         options = self.options
-        fits = window - self.reserve(window)
 
         def size() -> int:
             return self.measure(list(store), tools)
 
+        async def compact_keeping(turns: int) -> None:
+            await self.compact(store, turns, summarise, say, size, summary_budget)
+
+        if window is None:
+            if force:
+                await compact_keeping(options.keep_turns)
+            return None
+        fits = window - self.reserve(window)
+
+        compact_over = min(options.compact_at * window, fits)
         if options.prune and size() > options.prune_at * window:
             self._prune(store, options.keep_rounds, options.prune_at * window, size, say)
-        if force or (options.auto_compact and size() > min(options.compact_at * window, fits)):
-            await self.compact(store, options.keep_turns, summarise, say, size)
-        if size() > fits:  # the last resort: only the current turn and its latest round whole
-            self._prune(store, 1, fits, size, say)
-            if size() > fits and options.auto_compact:
-                await self.compact(store, 1, summarise, say, size)
+        if options.prune and size() > compact_over:  # pruning costs less than a summary
+            self._prune(store, 1, compact_over, size, say)
+        if force or (options.auto_compact and size() > compact_over):
+            await compact_keeping(options.keep_turns)
+        if size() > fits and options.auto_compact:  # the last resort: only the current turn
+            await compact_keeping(1)
         needed = size()
         if needed > fits:
             return (

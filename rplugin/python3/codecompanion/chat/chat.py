@@ -9,8 +9,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..adapters.base import ChatAdapter
+from ..adapters.http_errors import is_context_overflow
+from ..budget.keeper import ContextKeeper
 from ..context.sources import ContextItem, render_ops
-from ..errors import AdapterError
+from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, MessageStore, Role, ToolCall
 from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
@@ -65,6 +67,7 @@ class Chat:
         self._ran_arguments: dict[str, dict[str, Any]] = {}  # call id -> what it runs with
         self._save_pending = False
         self._turn_tokens = 0
+        self.context = ContextKeeper(self)  # rules files, the token budget, the meter
         # Captures of the project around turns and tool rounds (the host sets it; tests may not).
         self.checkpoints: ChatCheckpoints | None = None
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
@@ -100,6 +103,7 @@ class Chat:
             "messages": self.messages.to_list(),
             "tools": self.tools.to_state(),
             "cwd": str(getattr(self.tools, "cwd", "") or "") or None,
+            "context": self.context.to_state(),
         }
 
     def save(self) -> None:
@@ -147,6 +151,8 @@ class Chat:
         if not text.strip():
             self.view.notify("nothing to send: type your message under ## Me", "info")
             return False
+        if text.strip() == "/compact":  # typed as the whole message: a command, not a question
+            return self.compact()
         context = context or []
         warning = unknown_mentions(self.tools, text)
         if warning:
@@ -154,6 +160,7 @@ class Chat:
         message = compose(self.tools, text, context)
         self.tools.reset_rounds()
         self._sync_system_prompts()
+        self.context.sync_rules()
         if self.title is None:
             self.title = first_line(text)
         if context:
@@ -182,6 +189,31 @@ class Chat:
 
     def _start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
+
+    def compact(self) -> bool:
+        """`/compact`: summarise the earlier conversation now; refused (one line) while busy."""
+        if self.busy:
+            self.view.notify("a request is running: compact once it has finished", "warn")
+            return False
+        self._task = asyncio.ensure_future(self._compact())
+        return True
+
+    async def _compact(self) -> None:
+        self.view.render([Lock()])
+        try:
+            if not await self.context.compact_now():
+                self.view.notify("nothing was compacted", "info")
+        except Exception as exc:  # a bug: the chat stays usable
+            log.exception("chat %s: compaction failed", self.id)
+            self.view.notify(f"internal error: {exc} (see the log)", "error")
+        finally:
+            self.view.render(
+                [
+                    Spinner(on=False),
+                    Ready(text=transcript.USER_HEADER),
+                ]
+            )
+            self.save_now()
 
     async def _run(self) -> None:
         status = "success"
@@ -276,6 +308,10 @@ class Chat:
         Automatic rounds after tool results continue under the turn's one `## LLM` header.
         """
         answer = Answer()
+        # Rules of a subfolder a tool round worked in, and room for the request, come first.
+        self.view.render([Lock()])
+        self.context.sync_rules()
+        problem = await self.context.before_request()
         ops = [Lock(), Spinner(on=True, text="waiting")]
         if header:
             ops.insert(
@@ -286,23 +322,49 @@ class Chat:
         for message in self.messages:
             message.meta.sent = True
         try:
-            await stream_answer(self, answer, continuation=not header)
+            if problem is None:
+                await self._stream(answer, header)
+            else:
+                answer.error = problem
         except asyncio.CancelledError:
             answer.cancelled = True
             self._store_answer(answer)
             self.fire("RequestFinished", status="cancelled")
             raise
-        except AdapterError as exc:
-            answer.error = str(exc)
         self._store_answer(answer)
         status = "error" if answer.error else "success"
         self.fire("RequestFinished", status=status)
         return answer
 
+    async def _stream(self, answer: Answer, header: bool) -> None:
+        """Stream one answer; a provider's context error compacts and retries, once."""
+        try:
+            self.context.sending()
+            await stream_answer(self, answer, continuation=not header)
+            return
+        except AdapterError as exc:
+            if not _too_long(exc) or answer.text or answer.calls or answer.reasoning:
+                answer.error = str(exc)
+                return
+            self.context.refused(str(exc))
+        line = "the provider says the chat is too long for the model: compacting and retrying once"
+        self.view.render([transcript.block(f"_[context: {line}]_")])
+        self.view.notify(line, "warn")
+        problem = await self.context.before_request(force=True)
+        if problem is not None:
+            answer.error = problem
+            return
+        try:
+            self.context.sending()
+            await stream_answer(self, answer, continuation=True)
+        except AdapterError as exc:
+            answer.error = str(exc)
+
     def _store_answer(self, answer: Answer) -> None:
         text = "".join(answer.text)
         reasoning = "".join(answer.reasoning) or None
         incomplete = answer.error or ("stopped" if answer.cancelled else None)
+        message: Message | None = None
         if text or reasoning or incomplete:
             message = Message(role="llm", content=text, reasoning=reasoning, extra=answer.extra)
             if incomplete:
@@ -317,7 +379,10 @@ class Chat:
         elif answer.calls:
             extra = {"provider_state": answer.state} if answer.state else {}
             extra.update(answer.calls_extra)
-            self.add(Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra))
+            message = Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra)
+            self.add(message)
+        if not answer.cancelled and not answer.error:
+            self.context.answered(answer.usage, message)
         if answer.usage and answer.usage.total_tokens:
             # The header shows the whole turn: automatic tool rounds add up.
             self._turn_tokens += answer.usage.total_tokens
@@ -420,6 +485,7 @@ class Chat:
             self.id = new_id
             self._full_outputs.clear()
         self.messages.clear()
+        self.context.cleared()
         self.title = None
         self.save()
         self.view.render([Replace(lines=[transcript.USER_HEADER, "", ""])])
@@ -433,6 +499,13 @@ class Chat:
             if not any(m.tag == tag for m in self.messages):
                 position = sum(1 for m in self.messages if m.role == "system")
                 self.messages.insert_system(text, tag, position)
+
+
+def _too_long(exc: AdapterError) -> bool:
+    """True for a provider's refusal of a request longer than the model's window."""
+    return isinstance(exc, ContextTooLong) or (
+        isinstance(exc, ProviderError) and is_context_overflow(str(exc))
+    )
 
 
 def _now() -> str:

@@ -27,6 +27,7 @@ class Asking(Protocol):
     view: ChatView
     messages: MessageStore
     tools: Any
+    context: Any  # the ContextKeeper: what is sent of the history
 
     def fire(self, name: str, **extra: Any) -> None:
         """Fire a User event."""
@@ -53,7 +54,7 @@ async def stream_answer(chat: Asking, answer: Answer, continuation: bool = False
     state = {"separate": continuation, "streaming": False, "reasoning": False}
     for problem in await chat.tools.prepare():
         chat.view.notify(problem, "warn")
-    request = await plan_request(chat.adapter, chat.tools, list(chat.messages))
+    request = await plan_request(chat.adapter, chat.tools, chat.context.outgoing())
     reader = request.reader
     async for event in chat.adapter.stream(request.messages, request.tools):
         if not state["streaming"]:

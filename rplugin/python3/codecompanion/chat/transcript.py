@@ -111,6 +111,10 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
             ops += replay_ops(message.extra.get("context"))
             in_answer = False
             continue
+        if message.role == "system" and (message.tag or "").startswith("compaction:"):
+            summarised = message.extra.get("summarised", "earlier")
+            ops.append(block(f"_[context: compacted {summarised} earlier messages here]_"))
+            continue
         hidden_text = not message.visible and not message.tool_calls  # calls are stored hidden
         if message.role not in ("llm", "tool") or hidden_text:
             continue

@@ -64,6 +64,7 @@ class LoopbackServer:
         self.models = list(models)
         self.requests: list[RecordedRequest] = []
         self.connections = 0
+        self._paths: dict[str, collections.deque[Turn]] = {}  # turns for one path only
         self._queues: dict[str, collections.deque[Turn]] = {
             "POST": collections.deque(),
             "GET": collections.deque(),
@@ -117,10 +118,14 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def enqueue(self, *turns: Turn, method: str = "POST") -> None:
-        """Script the next answers to `method` requests (any path), served first in, first out."""
+    def enqueue(self, *turns: Turn, method: str = "POST", path: str | None = None) -> None:
+        """Script the next answers to `method` requests (any path, or only `path`), served
+        first in, first out."""
         with self._cond:
-            self._queues[method.upper()].extend(turns)
+            if path is not None:
+                self._paths.setdefault(path, collections.deque()).extend(turns)
+            else:
+                self._queues[method.upper()].extend(turns)
 
     def set_responder(self, responder: Callable[[RecordedRequest], Turn] | None) -> None:
         """Answer POST requests from their content when the queue is empty (before the default)."""
@@ -151,6 +156,12 @@ class LoopbackServer:
 
     def _next_turn(self, method: str, path: str, request: RecordedRequest) -> Turn:
         with self._cond:
+            by_path = self._paths.get(path)
+            if by_path:
+                return by_path.popleft()
+            if path.endswith("/api/show"):
+                # Ollama's model details, asked beside the chat: a model that reports nothing.
+                return Turn.json({})
             queue = self._queues.get(method)
             if queue:
                 return queue.popleft()

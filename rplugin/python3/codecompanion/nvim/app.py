@@ -23,7 +23,7 @@ from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
-from .pickers import pick_adapter, pick_restore
+from .pickers import pick_adapter, pick_restore, pick_rules
 from .rewind import NvimRewindAsker, changes_payload, pick_rewind
 from .view import NvimChatView
 
@@ -217,6 +217,7 @@ class App:
         checkpoints = workspace.checkpoints()
         if checkpoints is not None:
             chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
+        self._keep_context(chat, cwd)
         return chat, notice
 
     @staticmethod
@@ -242,6 +243,27 @@ class App:
             f"(:cd {root} and restore it there to work in it)"
         )
 
+    def _keep_context(self, chat: Chat, cwd: Path) -> None:
+        """The chat's rules files, budget options and summariser, from the config file."""
+        from ..budget.keeper import ContextKeeper
+        from ..budget.manager import Budget, BudgetOptions
+        from ..context.rules import Rules, RulesOptions
+
+        workspace = self._workspace()
+        opts = workspace.config.opts or {}
+        options = BudgetOptions.from_opts(opts.get("context"))
+        summariser = None
+        if options.compact_adapter and options.compact_adapter != chat.adapter.name:
+            summariser, notice = workspace.make_adapter(options.compact_adapter)
+            if notice:
+                chat.view.notify(f"compact_adapter: {notice}", "warn")
+        rules = (
+            None
+            if chat.adapter.name == "demo"
+            else Rules(cwd, RulesOptions.from_opts(opts.get("rules")))
+        )
+        chat.context = ContextKeeper(chat, Budget(options), rules, summariser)
+
     def _restore(self, chat: Chat, saved: dict[str, Any], reattached: bool) -> None:
         """Give a chat its saved title and offered tools; remembered approvals and YOLO only
         once the user has seen them and said yes (a chat reattached after a host restart,
@@ -253,6 +275,7 @@ class App:
         remembered = ApprovalMemory.from_state(state.pop("approvals", None))
         yolo = bool(state.pop("yolo", False)) and not chat.tools.yolo
         chat.tools.restore_state(state)
+        chat.context.restore_state(saved.get("context"))
         registry = chat.tools.registry
 
         def opts(name: str) -> dict[str, Any] | None:
@@ -471,6 +494,18 @@ class App:
             chat.save()
             chat.view.notify(f"model: {chat.model}")
             chat.fire("ChatModel")
+
+    def do_chat_compact(self, args: dict[str, Any]) -> None:
+        """`/compact`: summarise the earlier conversation now."""
+        chat = self._chat(args)
+        if chat is not None:
+            chat.compact()
+
+    def do_chat_rules(self, args: dict[str, Any]) -> None:
+        """`/rules`: pick a rules file to turn off (or back on) for this chat."""
+        chat = self._chat(args)
+        if chat is not None:
+            self.bridge.spawn(pick_rules(self.bridge, chat))
 
     def do_chat_full_output(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)

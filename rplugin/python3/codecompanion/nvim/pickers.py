@@ -1,4 +1,5 @@
-"""The choices the host asks Lua to offer: an adapter and its model (`ga`), a chat to restore."""
+"""The choices the host asks Lua to offer: an adapter and its model (`ga`), a chat to restore,
+the rules files of a chat (`/rules`)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,21 @@ async def pick_restore(bridge: Bridge, workspace: Workspace) -> None:
     )
     if isinstance(index, int) and 1 <= index <= len(saved):
         bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
+
+
+async def pick_rules(bridge: Bridge, chat: Chat) -> None:
+    """`/rules`: the rules files found for the chat, each on or off; a pick toggles one."""
+    found = chat.context.rule_files()
+    if not found:
+        chat.view.notify(
+            "no rules files found (AGENTS.md, CLAUDE.md, ...: see :h codecompanion-rules)"
+        )
+        return
+    labels = [f"{'[x]' if on else '[ ]'} {label}" for label, on in found]
+    index = await bridge.ask_lua(
+        "codecompanion.chat",
+        "pick",
+        {"prompt": "Rules files (pick one to turn it on or off)", "items": labels},
+    )
+    if isinstance(index, int) and 1 <= index <= len(found):
+        chat.view.notify(chat.context.toggle_rule(found[index - 1][0]))

@@ -1,0 +1,226 @@
+"""A chat's context, kept: its rules files in the system prompt, the budget before each request,
+the meter on screen, and compaction on demand or after a provider's context error."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..adapters.base import ChatAdapter, Usage
+from ..chat import transcript
+from ..context.rules import TAG as RULES_TAG
+from ..context.rules import Rules, touched_paths
+from ..messages import Message, MessageStore
+from ..ports import ChatView
+from ..render_ops import Meter as MeterOp
+from ..render_ops import Spinner
+from . import compact
+from .manager import Budget, Meter
+
+log = logging.getLogger("codecompanion.budget")
+_TOKENS = re.compile(r"(\d[\d,]*) tokens")
+
+
+class Kept(Protocol):
+    """What the keeper needs of its chat."""
+
+    adapter: ChatAdapter
+    view: ChatView
+    messages: MessageStore
+    tools: Any
+
+
+class ContextKeeper:
+    """One chat's rules, budget and meter."""
+
+    def __init__(
+        self,
+        chat: Kept,
+        budget: Budget | None = None,
+        rules: Rules | None = None,
+        summariser: ChatAdapter | None = None,
+    ) -> None:
+        self.chat = chat
+        self.budget = budget or Budget()
+        self.rules = rules
+        self.summariser = summariser  # a cheaper adapter for summaries (None: the chat's own)
+        self._rules_text = ""
+
+    # ----- rules ------------------------------------------------------------------------
+
+    def sync_rules(self) -> None:
+        """Load the rules files (a change on disk, or a new subfolder worked in, shows now)."""
+        if self.rules is None:
+            return
+        messages = self.chat.messages
+        loaded = self.rules.load(touched_paths(messages))
+        text = loaded.prompt()
+        present = any(m.tag == RULES_TAG for m in messages)
+        if text == self._rules_text and (present or not text):
+            return
+        self._rules_text = text
+        if not text:
+            messages.remove_where(RULES_TAG)
+        else:
+            # After the main system prompt: rules refine it, tool prompts follow.
+            after = sum(1 for m in messages if m.tag == "system_prompt")
+            messages.insert_system(text, RULES_TAG, after)
+        line = loaded.line() if loaded.files else "Rules: none loaded"
+        self.chat.view.render([transcript.block(f"> {line}")])
+
+    def rule_files(self) -> list[tuple[str, bool]]:
+        """Every rules file found for the picker: (label, on)."""
+        if self.rules is None:
+            return []
+        found = self.rules.candidates(touched_paths(self.chat.messages))
+        return [(label, label not in self.rules.disabled) for _path, label, _folder in found]
+
+    def toggle_rule(self, label: str) -> str:
+        """Turn one rules file off or back on for this chat (from the next request); the line
+        saying which now are on."""
+        if self.rules is None:
+            return "no rules files for this chat"
+        self.rules.disabled.symmetric_difference_update({label})
+        state = "off" if label in self.rules.disabled else "on"
+        loaded = self.rules.load(touched_paths(self.chat.messages))
+        return f"{label} {state} · " + (loaded.line() if loaded.files else "Rules: none loaded")
+
+    def to_state(self) -> dict[str, Any]:
+        """Saved with the chat: the budget's counts and the rules files turned off."""
+        off = sorted(self.rules.disabled) if self.rules is not None else []
+        return {**self.budget.to_state(), "rules_off": off}
+
+    def restore_state(self, state: Any) -> None:
+        """Take back a saved `to_state`."""
+        if not isinstance(state, dict):
+            return
+        self.budget.restore_state(state)
+        off = state.get("rules_off")
+        if self.rules is not None and isinstance(off, list):
+            self.rules.disabled = {str(label) for label in off}
+
+    # ----- the budget around a request -------------------------------------------------------
+
+    def outgoing(self) -> list[Message]:
+        """What is sent: compacted messages left out, pruned results as stubs."""
+        return self.budget.as_sent(list(self.chat.messages))
+
+    async def before_request(self, force: bool = False) -> str | None:
+        """Make room for the next request; None when it fits, else the line saying why not."""
+        chat = self.chat
+        window = await self.budget.window(chat.adapter)
+        return await self.budget.make_room(
+            chat.messages,
+            self._schemas(),
+            window,
+            self._summarise,
+            self._say,
+            force=force,
+            summary_budget=await self._summary_budget(),
+        )
+
+    async def _summary_budget(self) -> int:
+        """Tokens of conversation the summariser reads: what its window leaves (≤ 16000)."""
+        adapter = self.summariser or self.chat.adapter
+        window = await self.budget.window(adapter)
+        if not window:
+            return 2000
+        room = window - self.budget.reserve(window) - 400  # the prompt and the summary
+        return max(500, min(16_000, int(room / max(self.budget.ledger.ratio, 0.25))))
+
+    def sending(self) -> None:
+        """The request is leaving: its estimate is what the provider's usage will correct."""
+        self.budget.sending(list(self.chat.messages), self._schemas())
+
+    def answered(self, usage: Usage | None, message: Message | None) -> None:
+        """The answer came: learn from its usage, note its counts, show the meter."""
+        estimate = self.budget.ledger.last_estimate
+        self.budget.observe(usage, self.chat.adapter)
+        if message is not None and usage is not None:
+            # Saved with the answer: what the provider counted, and what the meter expected.
+            message.extra["usage"] = {
+                "input": usage.prompt_tokens,
+                "output": usage.completion_tokens,
+                "estimate": estimate,
+            }
+        self.show_meter()
+
+    def refused(self, error: str) -> None:
+        """The provider said the request was too long: the estimates were low; learn how low
+        from the count the error names (or, without one, from the window)."""
+        ledger = self.budget.ledger
+        window = self.budget.known_window(self.chat.adapter) or 0
+        named = [int(n.replace(",", "")) for n in _TOKENS.findall(error)]
+        held = max([*named, window])
+        if held and (ledger.last_estimate or 0) < held:
+            ledger.refused(held)
+
+    def cleared(self) -> None:
+        """The chat was cleared: a new conversation, a new count (the learned ratio stays)."""
+        messages = self.chat.messages
+        for tag in {m.tag for m in messages if compact.is_summary(m) and m.tag}:
+            messages.remove_where(tag)
+        ledger = self.budget.ledger
+        ledger.last_input = ledger.last_output = ledger.last_estimate = None
+        self.budget.cost = None
+        self._rules_text = ""  # the rules message went with the history: show it again
+        self.show_meter()
+
+    async def compact_now(self) -> bool:
+        """`/compact`: summarise the earlier conversation now, whatever the thresholds."""
+        before = sum(1 for m in self.chat.messages if compact.is_summary(m))
+        await self.before_request(force=True)
+        self.show_meter()
+        return sum(1 for m in self.chat.messages if compact.is_summary(m)) > before
+
+    # ----- the meter ------------------------------------------------------------------------
+
+    def meter(self) -> Meter:
+        """The meter's values now."""
+        return self.budget.meter(self.chat.adapter, list(self.chat.messages), self._schemas())
+
+    def show_meter(self) -> None:
+        """Send the meter to the chat's buffer (winbar and status)."""
+        meter = self.meter()
+        self.chat.view.render(
+            [
+                MeterOp(
+                    text=meter.text(),
+                    tokens=meter.tokens,
+                    window=meter.window,
+                    last_input=meter.last_input,
+                    last_output=meter.last_output,
+                    cost=meter.cost,
+                )
+            ]
+        )
+
+    # ----- helpers ----------------------------------------------------------------------------
+
+    def _schemas(self) -> Sequence[dict[str, Any]]:
+        schemas = getattr(self.chat.tools, "schemas", None)
+        return list(schemas()) if callable(schemas) else []
+
+    def _say(self, line: str) -> None:
+        log.info("%s", line)
+        self.chat.view.render([transcript.block(f"_[context: {line}]_")])
+        self.chat.view.notify(line, "info")
+
+    async def _summarise(self, text: str) -> str:
+        self.chat.view.render([Spinner(on=True, text="compacting")])
+        try:
+            return await compact.summarise(self.summariser or self.chat.adapter, text)
+        finally:
+            self.chat.view.render([Spinner(on=False)])
+
+
+def project_rules(root: Path | str | None, options: Any) -> Rules | None:
+    """The rules of a chat working in `root` (None without a root)."""
+    from ..context.rules import RulesOptions
+
+    if not root:
+        return None
+    return Rules(Path(root), RulesOptions.from_opts(options))
