@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..adapters.base import ChatAdapter
 from ..adapters.http_errors import is_context_overflow
 from ..budget.keeper import ContextKeeper
-from ..context.sources import ContextItem, render_ops
+from ..context.sources import ContextItem, context_ops
 from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, MessageStore, Role, ToolCall
 from ..persistence.history import ChatStore
@@ -164,7 +164,7 @@ class Chat:
         if self.title is None:
             self.title = first_line(text)
         if context:
-            self.view.render(render_ops(context))
+            self.view.render(context_ops(context))
         self.add(message)
         if self.checkpoints is not None:
             self.checkpoints.turn_started(text, message.meta.id)

@@ -112,7 +112,7 @@ def with_context(text: str, items: list[ContextItem]) -> str:
     return "\n\n".join([text, *blocks]) if blocks else text
 
 
-def render_ops(items: list[ContextItem]) -> list[RenderOp]:
+def context_ops(items: list[ContextItem]) -> list[RenderOp]:
     """One folded line per item in the chat (`zo` shows what was sent)."""
     ops: list[RenderOp] = [Context(title=item.title, text=item.shown()) for item in items]
     return ops
