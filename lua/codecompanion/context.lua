@@ -84,6 +84,32 @@ function M.from_file(path)
   }
 end
 
+local IMAGE_TYPES = {
+  png = "image/png",
+  jpg = "image/jpeg",
+  jpeg = "image/jpeg",
+  gif = "image/gif",
+  webp = "image/webp",
+}
+
+--- A context item for an image file (the host reads it when the message is sent), or nil.
+---@param path string
+---@return table?
+function M.from_image(path)
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local notify = require("codecompanion.render").notify
+  if vim.fn.filereadable(full) ~= 1 then
+    notify(("/image: no readable file %s"):format(path), "warn")
+    return nil
+  end
+  local mime = IMAGE_TYPES[(full:match("%.(%w+)$") or ""):lower()]
+  if not mime then
+    notify(("/image: %s is not a png, jpeg, gif or webp image"):format(path), "warn")
+    return nil
+  end
+  return { kind = "image", path = relative(full), filetype = mime, lines = {}, file = full }
+end
+
 local function show_pending(bufnr)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   local items = state.pending[bufnr] or {}
@@ -96,10 +122,10 @@ local function show_pending(bufnr)
   for _, item in ipairs(items) do
     table.insert(virt, {
       {
-        ("  %s %s (%d lines) will be sent with the message"):format(
+        ("  %s %s (%s) will be sent with the message"):format(
           item.kind,
           item.path,
-          #item.lines
+          item.kind == "image" and item.filetype or (#item.lines .. " lines")
         ),
         "CodeCompanionContext",
       },

@@ -167,3 +167,39 @@ def test_slash_fetch_adds_the_page_and_asks_before_another_site(
     text = sent(provider_server)
     assert f"Content of the web page `{base}page`" in text and "# Slash page" in text
     assert "fetched text" in text
+
+
+def test_slash_image_sends_an_image_part_or_says_the_adapter_takes_none(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    import base64
+
+    project = tmp_path / "project"
+    project.mkdir()
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+    (project / "dot.png").write_bytes(png)
+    provider_server.enqueue(openai_text("A dot."))
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    bufnr = ed.open_chat()
+    ed.send("/image dot.png\nwhat is it?")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    content = provider_server.requests[0].json()["messages"][-1]["content"]
+    assert content[0] == {"type": "text", "text": "what is it?"}
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert "> image `dot.png`" in ed.lines(bufnr)
+    # An adapter whose model takes no images: one line, nothing sent.
+    url = f"{provider_server.url}/v1"
+    deepseek = tmp_path / "deepseek.py"
+    settings = {"deepseek": {"url": url, "api_key": "k"}}
+    deepseek.write_text(f"adapter = 'deepseek'\nadapters = {settings!r}\n")
+    ed2 = start_nvim(config_file=deepseek, cwd=project)
+    ed2.open_chat()
+    ed2.send("/image dot.png\nwhat is it?")
+    history = "return vim.api.nvim_exec2('messages', {output = true}).output"
+    wait_for(lambda: "the deepseek adapter sends no images" in str(ed2.lua(history)))
+    assert len(provider_server.requests) == 1

@@ -1,4 +1,5 @@
--- The builtin slash commands: /buffer, /file, /fetch, /symbols, /now, /help, /compact, /rules.
+-- The builtin slash commands: /buffer, /file, /fetch, /symbols, /now, /help, /image, /compact,
+-- /rules.
 -- Each adds context to the chat's next message (codecompanion.context) or text to the message.
 local M = {}
 
@@ -142,6 +143,20 @@ local function fetch(bufnr, arg)
   ask("Fetch URL: ", nil, go)
 end
 
+local function image(bufnr, arg)
+  local function add(path)
+    local item = context().from_image(path)
+    if item then
+      context().add(bufnr, item)
+    end
+    return item ~= nil
+  end
+  if arg then
+    return add(arg)
+  end
+  ask("Image file: ", "file", add)
+end
+
 --- Register the builtin commands with `registry`.
 ---@param registry { register: fun(name: string, spec: table) } the slash module
 function M.register(registry)
@@ -166,6 +181,7 @@ function M.register(registry)
         return true
       end,
     },
+    image = { description = "Add an image file to the message (/image path)", run = image },
   }
   for name, spec in pairs(commands) do
     registry.register(name, spec)

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from ..context.images import message_images
 from ..errors import ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
@@ -153,6 +154,7 @@ class AnthropicAdapter(HTTPAdapter):
     default_url: ClassVar[str | None] = "https://api.anthropic.com"
     default_model: ClassVar[str | None] = "claude-sonnet-4-5"
     default_api_key: ClassVar[str | None] = "env:ANTHROPIC_API_KEY"
+    takes_images: ClassVar[bool] = True
     models_path: ClassVar[str] = "/v1/models?limit=1000"
     # 529: Anthropic's documented "overloaded" status, passing like a 503.
     retry_statuses: ClassVar[frozenset[int]] = HTTPAdapter.retry_statuses | {529}
@@ -223,8 +225,17 @@ class AnthropicAdapter(HTTPAdapter):
                 }
                 _push(out, "user", [block])
             elif message.role == "user":
+                blocks: list[dict[str, Any]] = [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": image.mime, "data": image.data},
+                    }
+                    for image in message_images(message.extra)
+                ]
                 if message.content and message.content.strip():
-                    _push(out, "user", [{"type": "text", "text": message.content}])
+                    blocks.append({"type": "text", "text": message.content})
+                if blocks:
+                    _push(out, "user", blocks)
             else:
                 self._assistant(out, message)
         return out

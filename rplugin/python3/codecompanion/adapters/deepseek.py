@@ -14,6 +14,8 @@ class DeepSeekAdapter(OpenAIAdapter):
     thinking mode needs while it is calling tools; older turns leave it out.
     """
 
+    takes_images: ClassVar[bool] = False  # its API takes no image parts here
+
     label: ClassVar[str] = "DeepSeek"
     default_url: ClassVar[str | None] = "https://api.deepseek.com"
     default_model: ClassVar[str | None] = "deepseek-chat"

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from ..context.images import message_images
 from ..errors import ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
@@ -66,6 +67,7 @@ class GeminiAdapter(HTTPAdapter):
     default_url: ClassVar[str | None] = "https://generativelanguage.googleapis.com/v1beta"
     default_model: ClassVar[str | None] = "gemini-2.5-flash"
     default_api_key: ClassVar[str | None] = "env:GEMINI_API_KEY"
+    takes_images: ClassVar[bool] = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -130,8 +132,15 @@ class GeminiAdapter(HTTPAdapter):
                 response = {"id": call_id, "name": name, "response": _result(message)}
                 _push(out, "user", [{"functionResponse": response}])
             elif message.role == "user":
+                user_parts: list[dict[str, Any]] = []
                 if message.content:
-                    _push(out, "user", [{"text": message.content}])
+                    user_parts.append({"text": message.content})
+                user_parts += [
+                    {"inline_data": {"mime_type": image.mime, "data": image.data}}
+                    for image in message_images(message.extra)
+                ]
+                if user_parts:
+                    _push(out, "user", user_parts)
             else:
                 parts: list[dict[str, Any]] = []
                 if message.content:

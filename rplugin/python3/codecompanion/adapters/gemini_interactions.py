@@ -223,6 +223,8 @@ def _digest(messages: Sequence[Message]) -> str:
 class GeminiInteractionsAdapter(GeminiAdapter):
     """Gemini models through the Interactions API; the key travels in `x-goog-api-key`."""
 
+    takes_images: ClassVar[bool] = False  # its API takes no image parts here
+
     label: ClassVar[str] = "Gemini"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

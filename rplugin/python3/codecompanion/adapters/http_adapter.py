@@ -70,6 +70,8 @@ class HTTPAdapter:
     # Statuses worth asking again (timeout, rate limit, passing server trouble); a provider adds
     # the ones it documents. Anything else (501 Not Implemented...) fails at once.
     retry_statuses: ClassVar[frozenset[int]] = frozenset({408, 429, 500, 502, 503, 504})
+    # Whether a user message's images (`/image`) are sent, as this provider's image parts.
+    takes_images: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..budget.windows import ollama_show_window
+from ..context.images import message_images
 from ..errors import AdapterError, ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
@@ -52,6 +53,7 @@ class OllamaAdapter(HTTPAdapter):
     default_api_key: ClassVar[str | None] = None
     key_required: ClassVar[bool] = False
     models_path: ClassVar[str] = "/api/tags"
+    takes_images: ClassVar[bool] = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -139,5 +141,9 @@ class OllamaAdapter(HTTPAdapter):
                     entry["tool_calls"] = calls
                 out.append(entry)
             else:
-                out.append({"role": message.role, "content": content})
+                entry = {"role": message.role, "content": content}
+                images = [image.data for image in message_images(message.extra)]
+                if images:
+                    entry["images"] = images
+                out.append(entry)
         return out

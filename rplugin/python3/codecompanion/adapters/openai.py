@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..context.images import message_images
 from ..errors import ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
@@ -138,6 +139,7 @@ class OpenAIAdapter(HTTPAdapter):
     default_api_key: ClassVar[str | None] = "env:OPENAI_API_KEY"
     chat_path: ClassVar[str] = "/chat/completions"
     stream_usage: ClassVar[bool] = True
+    takes_images: ClassVar[bool] = True
     reasoning_field: ClassVar[str | None] = None
 
     def new_parser(self) -> OpenAIParser:
@@ -180,7 +182,7 @@ class OpenAIAdapter(HTTPAdapter):
                     }
                 )
             else:
-                out.append({"role": message.role, "content": message.content or ""})
+                out.append({"role": message.role, "content": _user_content(message)})
         return out
 
     def _assistant(self, out: list[dict[str, Any]], message: Message, current: bool) -> None:
@@ -207,3 +209,15 @@ class OpenAIAdapter(HTTPAdapter):
 
 def _is_plain_assistant(entry: dict[str, Any]) -> bool:
     return entry["role"] == "assistant" and "tool_calls" not in entry
+
+
+def _user_content(message: Message) -> Any:
+    """Text, or text and images as content parts (data URLs)."""
+    images = message_images(message.extra)
+    if not images:
+        return message.content or ""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content or ""}]
+    for image in images:
+        url = f"data:{image.mime};base64,{image.data}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts

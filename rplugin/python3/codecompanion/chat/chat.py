@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..adapters.base import ChatAdapter
 from ..adapters.http_errors import is_context_overflow
 from ..budget.keeper import ContextKeeper
+from ..context.images import ImageError
 from ..context.sources import ContextItem, context_ops
 from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, MessageStore, Role, ToolCall
@@ -154,10 +155,18 @@ class Chat:
         if text.strip() == "/compact":  # typed as the whole message: a command, not a question
             return self.compact()
         context = context or []
+        refused = self._refused_images(context)
+        if refused:
+            self.view.notify(refused, "error")
+            return False
         warning = unknown_mentions(self.tools, text)
         if warning:
             self.view.notify(warning, "warn")
-        message = compose(self.tools, text, context)
+        try:
+            message = compose(self.tools, text, context)
+        except ImageError as exc:
+            self.view.notify(f"/image: {exc}; nothing was sent", "error")
+            return False
         self.tools.reset_rounds()
         self._sync_system_prompts()
         self.context.sync_rules()
@@ -171,6 +180,17 @@ class Chat:
         self.fire("ChatSubmitted")
         self._start()
         return True
+
+    def _refused_images(self, context: list[ContextItem]) -> str | None:
+        """One line when the message has images and this chat's adapter sends none."""
+        if not any(item.kind == "image" for item in context):
+            return None
+        if getattr(self.adapter, "takes_images", False):
+            return None
+        return (
+            f"/image: the {self.adapter.name} adapter sends no images (OpenAI, Anthropic, Gemini "
+            "and Ollama do); nothing was sent"
+        )
 
     def regenerate(self) -> bool:
         """Drop the last answer (and its tool rounds) and ask again."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+from ..context.images import read_image
 from ..context.sources import ContextItem, with_context
 from ..messages import Message
 
@@ -15,12 +17,20 @@ TITLE_LIMIT = 60
 def compose(tools: Any, text: str, context: list[ContextItem]) -> Message:
     """The user message for `text`: mentions offer tools, context follows; the typed text and
     a summary of the context are kept for a restored chat."""
-    content = with_context(tools.parse_user_message(text), context)
+    images = [
+        read_image(Path(item.source or item.path), item.path)
+        for item in context
+        if item.kind == "image"
+    ]
+    blocks = [item for item in context if item.kind != "image"]
+    content = with_context(tools.parse_user_message(text), blocks)
     message = Message(role="user", content=content)
     if content != text:  # a restored chat shows what was typed, not what the model read
         message.extra["typed"] = text
     if context:
         message.extra["context"] = [item.summary() for item in context]
+    if images:  # sent as the provider's image parts (see context/images.py)
+        message.extra["images"] = [image.to_dict() for image in images]
     return message
 
 

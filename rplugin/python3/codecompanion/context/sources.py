@@ -23,6 +23,7 @@ class ContextItem:
     mention: str | None = None  # the text in the message it stands for, e.g. `#{buffer}`
     numbered: bool = True  # lines of a file get their numbers; a list or an outline is as is
     first: int = 1  # the number of the first line (a selection starts where it starts)
+    source: str | None = None  # the file an image is read from when the message is sent
 
     @classmethod
     def from_lua(cls, data: Mapping[str, Any]) -> ContextItem | None:
@@ -33,6 +34,7 @@ class ContextItem:
             return None
         mention = data.get("mention")
         first = data.get("first")
+        source = data.get("file")
         return cls(
             kind=str(data.get("kind") or "file"),
             path=path,
@@ -40,6 +42,7 @@ class ContextItem:
             lines=tuple(str(line) for line in lines),
             mention=mention if isinstance(mention, str) else None,
             numbered=data.get("numbered") is not False,
+            source=source if isinstance(source, str) else None,
             first=first
             if isinstance(first, int) and not isinstance(first, bool) and first > 0
             else 1,
@@ -90,6 +93,8 @@ class ContextItem:
 
 def _title(kind: object, path: object, lines: object) -> str:
     """The one line the chat shows for an item, live or restored from its summary."""
+    if kind == "image":
+        return f"> image `{path}`"
     return f"> {kind} `{path}` ({lines} lines)"
 
 
