@@ -82,6 +82,42 @@ function M.rules(bufnr)
   send(bufnr or vim.api.nvim_get_current_buf(), "chat_rules")
 end
 
+local MODES = { ask = true, edits = true, sandboxed = true, yolo = true, next = true }
+
+--- Read or switch a chat's permission mode: "ask", "edits", "sandboxed" or "yolo" ("next"
+--- cycles). The chat is `bufnr`, else the current buffer when it is a chat, else the last chat.
+---@param name? string the mode to switch to; nil only reads it
+---@param bufnr? integer
+---@return string? mode the chat's mode (after a switch: the one asked for), nil without a chat
+function M.mode(name, bufnr)
+  local buffers = require("codecompanion.chat_buffers")
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if not buffers.chat_id(bufnr) then
+    bufnr = buffers.last_chat()
+  end
+  if not bufnr or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  if name == nil then
+    return vim.b[bufnr].codecompanion_mode
+  end
+  if not MODES[name] then
+    vim.notify(
+      "codecompanion: unknown mode " .. tostring(name) .. " (ask, edits, sandboxed, yolo)",
+      vim.log.levels.ERROR
+    )
+    return vim.b[bufnr].codecompanion_mode
+  end
+  send(bufnr, "chat_mode", { mode = name })
+  return name ~= "next" and name or vim.b[bufnr].codecompanion_mode
+end
+
+--- Switch the chat under the cursor to the next permission mode.
+---@param bufnr? integer
+function M.next_mode(bufnr)
+  M.mode("next", bufnr or vim.api.nvim_get_current_buf())
+end
+
 --- Ask the model again for the last answer.
 ---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)
@@ -191,6 +227,7 @@ local ACTIONS = {
     fn = M.forget_approvals,
     desc = "Forget the chat's remembered approvals (and YOLO)",
   },
+  mode = { fn = M.next_mode, desc = "Next permission mode (ask, edits, sandboxed, yolo)" },
   regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
   clear = { fn = M.clear, desc = "Clear the chat" },
   rewind = {

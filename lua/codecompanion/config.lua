@@ -15,6 +15,9 @@ M.defaults = {
   window = { layout = "vertical", width = 0.45 }, -- height: horizontal and float layouts
   yolo = false,
   meter = "winbar", -- the context meter: "winbar", "virtual" (text on the first line) or "off"
+  -- the chat mode and the command sandbox (`:help codecompanion-permissions`); these keys win
+  -- over the `permissions` table of the Python config file
+  permissions = nil,
   icons = nil, -- nil: Nerd Font glyphs when vim.g.have_nerd_font, else plain; true / false
   auto_complete = true, -- open the omni menu as `@`, `#` or `/` starts a word (no cmp/blink)
   keymaps = {
@@ -23,6 +26,7 @@ M.defaults = {
     change_adapter = { n = "ga" },
     yolo = { n = "gty" },
     clear_approvals = { n = "gtx" },
+    mode = { n = "gtm" },
     regenerate = { n = "gr" },
     clear = { n = "gx" },
     rewind = { n = "gR" },
@@ -51,6 +55,7 @@ local SCHEMA = {
   window = "table",
   yolo = "boolean",
   meter = { "winbar", "virtual", "off" },
+  permissions = "table",
   icons = "boolean",
   auto_complete = "boolean",
   keymaps = "table",
@@ -186,6 +191,7 @@ function M.for_python()
     adapter = M.options.adapter or vim.NIL,
     model = M.options.model or vim.NIL,
     yolo = M.options.yolo and true or false,
+    permissions = M.options.permissions or vim.NIL,
     data_dir = vim.fs.joinpath(vim.fn.stdpath("data"), "codecompanion"),
     log_path = require("codecompanion.host").log_path(),
     nvim_pid = vim.fn.getpid(),

@@ -27,6 +27,39 @@ local function check_neovim()
   return false
 end
 
+--- The command sandbox: which one works here and why not, and the default mode.
+---@param sandbox? table the host's report: kind, reason, abi, enabled, mode, network
+function M.sandbox(sandbox)
+  if not sandbox then
+    return
+  end
+  local mode = ("default mode %s, network %s"):format(
+    sandbox.mode,
+    sandbox.network and "allowed" or "off"
+  )
+  local reason = val(sandbox.reason) or ""
+  if not sandbox.enabled then
+    local off = "command sandbox switched off (permissions.sandbox = false)"
+    health.warn(("%s: commands run unconfined; %s"):format(off, mode))
+  elseif sandbox.kind == "none" then
+    health.warn(("no command sandbox: commands run unconfined (%s); %s"):format(reason, mode), {
+      "Linux 5.13+ with Landlock enabled (lsm=landlock) gives one; see :help codecompanion-sandbox",
+    })
+  elseif reason ~= "" then
+    health.warn(
+      ("command sandbox: %s (ABI %d), but %s; %s"):format(sandbox.kind, sandbox.abi, reason, mode)
+    )
+  else
+    health.ok(
+      ("command sandbox: %s (Landlock ABI %d, seccomp, mount namespace); %s"):format(
+        sandbox.kind,
+        sandbox.abi,
+        mode
+      )
+    )
+  end
+end
+
 --- The host's Python, and the programs the tools use. False without the Python.
 ---@param host table the codecompanion.host module
 ---@return boolean
@@ -151,6 +184,7 @@ function M.check()
   check_packages(host, report)
   check_config(report)
   check_adapter(report)
+  M.sandbox(val(report.sandbox))
   check_mcp(report)
   health.info("log: " .. host.log_path())
 end

@@ -56,6 +56,9 @@ function M.compact(bufnr)
   require("codecompanion.chat").compact(bufnr)
 end
 
+-- The chat's permission mode (codecompanion.chat).
+M.mode = require("codecompanion.chat").mode
+
 -- For a statusline (codecompanion.status).
 M.status_info = status.info
 M.status = status.line

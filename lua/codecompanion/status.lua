@@ -17,6 +17,8 @@ local M = {}
 ---@field last_input? integer input tokens of the last request
 ---@field last_output? integer output tokens of the last request
 ---@field cost? number USD spent in this chat, when the model's price is known
+---@field mode? string the permission mode: "ask", "edits", "sandboxed" or "yolo"
+---@field sandbox? string what confines its commands: "landlock", "seatbelt" or "none"
 
 --- What a chat waits on: the words of `StatusInfo.state`.
 ---@param bufnr integer
@@ -70,11 +72,14 @@ function M.info(bufnr)
     last_input = meter.last_input,
     last_output = meter.last_output,
     cost = meter.cost,
+    mode = vim.b[bufnr].codecompanion_mode,
+    sandbox = vim.b[bufnr].codecompanion_sandbox,
   }
 end
 
---- One short string for a statusline: e.g. "running 2 tools · YOLO · openai · gpt-4.1"
---- ("" for none); "2 approved" when the chat remembers "always" approvals.
+--- One short string for a statusline: e.g. "running 2 tools · sandboxed (landlock) · openai ·
+--- gpt-4.1" ("" for none): the permission mode with what confines commands ("YOLO (landlock)"
+--- in YOLO mode), and "2 approved" when the chat remembers "always" approvals.
 ---@param bufnr? integer
 ---@return string
 function M.line(bufnr)
@@ -83,7 +88,11 @@ function M.line(bufnr)
     return ""
   end
   local parts = {}
-  local yolo = info.yolo and "YOLO" or nil
+  local sandbox = info.sandbox or "none"
+  local mode = info.mode and ("%s (%s)"):format(info.mode, sandbox) or ""
+  if info.yolo then
+    mode = ("YOLO (%s)"):format(sandbox)
+  end
   local approved = info.approvals > 0 and ("%d approved"):format(info.approvals) or nil
   local context = ""
   if info.tokens and info.window then
@@ -92,7 +101,7 @@ function M.line(bufnr)
       math.floor(info.window / 1000 + 0.5)
     )
   end
-  local shown = { info.state, yolo or "", approved or "", info.adapter, info.model, context }
+  local shown = { info.state, mode, approved or "", info.adapter, info.model, context }
   for _, part in ipairs(shown) do
     if part and part ~= "" then
       table.insert(parts, part)

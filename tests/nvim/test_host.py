@@ -102,6 +102,9 @@ def test_checkhealth_reports_host_and_adapter_without_the_key(
     assert "adapter: openai" in text
     assert "httpx" in text
     assert "sk-test" not in text
+    # Which command sandbox works here, or plainly that commands run unconfined.
+    assert "command sandbox: landlock" in text or "commands run unconfined" in text
+    assert "default mode ask" in text
 
 
 def test_checkhealth_without_venv_names_the_fix(start_nvim: StartNvim, tmp_path: Path) -> None:

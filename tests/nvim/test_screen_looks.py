@@ -85,7 +85,12 @@ def test_status_says_what_the_chat_is_doing(
     allow = "opts = {'tools': {'run_command': {'allow': ['sleep *']}}}\n"
     ed = start_nvim(config_file=config_file(allow))
     ed.open_chat()
-    wait_for(lambda: ed.lua("return require('codecompanion').status()") == "openai · gpt-test")
+    status_info = "return require('codecompanion').status_info() or {}"
+    shown = wait_for(lambda: ed.lua(status_info).get("mode"))
+    assert shown == "ask"  # the default mode, with what confines commands on this machine
+    where = f"ask ({ed.lua(status_info)['sandbox']})"
+    status = "return require('codecompanion').status()"
+    wait_for(lambda: ed.lua(status) == f"{where} · openai · gpt-test")
     ed.send("@{run_command} say hi")
     asking = wait_for(
         lambda: (
@@ -93,17 +98,17 @@ def test_status_says_what_the_chat_is_doing(
             and ed.lua("return require('codecompanion').status()")
         )
     )
-    assert asking == "awaiting approval · openai · gpt-test"
+    assert asking == f"awaiting approval · {where} · openai · gpt-test"
     ed.answer("approve")
     ed.wait_event("CodeCompanionChatDone")
-    assert ed.lua("return require('codecompanion').status()") == "openai · gpt-test"
+    assert ed.lua("return require('codecompanion').status()") == f"{where} · openai · gpt-test"
     info = ed.lua("return require('codecompanion').status_info()")
     assert info["state"] == "" and info["running"] == 0
     ed.send("now sleep")
     wait_for(
         lambda: (
             ed.lua("return require('codecompanion').status()")
-            == "running 1 tool · openai · gpt-test"
+            == f"running 1 tool · {where} · openai · gpt-test"
         )
     )
     ed.wait_event("CodeCompanionChatDone", count=2, timeout=15)

@@ -1,11 +1,11 @@
 """The user's Python config file: read with runpy, checked, every problem one `file:line:` line.
 
 The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` (name → entry or
-tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/) and `opts`
+tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `permissions`
+(the chat mode and the command sandbox, see sandbox/settings.py) and `opts`
 (`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
-opts per tool, e.g. allow/deny rules). A broken file never
-stops the plugin: the valid parts are kept, the rest falls back to defaults, and `Config.error`
-says what was wrong and where.
+opts per tool, e.g. allow/deny rules). A broken file never stops the plugin: the valid parts
+are kept, the rest falls back to defaults, and `Config.error` says what was wrong and where.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 
-_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp")
+_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp", "permissions")
 
 
 def _is_bool(value: Any) -> bool:
@@ -129,6 +129,7 @@ class Config:
     groups: dict[str, Any] = field(default_factory=dict)
     opts: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=dict)
+    permissions: dict[str, Any] = field(default_factory=dict)  # see sandbox/settings.py
     path: str | None = None
     error: str | None = None
 
@@ -339,6 +340,19 @@ def _check_mcp(value: Any) -> tuple[Any, list[str]]:
     return check_mcp(value)
 
 
+def _check_permissions(value: Any) -> tuple[Any, list[str]]:
+    """`permissions`: the mode and sandbox table (sandbox/settings.py reads it)."""
+    from .sandbox.settings import read_permissions
+
+    if not isinstance(value, dict):
+        return None, [f"permissions must be a dict, not {_kind(value)}"]
+    try:
+        read_permissions(value)
+    except ValueError as exc:
+        return None, [str(exc)]
+    return dict(value), []
+
+
 _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
     "mcp": _check_mcp,
     "adapter": _check_adapter,
@@ -346,4 +360,5 @@ _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
     "tools": _check_tools,
     "groups": _check_groups,
     "opts": _check_opts,
+    "permissions": _check_permissions,
 }

@@ -16,11 +16,14 @@ from .adapters.base import AdapterSettings, ChatAdapter
 from .config import Config, load_config
 from .errors import ConfigError
 from .persistence.history import ChatStore
+from .sandbox.settings import Permissions, read_permissions
 
 if TYPE_CHECKING:
     from .chat.chat import Chat
     from .checkpoints import Checkpoints
     from .mcp import McpManager
+    from .sandbox.commands import CommandSandbox
+    from .sandbox.probe import Availability, Detector
     from .transport.tls import TlsTrust
 
 log = logging.getLogger("codecompanion.workspace")
@@ -39,6 +42,7 @@ class HostOptions:
     adapter: str | None = None
     model: str | None = None
     yolo: bool = False
+    permissions: dict[str, Any] = field(default_factory=dict)  # setup({permissions = ...})
     data_dir: str = field(
         default_factory=lambda: str(Path.home() / ".local/share/nvim/codecompanion")
     )
@@ -51,11 +55,13 @@ class HostOptions:
             value = data.get(key)
             return value if isinstance(value, str) and value else None
 
+        permissions = data.get("permissions")
         return cls(
             config_file=text("config_file"),
             adapter=text("adapter"),
             model=text("model"),
             yolo=bool(data.get("yolo")),
+            permissions=dict(permissions) if isinstance(permissions, dict) else {},
             data_dir=text("data_dir") or cls().data_dir,
         )
 
@@ -84,6 +90,31 @@ class Workspace:
         self._demo: Any = None
         self._trust: TlsTrust | None = None
         self._checkpoints: Checkpoints | None = None
+        self._sandbox: Detector | None = None
+
+    def permissions(self) -> Permissions:
+        """The `permissions` table: the config file's, then setup()'s keys over it."""
+        merged = {**self.config.permissions, **self.options.permissions}
+        try:
+            return read_permissions(merged)
+        except ValueError as exc:  # setup()'s keys are checked here (the file's on loading)
+            log.error("setup permissions: %s; using the config file's", exc)
+            return read_permissions(self.config.permissions)
+
+    def sandbox_availability(self) -> Availability:
+        """Which command sandbox works here (probed once, on the first command)."""
+        if self._sandbox is None:
+            from .sandbox.probe import Detector
+
+            self._sandbox = Detector()
+        return self._sandbox()
+
+    def command_sandbox(self) -> CommandSandbox:
+        """A chat's command sandbox: these settings, the plugin's own files read-only."""
+        from .sandbox.commands import CommandSandbox
+
+        own = tuple(p for p in (self.config.path, str(self.store.folder)) if p)
+        return CommandSandbox(self.permissions(), self.sandbox_availability, own)
 
     def ssl_context(self) -> ssl.SSLContext:
         """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""

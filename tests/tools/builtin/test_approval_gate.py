@@ -25,7 +25,10 @@ def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
     assert rules_for("call") == [
         "deny rules",
         "call written as text",
+        "leaving the sandbox",
         "allow rules",
+        "sandboxed command",
+        "edits mode",
         "always (this command)",
         "unreadable command line",
         "always (this tool)",
@@ -33,7 +36,7 @@ def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
         "tool needs no approval",
         "approve all pending",
     ]
-    assert rules_for("diff_review") == ["yolo", "approved edit"]
+    assert rules_for("diff_review") == ["edits mode", "yolo", "approved edit"]
     # Questions no rule speaks to are always asked.
     for kind in ("outside_project", "git_control", "redirect", "round_cap", "tool"):
         assert rules_for(kind) == []  # type: ignore[arg-type]
@@ -111,3 +114,69 @@ async def test_the_diff_review_is_decided_by_the_gate(tools: FakeTools, project:
     tools.yolo = True
     await run_tool(create_file, {"filepath": "b.txt", "content": "x"}, tools)
     assert len(tools.editor.reviews) == 1  # the yolo rule spared it
+
+
+@dataclass
+class ActiveSandbox:
+    """Stands in for a working command sandbox (the policy reads only `active`)."""
+
+    active: bool = True
+
+
+def command_tool() -> dict[str, object]:
+    """A tool whose commands the sandbox confines, asking for approval like run_command."""
+    return {
+        "t": simple(
+            lambda self, args, input: "ran",
+            requires_approval=True,
+            allowed_in_yolo_mode=False,
+            sandboxed=True,
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    ("mode", "sandbox", "asked"),
+    [
+        ("ask", True, True),
+        ("edits", True, True),
+        ("sandboxed", True, False),
+        ("yolo", True, False),
+        ("sandboxed", False, True),  # no sandbox here: the user is asked, as in ask mode
+        ("yolo", False, True),  # a tool kept out of YOLO still asks when nothing confines it
+    ],
+)
+async def test_modes_decide_whether_a_command_asks(mode: str, sandbox: bool, asked: bool) -> None:
+    h = make(command_tool(), approver=ScriptedApprover(default="approve"))
+    h.system.mode = mode  # type: ignore[assignment]
+    h.system.sandbox = ActiveSandbox(sandbox)  # type: ignore[assignment]
+    outcome = await h.run(call("t"))
+    assert outcome.status == "success"
+    assert bool(h.approver.requests) is asked
+
+
+@pytest.mark.parametrize(("mode", "reviewed"), [("ask", 1), ("edits", 0), ("sandboxed", 0)])
+async def test_edits_mode_writes_without_a_review(
+    tools: FakeTools, mode: str, reviewed: int
+) -> None:
+    from codecompanion.tools.builtin import create_file
+    from tests.tools.builtin.conftest import FakeEditor, run_tool
+
+    tools.editor = FakeEditor()
+    tools.mode = mode  # type: ignore[attr-defined]
+    outcome = await run_tool(create_file, {"filepath": "m.txt", "content": "x"}, tools)
+    assert outcome.status == "success"
+    assert len(tools.editor.reviews) == reviewed
+
+
+def test_the_mode_survives_a_saved_chat() -> None:
+    h = make({})
+    h.system.mode = "edits"
+    state = h.system.to_state()
+    other = make({})
+    other.system.restore_state(state)
+    assert other.system.mode == "edits"
+    other.system.mode = "yolo"
+    assert other.system.yolo and other.system.mode == "yolo"
+    other.system.yolo = False  # YOLO off (gty) goes back to the mode before it
+    assert other.system.mode == "edits"

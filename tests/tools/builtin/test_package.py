@@ -63,7 +63,7 @@ def test_argument_names_match_codecompanion() -> None:
         "create_file": ["filepath", "content"],
         "insert_edit_into_file": ["filepath", "edits", "explanation", "mode"],
         "delete_file": ["filepath"],
-        "run_command": ["cmd"],
+        "run_command": ["cmd", "unconfined"],  # ours: asking to leave the command sandbox
         "grep_search": ["query", "is_regexp", "include_pattern", "max_results"],
         "file_search": ["query", "max_results"],
         "get_changed_files": ["source_control_state"],

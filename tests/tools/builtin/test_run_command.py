@@ -17,7 +17,8 @@ from tests.tools.builtin.test_process import _group_members, _read_pgid, _wait_f
 async def test_runs_through_the_shell_in_the_project_root(tools: FakeTools, project: Path) -> None:
     out = await run_tool(run_command, {"cmd": "pwd && echo hi | tr a-z A-Z"}, tools)
     assert out.status == "success"
-    assert "$ pwd && echo hi | tr a-z A-Z\nstatus: exit code 0\nstdin: closed" in out.for_llm
+    assert "$ pwd && echo hi | tr a-z A-Z\nstatus: exit code 0\n" in out.for_llm
+    assert "\nsandbox: unconfined\nstdin: closed" in out.for_llm  # no sandbox in this fake
     assert f"{project}\nHI\n" in out.for_llm
     assert "stderr: (empty)" in out.for_llm
     assert out.for_user == "Ran `pwd && echo hi | tr a-z A-Z` (exit 0)"
@@ -29,7 +30,7 @@ async def test_failure_reports_exit_code_and_both_streams(tools: FakeTools) -> N
     assert "status: exit code 4" in out.for_llm
     assert "stdout:\n```\nout\n```" in out.for_llm
     assert "stderr:\n```\nbad\n```" in out.for_llm
-    assert out.for_user == "`echo out; echo bad >&2; exit 4` failed (exit code 4)"
+    assert out.for_user == "`echo out; echo bad >&2; exit 4` failed (exit code 4; unconfined)"
 
 
 async def test_command_waiting_for_input_gets_eof_and_a_note(tools: FakeTools) -> None:
@@ -92,6 +93,6 @@ def test_approval_options_and_prompt(tools: FakeTools) -> None:
     )
     args = {"cmd": "make test"}
     bound = run_command.TOOL.bind(ToolCall("1", "run_command", args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Run the command `make test`?"
+    assert bound.output["prompt"](bound, tools) == "Run the command `make test`? (unconfined)"
     assert opts["command_arg"] == "cmd"
     assert os.environ.get("CC_RUN_COMMAND_TEST") is None

@@ -95,7 +95,7 @@ async def test_run_command_needs_approval_even_in_yolo(project: Path) -> None:
     approver = ScriptedApprover("reject")
     system, chat = _system(project, approver, yolo=True)
     await system.run([ToolCall("c1", "run_command", {"cmd": "touch made.txt"})])
-    assert approver.prompts == ["Run the command `touch made.txt`?"]
+    assert approver.prompts == ["Run the command `touch made.txt`? (unconfined)"]
     assert chat.result("c1").is_error
     assert not (project / "made.txt").exists()
     await system.run([ToolCall("c2", "run_command", {"cmd": "touch made.txt"})])

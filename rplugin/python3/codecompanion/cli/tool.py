@@ -131,6 +131,12 @@ async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> 
     chat = CliChat()
     opts = dict(config.opts.get("tool_system") or {})
     opts.pop("default_tools", None)
+    from ..sandbox.commands import CommandSandbox
+    from ..sandbox.probe import Detector
+    from ..sandbox.settings import read_permissions
+
+    permissions = read_permissions(config.permissions)  # checked when the file was read
+    own = (config.path,) if config.path else ()
     system = ToolSystem(
         chat=chat,
         registry=registry,
@@ -138,6 +144,8 @@ async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> 
         events=NoEvents(),
         cwd=Path(args.cwd),
         opts={**opts, "auto_submit": False},
+        sandbox=CommandSandbox(permissions, Detector(), own),
+        mode=permissions.mode,
     )
     if not system.add_tool(args.name):
         known = ", ".join(registry.names()) or "none"

@@ -326,6 +326,7 @@ class App:
 
             chat.view.render(replay(chat.messages, chat.adapter.name, chat.model))
             chat.fire("ChatRestored")
+        chat.view.render(_mode_vars(chat))
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
         if chat.checkpoints is not None and restored:
@@ -348,6 +349,8 @@ class App:
             opts=opts,
             yolo=yolo or workspace.options.yolo,
             tls=workspace.ssl_context,  # the web tools trust exactly what the adapters trust
+            sandbox=workspace.command_sandbox(),
+            mode=workspace.permissions().mode,
         )
 
     def _chat(self, args: dict[str, Any]) -> Chat | None:
@@ -439,7 +442,9 @@ class App:
                 "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
             )
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
-            chat.view.render([SetVar(name="codecompanion_yolo", value=chat.tools.yolo)])
+            chat.view.render(
+                [SetVar(name="codecompanion_yolo", value=chat.tools.yolo), *_mode_vars(chat)]
+            )
 
     def do_chat_forget_approvals(self, args: dict[str, Any]) -> None:
         """Forget the chat's "always" approvals and turn YOLO off (`gtx`)."""
@@ -452,6 +457,26 @@ class App:
         chat.show_approvals()
         what = f"{count} remembered approval{'s' if count != 1 else ''} forgotten"
         chat.view.notify(what + ("; YOLO mode off" if yolo else ""), "info")
+        chat.view.render(_mode_vars(chat))
+
+    def do_chat_mode(self, args: dict[str, Any]) -> None:
+        """Switch the chat's permission mode (`mode`: a name, or "next" to cycle)."""
+        from ..sandbox.settings import MODES
+
+        chat = self._chat(args)
+        if chat is None:
+            return
+        wanted = str(args.get("mode") or "next")
+        if wanted == "next":
+            wanted = MODES[(MODES.index(chat.tools.mode) + 1) % len(MODES)]
+        if wanted not in MODES:
+            chat.view.notify(f"unknown mode {wanted!r}: use {', '.join(MODES)}", "error")
+            return
+        chat.tools.mode = wanted
+        chat.view.notify(_mode_line(chat), "warn" if wanted == "yolo" else "info")
+        chat.view.render(
+            [SetVar(name="codecompanion_yolo", value=chat.tools.yolo), *_mode_vars(chat)]
+        )
 
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
@@ -623,3 +648,28 @@ class App:
 def _turn(args: dict[str, Any]) -> int | None:
     value = args.get("since_turn")
     return value if isinstance(value, int) and value > 0 else None
+
+
+_MODE_WORDS = {
+    "ask": "every command and edit is asked",
+    "edits": "file edits without asking; commands ask",
+    "sandboxed": "edits and sandboxed commands without asking; leaving the sandbox asks",
+    "yolo": "no questions (commands still sandboxed)",
+}
+
+
+def _mode_line(chat: Chat) -> str:
+    """One line: the mode, what it means, and what confines commands."""
+    sandbox = chat.tools.sandbox
+    where = sandbox.describe() if sandbox is not None else "unconfined"
+    return f"mode {chat.tools.mode}: {_MODE_WORDS[chat.tools.mode]}; commands: {where}"
+
+
+def _mode_vars(chat: Chat) -> list[Any]:
+    """The buffer variables status() and the statusline read: mode and sandbox kind."""
+    sandbox = chat.tools.sandbox
+    kind = sandbox.kind if sandbox is not None else "none"
+    return [
+        SetVar(name="codecompanion_mode", value=chat.tools.mode),
+        SetVar(name="codecompanion_sandbox", value=kind),
+    ]

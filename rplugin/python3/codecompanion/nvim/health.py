@@ -47,6 +47,16 @@ def report(workspace: Workspace) -> dict[str, Any]:
         "plugins": [f"{key} ({source})" for key, source in workspace.plugins.sources.items()],
         "plugin_errors": list(workspace.plugins.errors),
     }
+    found = workspace.sandbox_availability()
+    permissions = workspace.permissions()
+    result["sandbox"] = {
+        "kind": found.kind,
+        "reason": found.reason,
+        "abi": found.abi,
+        "enabled": permissions.sandbox,
+        "mode": permissions.mode,
+        "network": permissions.network,
+    }
     adapter = workspace.default_adapter()
     if adapter:
         from ..adapters import key_problem  # adapters (and httpx) load on first use

@@ -5,10 +5,12 @@ from __future__ import annotations
 # Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
 # 1.5 MB of the host together) are imported in the functions that use them.
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
+from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
 from ..model.tool import Tool
 from ..runtime.process import ProcessResult, cap_output, run_process
@@ -26,15 +28,18 @@ DEFAULT_OPTS: dict[str, Any] = {
     "memory_mb": 512,
     "file_mb": 16,
     "max_chars": 20_000,
+    "sandboxed": True,  # a process run goes into the chat's command sandbox (see sandbox/)
 }
 
 DEFAULT_SECONDS = 30.0
 
 DESCRIPTION = (
-    "Run a short program you wrote and get its exit code, stdout and stderr. It runs in a "
-    "fresh empty directory (not the project), without network, with a time limit (30 s by "
-    "default) and memory and file-size limits. Print what you want to see. The user approves "
-    "each run."
+    "Run a short program you wrote and get its exit code, stdout and stderr. It starts in a "
+    "fresh empty directory (not the project) with a time limit (30 s by default) and memory "
+    "and file-size limits, in a container or the system's sandbox when there is one (no "
+    "network, writes only in that directory); the result's `ran in:` line says which, and "
+    "'unconfined' when neither exists. Print what you want to see. The user approves runs "
+    "unless their settings say otherwise."
 )
 
 
@@ -81,21 +86,33 @@ def _report(lang: str, where: str, result: ProcessResult, limits: sandbox.Limits
     return "\n".join(lines)
 
 
-async def _plan(self: Tool, language: sandbox.Language, file: Path) -> sandbox.Plan:
+async def _plan(
+    self: Tool, language: sandbox.Language, file: Path, box: CommandSandbox | None
+) -> sandbox.Plan:
     limits = _limits(self.opts)
     cwd = file.parent
     program = await sandbox.container_runtime(self.opts.get("container", "auto"), cwd)
     if program is not None and language.image:
         return sandbox.container_plan(program, language, file, limits)
+    if box is not None and box.active:  # the kernel sandbox takes the network away itself
+        plan = sandbox.process_plan(language, file, limits, (), os.environ)
+        return replace(plan, where=f"subprocess in the {box.kind} sandbox, no network")
     isolation = await sandbox.network_isolation(cwd)
-    return sandbox.process_plan(language, file, limits, isolation, os.environ)
+    plan = sandbox.process_plan(language, file, limits, isolation, os.environ)
+    return replace(plan, where=f"{plan.where}, unconfined (no sandbox: it can touch your files)")
 
 
-async def _execute(plan: sandbox.Plan, cwd: Path, timeout: float) -> ProcessResult:
+async def _execute(
+    plan: sandbox.Plan, cwd: Path, timeout: float, box: CommandSandbox | None
+) -> ProcessResult:
     """Each command in turn (a container pull, then the run); the first failure ends it."""
     result: ProcessResult | None = None
+    confined = box is not None and box.active and "sandbox" in plan.where
     for argv in plan.commands:
-        result = await run_process(argv, cwd=cwd, timeout=timeout, max_output=1_000_000)
+        launch = box.launch(cwd) if confined and box is not None else None
+        result = await run_process(
+            argv, cwd=cwd, timeout=timeout, max_output=1_000_000, sandbox=launch
+        )
         if result.exit_code != 0:
             break
     assert result is not None
@@ -119,8 +136,12 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     try:
         file = folder / f"main{language.suffix}"
         file.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-        plan = await _plan(self, language, file)
-        result = await _execute(plan, folder, own)
+        box = sandbox_of(self.tools)
+        plan = await _plan(self, language, file, box)
+        try:
+            result = await _execute(plan, folder, own, box)
+        except OSError as exc:
+            raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
     finally:
         import shutil
 

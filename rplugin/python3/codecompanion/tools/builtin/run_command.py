@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
-from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
+from ...sandbox.commands import refusal_note, sandbox_of
+from ..model.function_tool import (
+    Failure,
+    Reply,
+    arg_text,
+    function_tool,
+    nullable,
+    one_line,
+    time_limits,
+)
 from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
 from ..runtime.process import ProcessResult, cap_output, run_process
@@ -14,11 +24,15 @@ from ._support.paths import project_root
 from ._support.plain_command import plain_argv, shell_like_env
 from ._support.text_files import fence
 
+if TYPE_CHECKING:
+    from ...sandbox.launcher import Launch
+
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": True,
     "require_cmd_approval": True,
     "allowed_in_yolo_mode": False,
     "command_arg": "cmd",
+    "sandboxed": True,  # runs in the chat's command sandbox (see sandbox/)
     "timeout": 300_000,  # milliseconds, as CodeCompanion gives timeouts
     "max_chars": 0,
 }
@@ -26,13 +40,21 @@ DEFAULT_OPTS: dict[str, Any] = {
 DESCRIPTION = (
     "Run a shell command (sh -c) in the project root and get its exit code, stdout and stderr. "
     "stdin is closed, so interactive prompts get no input: pass flags such as --yes instead. "
-    "The command is killed after a timeout (5 minutes by default). The user approves each "
-    "command."
+    "The command is killed after a timeout (5 minutes by default). It runs in a sandbox when "
+    "the system has one (the result says which, or 'unconfined'): writes only in the project "
+    "and $TMPDIR, no network. Depending on the user's settings, the user approves commands."
 )
 
 PROPERTIES = {
     "cmd": {"type": "string", "description": "The command line, as typed in a shell."},
+    "unconfined": nullable(
+        "boolean",
+        "true: run outside the sandbox (network, writes outside the project); only after the "
+        "sandbox refused this command. The user is always asked. Leave it null otherwise.",
+    ),
 }
+
+Confine = Callable[[], "Launch | None"]
 
 _PROMPT_HINTS = ("password", "passphrase", "[y/n]", "(y/n)", "continue?", "press enter")
 
@@ -53,9 +75,10 @@ def _stream(label: str, text: str, limit: int) -> str:
     return f"{label}:\n{fence(text)}"
 
 
-def _report(cmd: str, result: ProcessResult, timeout: float, limit: int) -> str:
-    """The model's view: command, status, closed stdin, then both streams."""
-    lines = [f"$ {cmd}", f"status: {_status(result, timeout)}", "stdin: closed"]
+def _report(cmd: str, result: ProcessResult, timeout: float, limit: int, where: str) -> str:
+    """The model's view: command, status, sandbox, closed stdin, then both streams."""
+    status = f"status: {_status(result, timeout)}"
+    lines = [f"$ {cmd}", status, f"sandbox: {where}", "stdin: closed"]
     if result.truncated:
         lines.append("note: output beyond the size limit was dropped")
     failed = result.timed_out or result.exit_code != 0
@@ -71,19 +94,40 @@ def _report(cmd: str, result: ProcessResult, timeout: float, limit: int) -> str:
     return "\n".join(lines)
 
 
-async def _run(cmd: str, root: Path, timeout: float, env: dict[str, str]) -> ProcessResult:
+async def _run(
+    cmd: str, root: Path, timeout: float, env: dict[str, str], confine: Confine = lambda: None
+) -> ProcessResult:
     """`sh -c cmd`, or the program itself when the shell would only split the line into words.
 
     A program that cannot be started directly (not found, not executable, a script without
     `#!`) goes to the shell after all, which runs it or says why not as it always does.
+    `confine` prepares each start's sandbox (None: unconfined).
     """
     argv = plain_argv(cmd)
     if argv is not None:
         direct = shell_like_env(env, str(root))
-        result = await run_process(argv, cwd=root, timeout=timeout, env=direct)
+        result = await run_process(argv, cwd=root, timeout=timeout, env=direct, sandbox=confine())
         if result.started:
             return result
-    return await run_process(["sh", "-c", cmd], cwd=root, timeout=timeout, env=env)
+    return await run_process(
+        ["sh", "-c", cmd], cwd=root, timeout=timeout, env=env, sandbox=confine()
+    )
+
+
+def _confinement(self: Tool, root: Path, unconfined: bool) -> tuple[Confine, str, str]:
+    """How this call's processes are confined: (prepare one start, where it ran, model note)."""
+    box = sandbox_of(self.tools)
+    if box is None or not box.active or unconfined:
+        where = "unconfined" + (" (the user approved leaving the sandbox)" if unconfined else "")
+        return (lambda: None), where, ""
+
+    def prepare() -> Launch | None:
+        try:
+            return box.launch(root)
+        except OSError as exc:
+            raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
+
+    return prepare, box.describe(), refusal_note(box, False, can_leave=True)
 
 
 async def run(self: Tool, args: dict[str, Any]) -> Reply:
@@ -96,13 +140,15 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     # output for the user (gO). A positive max_chars caps each stream on its own.
     limit = int(self.opts.get("max_chars") or 0)
     root, env = project_root(self.tools), tool_environment(self.tools)
-    result = await _run(cmd, root, own, env)
-    text = _report(cmd, result, timeout, limit)
+    confine, where, note = _confinement(self, root, args.get("unconfined") is True)
+    result = await _run(cmd, root, own, env, confine)
+    text = _report(cmd, result, timeout, limit, where)
     short = one_line(cmd, 60)
     if result.timed_out:
         raise Failure(text, f"`{short}` timed out (limit {timeout:g}s)")
     if result.exit_code != 0:
-        raise Failure(text, f"`{short}` failed ({_status(result, timeout)})")
+        text = f"{text}\n{note}" if note else text
+        raise Failure(text, f"`{short}` failed ({_status(result, timeout)}; {where})")
     data = {"exit_code": 0, "duration": round(result.duration, 3)}
     return Reply(text, f"Ran `{short}` (exit 0)", data)
 
@@ -112,11 +158,20 @@ def _cmd(self: Tool) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _question(self: Tool) -> str:
+    """The approval question, saying where the command would run."""
+    box = sandbox_of(self.tools)
+    if self.args.get("unconfined") is True and box is not None and box.active:
+        return f"Run the command `{_cmd(self)}` OUTSIDE the sandbox (unconfined)?"
+    where = box.describe() if box is not None else "unconfined"
+    return f"Run the command `{_cmd(self)}`? ({where})"
+
+
 TOOL = function_tool(
     "run_command",
     DESCRIPTION,
     PROPERTIES,
     run,
-    prompt=lambda self: f"Run the command `{_cmd(self)}`?",
+    prompt=_question,
     opts=DEFAULT_OPTS,
 )

@@ -12,8 +12,9 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ...sandbox.settings import Mode
 from ..model.forms import takes_config
 from ..model.tool import Tool
 from . import shell_rules
@@ -21,7 +22,13 @@ from .approval_memory import ApprovalMemory
 from .results import as_text
 from .runner import invoke
 
+if TYPE_CHECKING:
+    from ...sandbox.commands import CommandSandbox
+
 log = logging.getLogger("codecompanion.tools")
+
+# Builtin tools that change files in the project; `edits` mode runs them without asking.
+_FILE_EDITS = frozenset({"create_file", "insert_edit_into_file", "delete_file"})
 
 QuestionKind = Literal[
     "call",  # may this tool call run
@@ -62,6 +69,12 @@ class PolicyContext(Protocol):
 
     yolo: bool
     approvals: ApprovalMemory
+    sandbox: CommandSandbox | None
+
+    @property
+    def mode(self) -> Mode:
+        """The chat's permission mode."""
+        ...
 
     @property
     def editor(self) -> Any:
@@ -148,6 +161,32 @@ def allowed_in_yolo(tool: Tool) -> bool:
     return tool.opts.get("allowed_in_yolo_mode", True) is not False
 
 
+def runs_commands(tool: Tool) -> bool:
+    """True for a tool whose commands the sandbox confines (run_command, code_runner, cmds)."""
+    if tool.opts.get("sandbox") is False:
+        return False
+    return tool.opts.get("sandboxed") is True or any(not callable(cmd) for cmd in tool.cmds)
+
+
+def leaves_sandbox(tool: Tool) -> bool:
+    """True for a call that asks to run its command outside the sandbox."""
+    return tool.opts.get("sandboxed") is True and tool.args.get("unconfined") is True
+
+
+def memory_name(tool: Tool) -> str:
+    """The name "always" is remembered under: an unconfined run is remembered on its own."""
+    return f"{tool.name} (unconfined)" if leaves_sandbox(tool) else tool.name
+
+
+def _confined(context: PolicyContext) -> bool:
+    sandbox = getattr(context, "sandbox", None)
+    return sandbox is not None and bool(sandbox.active)
+
+
+def _mode(context: PolicyContext) -> str:
+    return str(getattr(context, "mode", "yolo" if context.yolo else "ask"))
+
+
 async def needs_asking(tool: Tool, context: Any) -> bool:
     """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
     opts = tool.opts
@@ -213,6 +252,59 @@ class TextCallAsks:
         tool, _key = _call(question)
         if tool.call is not None and tool.call.asks:
             return Ruling("ask", "the model wrote this call as text")
+        return None
+
+
+@dataclass(frozen=True)
+class LeavingSandbox:
+    """A command that asks to run outside the sandbox is asked about in every mode."""
+
+    name: str = "leaving the sandbox"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Ask, unless the user said "always" for this exact command unconfined."""
+        tool, key = _call(question)
+        if not leaves_sandbox(tool) or not _confined(context):
+            return None
+        if (memory_name(tool), key) in context.approvals.commands:
+            return Ruling("allow", "always (unconfined)")
+        return Ruling("ask", "it asks to run outside the sandbox")
+
+
+@dataclass(frozen=True)
+class SandboxedCommand:
+    """In `sandboxed` and `yolo` modes a command runs in the sandbox without asking."""
+
+    name: str = "sandboxed command"
+    kinds: frozenset[QuestionKind] = _CALL
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow a confined command when the mode lets the sandbox stand in for the user."""
+        tool = question.tool
+        assert tool is not None
+        if _mode(context) in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
+            return Ruling("allow", "sandboxed")
+        return None
+
+
+@dataclass(frozen=True)
+class EditsMode:
+    """In `edits`, `sandboxed` and `yolo` modes file edits run and are written unreviewed."""
+
+    name: str = "edits mode"
+    kinds: frozenset[QuestionKind] = frozenset({"call", "diff_review"})
+
+    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
+        """Allow a file edit in the project (paths outside and git's files are still asked; a
+        tool kept out of YOLO, such as delete_file, still asks)."""
+        if _mode(context) not in ("edits", "sandboxed", "yolo"):
+            return None
+        tool = question.tool
+        if question.kind == "diff_review" or (
+            tool is not None and tool.name in _FILE_EDITS and allowed_in_yolo(tool)
+        ):
+            return Ruling("allow", "edits mode")
         return None
 
 
@@ -337,12 +429,17 @@ class ApprovedCallNeedsNoReview:
         return None
 
 
-# Order is the policy: deny before allow, a remembered exact line before the doubt about a
-# line, the doubt before anything blanket (a tool-wide "always", YOLO, approve-all).
+# Order is the policy: deny before anything; leaving the sandbox is always a question; the
+# sandbox (in the modes that trust it) before the doubt about a line, since the kernel, not the
+# reader, bounds what it does; a remembered exact line before that doubt; the doubt before
+# anything blanket (a tool-wide "always", YOLO, approve-all).
 POLICY: tuple[Rule, ...] = (
     DenyRules(),
     TextCallAsks(),
+    LeavingSandbox(),
     AllowRules(),
+    SandboxedCommand(),
+    EditsMode(),
     RememberedCommand(),
     UnreadableLine(),
     RememberedTool(),

@@ -26,6 +26,8 @@ from .approval_policy import (
     decide,
     denied_message,
     doubts,
+    leaves_sandbox,
+    memory_name,
 )
 from .approval_policy import rule_verdict as rule_verdict
 from .batch import CallContext
@@ -76,7 +78,10 @@ def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments
     """What "always" remembers: the whole tool, or only this command line / these arguments."""
     # A line the rules cannot read is never covered tool-wide: only this one line is remembered.
     per_call = (
-        tool.opts.get("require_cmd_approval") or not allowed_in_yolo(tool) or doubts(tool, key)
+        tool.opts.get("require_cmd_approval")
+        or not allowed_in_yolo(tool)
+        or doubts(tool, key)
+        or leaves_sandbox(tool)
     )
     if not per_call:
         return "tool"
@@ -225,7 +230,7 @@ class ApprovalGate:
             return Verdict("run", approved=True, reason="approve_all", approve_all=offered_all)
         if choice == "always":
             per_command = _always_scope(tool, key) != "tool"
-            self.system.approvals.remember(tool.name, key, per_command)
+            self.system.approvals.remember(memory_name(tool), key, per_command)
             return Verdict("run", approved=True, reason="always")
         if choice == "cancel":
             return Verdict("cancel", reason="cancelled by the user")

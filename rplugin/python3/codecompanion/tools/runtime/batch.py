@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
+from ...sandbox.settings import Mode
 from ..model.registry import ToolEntry
 from .approval_memory import ApprovalMemory
 from .results import CallResult, OutputBuffer
+
+if TYPE_CHECKING:
+    from ...sandbox.commands import CommandSandbox
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -77,6 +81,7 @@ class CallContext(Protocol):
     opts: dict[str, Any]
     yolo: bool
     editor: Editor | None
+    sandbox: CommandSandbox | None
     approvals: ApprovalMemory
     approver: Approver
     reporter: Reporter
@@ -85,6 +90,11 @@ class CallContext(Protocol):
     @property
     def chat_id(self) -> str:
         """The chat's id."""
+        ...
+
+    @property
+    def mode(self) -> Mode:
+        """The chat's permission mode."""
         ...
 
     def offered_entry(self, name: str) -> ToolEntry | None:

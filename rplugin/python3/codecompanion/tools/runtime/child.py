@@ -15,7 +15,7 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -55,8 +55,13 @@ def spawn(
     cwd: str | Path,
     env: Mapping[str, str] | None,
     stdin: int | None,
+    confine: Callable[[], None] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `args` in a new session with stdout and stderr piped (OSError if it cannot start)."""
+    """Start `args` in a new session with stdout and stderr piped (OSError if it cannot start).
+
+    `confine` runs in the child between fork and exec: the sandbox's launcher confines the
+    child itself there, never this process.
+    """
     return subprocess.Popen(
         args,
         cwd=str(cwd),
@@ -65,6 +70,7 @@ def spawn(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=confine,  # noqa: PLW1509 - only prepared system calls run there
     )
 
 

@@ -8,14 +8,18 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .child import Child, Sink, spawn
 from .child_env import RUN_MARKER, EnvPolicy
 from .descendants import kill_marked, run_id
 from .groupwatch import group_watch
+
+if TYPE_CHECKING:
+    from ...sandbox.launcher import Launch
 
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
@@ -114,9 +118,10 @@ def _start(
     stdin: int | None,
     sinks: tuple[Sink, Sink],
     stdin_data: bytes | None,
+    confine: Callable[[], None] | None,
 ) -> Child:
     """Start the process and guard its group; nothing awaits in between, so no cancel lands."""
-    popen = spawn(args, cwd, env, stdin)
+    popen = spawn(args, cwd, env, stdin, confine)
     group_watch().add(popen.pid)  # from here on the group dies with us, however we end
     return Child(popen, *sinks, stdin_data)
 
@@ -157,6 +162,7 @@ async def run_process(
     max_output: int = 1_000_000,
     stdin_devnull: bool = True,
     stdin_data: bytes | None = None,
+    sandbox: Launch | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own session; kill its whole group on timeout or cancellation.
 
@@ -166,7 +172,8 @@ async def run_process(
     beyond `max_output` bytes per stream is dropped (and `truncated` set) while reading goes
     on. On cancellation the group is killed and `CancelledError` re-raised.
     `stdin_devnull=False` inherits our stdin (never do that inside the Neovim host: its stdin
-    is the RPC channel); `stdin_data` is written to the child's stdin instead.
+    is the RPC channel); `stdin_data` is written to the child's stdin instead. With `sandbox`
+    the child confines itself before it executes `argv` (and gets the run's private temp).
     """
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
@@ -177,10 +184,16 @@ async def run_process(
     stdin = subprocess.DEVNULL if stdin_devnull else None
     if stdin_data is not None:
         stdin = subprocess.PIPE
+    child_env = _child_env(env, marker)
+    if sandbox is not None:
+        child_env.update(sandbox.env)
+    confine = None if sandbox is None else sandbox.preexec
     try:
-        child = _start(args, cwd, _child_env(env, marker), stdin, (out, err), stdin_data)
-    except OSError as exc:
-        message = f"cannot start {args[0]!r}: {exc.strerror or exc}"
+        child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, confine)
+    except (OSError, subprocess.SubprocessError) as exc:
+        message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
+        if sandbox is not None:
+            sandbox.close()
         return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
     try:
         timed_out, code = await _supervise(child, timeout)
@@ -189,6 +202,8 @@ async def run_process(
         # that a second cancel could cut short.
         kill_marked(marker, since=child.pid)
         _release(child.pid)
+        if sandbox is not None:
+            sandbox.close()
     return ProcessResult(
         argv=args,
         exit_code=None if timed_out else code,

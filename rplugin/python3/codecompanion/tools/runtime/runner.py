@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
+from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model.forms import cmd_form
 from ..model.signature import arity
 from ..model.tool import Tool
@@ -203,15 +204,21 @@ async def run_command(
     timeout: float | None,
     max_output: int,
     env: dict[str, str] | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> CmdResult:
     """One command cmd: exit 0 gives stdout as data; otherwise stderr and stdout are the error.
 
-    `env` is the process's environment (None: the default cleaned one, see child_env).
+    `env` is the process's environment (None: the default cleaned one, see child_env); with
+    an active `sandbox` the command runs confined to it.
     """
     from .process import run_process  # only command tools need the process machinery
 
+    try:
+        launch = None if sandbox is None else sandbox.launch(cwd)
+    except OSError as exc:
+        return CmdResult("error", f"The sandbox could not be prepared ({exc}); nothing ran.")
     finished, result = await bounded(
-        run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output, env=env),
+        run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output, env=env, sandbox=launch),
         None if timeout is None else timeout + _CANCEL_GRACE,
     )
     if not finished:
@@ -280,8 +287,9 @@ async def run_cmds(
             result = await run_function(cmd, tool, previous, timeout)
         else:
             argv = execution.cmd = expand(cmd, env or {})
+            box = sandbox_of(tool.tools) if tool.opts.get("sandbox") is not False else None
             result = await run_command(
-                argv, tool.name, cwd, timeout, max_output, tool_environment(tool.tools)
+                argv, tool.name, cwd, timeout, max_output, tool_environment(tool.tools), box
             )
             set_flag(tool, cmd, result.status == "success")
         if result.status != "success":

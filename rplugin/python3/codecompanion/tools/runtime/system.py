@@ -10,11 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...chat.compose import MENTION  # the `@{name}` syntax, one definition
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink, HunkDecision
+from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
 from ..model.registry import ToolEntry, ToolRegistry
 from ..model.tool import Tool
@@ -24,6 +25,9 @@ from .approvals import ApprovalGate
 from .batch import Reporter, ToolChat
 from .orchestrator import Orchestrator
 from .results import OutputBuffer, Status, as_text
+
+if TYPE_CHECKING:
+    from ...sandbox.commands import CommandSandbox
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -124,6 +128,8 @@ class ToolSystem:
         opts: Mapping[str, Any] | None = None,
         yolo: bool = False,
         tls: Callable[[], ssl.SSLContext] | None = None,
+        sandbox: CommandSandbox | None = None,
+        mode: Mode = "ask",
     ) -> None:
         self.chat = ChatHandle(self, chat)
         # The host's one context when given (Workspace.ssl_context), else this system's own.
@@ -135,7 +141,9 @@ class ToolSystem:
         self.cwd = Path(cwd).resolve()
         self.editor = editor
         self.opts: dict[str, Any] = {**DEFAULT_OPTS, **(opts or {})}
-        self.yolo = yolo
+        self.yolo = yolo or mode == "yolo"
+        self._mode: Mode = "ask" if mode == "yolo" else mode  # the mode YOLO falls back to
+        self.sandbox = sandbox  # None: commands run unconfined
         self.offered: list[str] = []
         self.groups: list[str] = []
         self.approvals = ApprovalMemory()
@@ -153,6 +161,17 @@ class ToolSystem:
     def chat_id(self) -> str:
         """The chat's id (events carry it instead of a buffer number)."""
         return self.chat.id
+
+    @property
+    def mode(self) -> Mode:
+        """The chat's permission mode: ask, edits, sandboxed or yolo (YOLO on wins)."""
+        return "yolo" if self.yolo else self._mode
+
+    @mode.setter
+    def mode(self, value: Mode) -> None:
+        self.yolo = value == "yolo"
+        if value != "yolo":
+            self._mode = value
 
     @property
     def running(self) -> bool:
@@ -364,6 +383,7 @@ class ToolSystem:
             "tools": list(self.offered),
             "groups": list(self.groups),
             "yolo": self.yolo,
+            "mode": self._mode,
             "approvals": self.approvals.to_state(),
         }
 
@@ -376,4 +396,6 @@ class ToolSystem:
             if not self.add_tool(str(name)):
                 log.warning("saved chat offered tool %s, which is no longer available", name)
         self.yolo = bool(state.get("yolo", self.yolo))
+        if state.get("mode") in MODES:
+            self._mode = state["mode"]
         self.approvals = ApprovalMemory.from_state(state.get("approvals"))
