@@ -4,6 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_RUNTIME := $(VENV)/.runtime-stamp
 STAMP_DEV := $(VENV)/.dev-stamp
+# The command sandbox's launcher (sandbox/confine.c), built where a C compiler exists; without it
+# commands are confined by the host's forked child, which costs more per command.
+CC ?= cc
+CONFINE := $(VENV)/bin/codecompanion-confine
+CONFINE_SRC := rplugin/python3/codecompanion/sandbox/confine.c
 # Exact versions of every dependency (see constraints.txt); `make install CONSTRAINTS=` skips them.
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
@@ -36,16 +41,21 @@ $(STAMP_DEV): pyproject.toml $(CONSTRAINTS) | $(PY)
 	touch $@ $(STAMP_RUNTIME)
 
 ## install: the plugin manager's build step: .venv with the runtime dependencies only.
-install: $(STAMP_RUNTIME)
+install: $(STAMP_RUNTIME) $(CONFINE)
 
-dev: $(STAMP_DEV)
+dev: $(STAMP_DEV) $(CONFINE)
+
+$(CONFINE): $(CONFINE_SRC) | $(PY)
+	@if command -v $(CC) >/dev/null 2>&1 && [ "$$(uname -s)" = Linux ]; then \
+		$(CC) -O2 -Wall -Wextra -o $@ $(CONFINE_SRC) || echo "codecompanion-confine not built: commands use the slower in-process sandbox launcher" >&2; \
+	else echo "no C compiler (or not Linux): commands use the slower in-process sandbox launcher" >&2; fi
 
 ## run: set up everything and start Neovim with the plugin loaded.
-run: $(STAMP_RUNTIME)
+run: $(STAMP_RUNTIME) $(CONFINE)
 	@$(PY) scripts/run.py
 
 ## test: the whole suite: lint, types, tests.
-test: $(STAMP_DEV) lint typecheck pytest
+test: $(STAMP_DEV) $(CONFINE) lint typecheck pytest
 
 ## test-real: end-to-end scenarios against a real local model (not part of `make test`).
 ## Needs a running OpenAI-compatible server: REALMODEL_URL (default http://127.0.0.1:8093/v1),

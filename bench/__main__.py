@@ -12,11 +12,11 @@ from pathlib import Path
 from .figures import Results
 
 HERE = Path(__file__).resolve().parent
-GROUPS = ("pure", "grep", "stream", "tools", "startup")
+GROUPS = ("pure", "grep", "stream", "tools", "startup", "sandbox")
 
 
 def _scenarios(results: Results, workdir: Path, runs: int) -> dict[str, Callable[[], None]]:
-    from . import grep, pure, startup, streaming, toolcalls
+    from . import grep, pure, sandbox, startup, streaming, toolcalls
 
     return {
         "pure": lambda: pure.run(results, runs),
@@ -24,6 +24,7 @@ def _scenarios(results: Results, workdir: Path, runs: int) -> dict[str, Callable
         "stream": lambda: streaming.run(results, workdir, runs),
         "tools": lambda: toolcalls.run(results, workdir, runs),
         "startup": lambda: startup.run(results, workdir, runs),
+        "sandbox": lambda: sandbox.run(results, workdir, runs),
     }
 
 

@@ -28,6 +28,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("b2", "20 read_file: tool stream end → next request", "ms", 40),
     Spec("c_overhead", "run_command `sleep 2`: round trip − 2 s", "ms", 15),
     Spec("c_latency", "run_command `sleep 2`: worst probe latency", "ms", 5),
+    Spec("sandbox_start", "starting a command in the sandbox: added time", "ms", 10),
     Spec("d_shown", "first :CodeCompanionChat: buffer shown", "ms", 45),
     Spec("d_blocked", "first :CodeCompanionChat: Neovim blocked", "ms", 5),
     Spec("e_nvim", "after a1: Neovim RSS", "MB", 20),

@@ -382,3 +382,35 @@ async def test_leaving_the_sandbox_is_asked_even_in_yolo_and_remembered_per_comm
         assert outcome.statuses["third"] == "error" and len(approver.requests) == 1
     finally:
         (world.outside / "approved.txt").unlink(missing_ok=True)
+
+
+@needs_landlock
+@pytest.mark.parametrize("native", [True, False], ids=["native launcher", "in-process launcher"])
+async def test_both_launchers_confine_and_report_what_cannot_start(
+    world: World, native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecompanion.sandbox import launcher
+    from codecompanion.tools.runtime.process import run_process
+
+    if native and launcher.native_launcher() is None:
+        pytest.skip("codecompanion-confine is not built (no C compiler)")
+    if not native:
+        monkeypatch.setattr(launcher, "native_launcher", lambda: None)
+    sandbox = CommandSandbox(read_permissions({}), Detector())
+    lines = {
+        f"echo x > {world.outside}/both.txt": 2,
+        "echo x > .git/hooks/both": 2,
+        f"{sys.executable} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{world.unix.address}')\"": 1,
+        "echo fine > both-ok.txt": 0,
+    }  # fmt: skip
+    for line, code in lines.items():
+        launch = sandbox.launch(world.project)
+        assert launch is not None and (launch.native is not None) is native
+        result = await run_process(["sh", "-c", line], cwd=world.project, sandbox=launch)
+        assert result.exit_code == code, (line, result.stderr)
+    assert not (world.outside / "both.txt").exists() and not world.unix.hits
+    (world.project / "both-ok.txt").unlink()
+    missing = await run_process(
+        ["no-such-program-x"], cwd=world.project, sandbox=sandbox.launch(world.project)
+    )
+    assert not missing.started and "No such file" in missing.stderr

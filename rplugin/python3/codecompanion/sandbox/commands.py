@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .settings import Permissions
 
 if TYPE_CHECKING:  # ctypes and the system calls load with the first confined command
-    from .launcher import Launch
+    from .launcher import Launch, PidCgroup
     from .probe import Availability, SandboxKind
 
 log = logging.getLogger("codecompanion.sandbox")
@@ -30,6 +30,8 @@ class CommandSandbox:
         self.permissions = permissions
         self._availability = availability  # the host probes once and shares the answer
         self.read_only = read_only  # the plugin's config file and chats folder
+        self._cgroup: PidCgroup | None = None
+        self._cgroup_tried = False
 
     @property
     def availability(self) -> Availability:
@@ -59,11 +61,14 @@ class CommandSandbox:
         """The run's confinement (None: the command runs unconfined)."""
         if not self.active:
             return None
-        from .launcher import Boundary, launch
+        from .launcher import Boundary, PidCgroup, launch
 
+        if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds
+            self._cgroup_tried = True
+            self._cgroup = PidCgroup.make(self.permissions.max_processes)
         found = self.availability
         boundary = Boundary(project, self.permissions, self.read_only, network)
-        return launch(boundary, found.abi, with_mounts=found.mounts)
+        return launch(boundary, found.abi, found.mounts, self._cgroup)
 
 
 def sandbox_of(tools: object) -> CommandSandbox | None:

@@ -1,7 +1,7 @@
 """Confining one command: the host prepares everything, the forked child confines itself and
 executes the command.
 
-The child (between fork and exec, through subprocess's preexec_fn) joins the run's pid cgroup,
+The child (between fork and exec, through subprocess's preexec_fn) joins the chat's pid cgroup,
 enters its own mount namespace (mounts.py), drops root's dangerous capabilities, restricts
 itself with Landlock (landlock.py) and loads the no-network seccomp filter (seccomp.py). The
 host and Neovim are never confined.
@@ -17,7 +17,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,36 +69,59 @@ def _cgroup_base() -> Path | None:
     return v2
 
 
-def _pid_cgroup(limit: int) -> tuple[str, int] | None:
-    """A fresh cgroup under ours for one run (at most `limit` processes where the pids
-    controller is there): (folder, its cgroup.procs opened for writing), or None."""
-    try:
-        base = _cgroup_base()
-        if base is None:
+class PidCgroup:
+    """A cgroup for one chat's commands (they run one at a time): at most `limit` processes
+    where the pids controller is there, and emptied after each command."""
+
+    def __init__(self, folder: str, procs: int) -> None:
+        self.folder = folder
+        self.procs = procs  # cgroup.procs, open for writing: a child joins by writing "0"
+        self._finalizer = weakref.finalize(self, PidCgroup._remove, folder, procs)
+
+    @classmethod
+    def make(cls, limit: int) -> PidCgroup | None:
+        """A fresh cgroup under ours, or None where we may not make one."""
+        try:
+            base = _cgroup_base()
+            if base is None:
+                return None
+            folder = Path(tempfile.mkdtemp(prefix="codecompanion-", dir=base))
+        except OSError:
             return None
-        folder = Path(tempfile.mkdtemp(prefix="codecompanion-", dir=base))
-    except OSError:
-        return None
-    try:
-        if (folder / "pids.max").exists():
-            (folder / "pids.max").write_text(str(limit))
-        return str(folder), os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-        return None
-
-
-def _kill_members(folder: str) -> None:
-    """Kill whatever the run left in its cgroup: a daemon that dropped the run's marker too."""
-    kill = Path(folder) / "cgroup.kill"
-    with contextlib.suppress(OSError):
-        if kill.exists():
-            kill.write_text("1")
-            return
-        for pid in (Path(folder) / "cgroup.procs").read_text().split():
+        try:
+            if (folder / "pids.max").exists():
+                (folder / "pids.max").write_text(str(limit))
+            return cls(str(folder), os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
+        except OSError:
             with contextlib.suppress(OSError):
-                os.kill(int(pid), signal.SIGKILL)
+                folder.rmdir()
+            return None
+
+    def empty(self) -> None:
+        """Kill whatever a command left in it: a daemon that dropped the run's marker too."""
+        kill = Path(self.folder) / "cgroup.kill"
+        with contextlib.suppress(OSError):
+            if kill.exists():
+                kill.write_text("1")
+                return
+            for pid in (Path(self.folder) / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+    def close(self) -> None:
+        """Empty and remove it."""
+        self.empty()
+        self._finalizer()
+
+    @staticmethod
+    def _remove(folder: str, procs: int) -> None:
+        os.close(procs)
+        for _attempt in range(50):  # killed members leave within milliseconds
+            try:
+                os.rmdir(folder)
+                return
+            except OSError:
+                time.sleep(0.002)
 
 
 @dataclass
@@ -109,13 +132,54 @@ class Launch:
     view: mounts.MountView | None
     filter: seccomp.Filter | None
     temp: str
-    cgroup: tuple[str, int] | None
+    cgroup: PidCgroup | None  # the chat's, shared by its commands
     env: dict[str, str] = field(default_factory=dict)
+    native: str | None = None  # codecompanion-confine, when it was built
+    _pipes: list[int] = field(default_factory=list)
+    _error: int | None = None  # read end: errno of a failed exec, from the native launcher
+
+    def wrap(self, argv: tuple[str, ...]) -> tuple[list[str], tuple[int, ...]]:
+        """The native launcher's command line for `argv`, and the descriptors it inherits."""
+        assert self.native is not None
+        program = -1
+        if self.filter is not None:
+            program, end = os.pipe2(os.O_CLOEXEC)
+            os.write(end, self.filter.program)  # 0.2 KB: the pipe holds it
+            os.close(end)
+            self._pipes.append(program)
+        self._error, err = os.pipe2(os.O_CLOEXEC)
+        self._pipes += [self._error, err]
+        procs = self.cgroup.procs if self.cgroup is not None else -1
+        view = self.view or mounts.MountView((), (), (), False, (0, 0))
+        head = [self.native, str(self.ruleset), str(procs), str(program), str(err)]
+        head += ["1" if view.user_namespace else "0", *map(str, view.ids), "1"]
+        head.append(str(len(view.read_only)))
+        for path, kept in view.read_only:
+            head += [os.fsdecode(path), str(kept)]
+        for group in (view.hidden_dirs, view.hidden_files):
+            head += [str(len(group)), *map(os.fsdecode, group)]
+        fds = (
+            (self.ruleset, err)
+            + ((procs,) if procs >= 0 else ())
+            + ((program,) if program >= 0 else ())
+        )
+        return [*head, "--", *argv], fds
+
+    def exec_error(self) -> str | None:
+        """Why the native launcher could not execute the command (None: it did)."""
+        if self._error is None:
+            return None
+        os.set_blocking(self._error, False)
+        try:
+            data = os.read(self._error, 4)
+        except OSError:
+            return None
+        return os.strerror(int.from_bytes(data, sys.byteorder)) if len(data) == 4 else None
 
     def preexec(self) -> None:
         """Confine the calling (child) process; any failure stops the command from starting."""
         if self.cgroup is not None:
-            os.write(self.cgroup[1], b"0")
+            os.write(self.cgroup.procs, b"0")
         if self.view is not None:
             self.view.enter()
         if os.geteuid() == 0:
@@ -127,21 +191,19 @@ class Launch:
             self.filter.install()
 
     def close(self) -> None:
-        """Release the ruleset, the private temp folder and the cgroup."""
+        """Release the ruleset and the private temp folder; empty the cgroup."""
         os.close(self.ruleset)
+        for fd in self._pipes:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         shutil.rmtree(self.temp, ignore_errors=True)
         if self.cgroup is not None:
-            os.close(self.cgroup[1])
-            _kill_members(self.cgroup[0])
-            for _attempt in range(50):  # the killed members leave within milliseconds
-                try:
-                    os.rmdir(self.cgroup[0])
-                    break
-                except OSError:
-                    time.sleep(0.002)
+            self.cgroup.empty()
 
 
-def launch(boundary: Boundary, abi: int, with_mounts: bool) -> Launch:
+def launch(
+    boundary: Boundary, abi: int, with_mounts: bool, cgroup: PidCgroup | None = None
+) -> Launch:
     """Prepare one run (in the host): ruleset, mount view, filter, private temp, cgroup."""
     temp = tempfile.mkdtemp(prefix="codecompanion-run-")
     project = str(boundary.project)
@@ -158,14 +220,12 @@ def launch(boundary: Boundary, abi: int, with_mounts: bool) -> Launch:
         protected = [os.path.join(project, ".git"), *boundary.read_only]
         view = mounts.plan(protected, list(boundary.permissions.deny_read), writable)
     no_network = None if network else seccomp.Filter(seccomp.no_network_program())
-    cgroup = _pid_cgroup(boundary.permissions.max_processes)
     env = {"TMPDIR": temp, "TMP": temp, "TEMP": temp}
-    return Launch(ruleset, view, no_network, temp, cgroup, env)
+    return Launch(ruleset, view, no_network, temp, cgroup, env, native_launcher())
 
 
-Preexec = Callable[[], None]
-
-
-def supported_platform() -> bool:
-    """Linux on a machine the seccomp filter knows."""
-    return sys.platform == "linux" and seccomp.supported()
+def native_launcher() -> str | None:
+    """The compiled launcher next to the host's Python (`make install` builds it with a C
+    compiler); None: the child confines itself in Python, which costs a fork of the host."""
+    path = os.path.join(os.path.dirname(sys.executable), "codecompanion-confine")
+    return path if os.access(path, os.X_OK) else None

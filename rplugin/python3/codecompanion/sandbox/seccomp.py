@@ -80,6 +80,7 @@ class Filter:
     """A filter prepared in the host; `install` (in the child) is two prctl calls."""
 
     def __init__(self, program: bytes) -> None:
+        self.program = program
         self._buffer = ctypes.create_string_buffer(program, len(program))
         self._fprog = _Fprog(len(program) // 8, ctypes.addressof(self._buffer))
 

@@ -111,6 +111,19 @@ def _child_env(env: Mapping[str, str] | None, marker: str) -> dict[str, str]:
     return merged
 
 
+def _confined(
+    args: tuple[str, ...], sandbox: Launch | None
+) -> tuple[tuple[str, ...], tuple[int, ...], Callable[[], None] | None]:
+    """What to start for `args` in `sandbox`: the native launcher's command line and the
+    descriptors it inherits, else `args` with the in-child confinement (or none)."""
+    if sandbox is None:
+        return args, (), None
+    if sandbox.native is not None:
+        wrapped, fds = sandbox.wrap(args)
+        return tuple(wrapped), fds, None
+    return args, (), sandbox.preexec
+
+
 def _start(
     args: tuple[str, ...],
     cwd: str | Path,
@@ -119,9 +132,10 @@ def _start(
     sinks: tuple[Sink, Sink],
     stdin_data: bytes | None,
     confine: Callable[[], None] | None,
+    fds: tuple[int, ...] = (),
 ) -> Child:
     """Start the process and guard its group; nothing awaits in between, so no cancel lands."""
-    popen = spawn(args, cwd, env, stdin, confine)
+    popen = spawn(args, cwd, env, stdin, confine, fds)
     group_watch().add(popen.pid)  # from here on the group dies with us, however we end
     return Child(popen, *sinks, stdin_data)
 
@@ -187,14 +201,15 @@ async def run_process(
     child_env = _child_env(env, marker)
     if sandbox is not None:
         child_env.update(sandbox.env)
-    confine = None if sandbox is None else sandbox.preexec
+    started_args, fds, confine = _confined(args, sandbox)
     try:
-        child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, confine)
+        child = _start(started_args, cwd, child_env, stdin, (out, err), stdin_data, confine, fds)
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         if sandbox is not None:
             sandbox.close()
         return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
+    failed: str | None = None
     try:
         timed_out, code = await _supervise(child, timeout)
     finally:
@@ -203,7 +218,11 @@ async def run_process(
         kill_marked(marker, since=child.pid)
         _release(child.pid)
         if sandbox is not None:
+            failed = sandbox.exec_error()
             sandbox.close()
+    if failed is not None:  # the launcher ran, the command could not start (as Popen says)
+        message = f"cannot start {args[0]!r}: {failed}"
+        return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
     return ProcessResult(
         argv=args,
         exit_code=None if timed_out else code,
