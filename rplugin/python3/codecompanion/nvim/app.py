@@ -326,7 +326,8 @@ class App:
 
             chat.view.render(replay(chat.messages, chat.adapter.name, chat.model))
             chat.fire("ChatRestored")
-        chat.view.render(_mode_vars(chat))
+        chat.view.render(_mode_vars(chat, probe=False))
+        self.bridge.spawn(_show_sandbox(chat))  # probing starts a process: off the open path
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
         if chat.checkpoints is not None and restored:
@@ -665,9 +666,20 @@ def _mode_line(chat: Chat) -> str:
     return f"mode {chat.tools.mode}: {_MODE_WORDS[chat.tools.mode]}; commands: {where}"
 
 
-def _mode_vars(chat: Chat) -> list[Any]:
-    """The buffer variables status() and the statusline read: mode and sandbox kind."""
+async def _show_sandbox(chat: Chat) -> None:
+    """Probe the sandbox in a thread, then show its kind in the chat's variables."""
     sandbox = chat.tools.sandbox
+    if sandbox is not None:
+        await asyncio.to_thread(lambda: sandbox.availability)
+    chat.view.render(_mode_vars(chat))
+
+
+def _mode_vars(chat: Chat, probe: bool = True) -> list[Any]:
+    """The buffer variables status() and the statusline read: mode and sandbox kind (left out
+    until probed when `probe` is False)."""
+    sandbox = chat.tools.sandbox
+    if sandbox is not None and not probe and not sandbox.probed:
+        return [SetVar(name="codecompanion_mode", value=chat.tools.mode)]
     kind = sandbox.kind if sandbox is not None else "none"
     return [
         SetVar(name="codecompanion_mode", value=chat.tools.mode),

@@ -39,6 +39,11 @@ class CommandSandbox:
         return self._availability()
 
     @property
+    def probed(self) -> bool:
+        """True once this machine's sandbox is known (asking `kind` then costs nothing)."""
+        return not self.permissions.sandbox or bool(getattr(self._availability, "done", True))
+
+    @property
     def kind(self) -> SandboxKind:
         """The sandbox commands get: "landlock", "seatbelt", or "none" (off or unavailable)."""
         if not self.permissions.sandbox:

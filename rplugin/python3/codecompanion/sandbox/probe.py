@@ -78,6 +78,11 @@ class Detector:
     def __init__(self) -> None:
         self._found: Availability | None = None
 
+    @property
+    def done(self) -> bool:
+        """True once probed."""
+        return self._found is not None
+
     def __call__(self) -> Availability:
         """What works here."""
         if self._found is None:
