@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.sandbox.probe import detect
 from tests.nvim.harness import Editor, wait_for
 
