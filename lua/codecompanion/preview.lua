@@ -120,9 +120,13 @@ function M.select(items, opts, on_choice)
     -- typed while it asks tell: a cancel that began with `:` gives them back as that command.
     local keys = vim.api.nvim_create_namespace("codecompanion_select_keys")
     local typed_keys = {}
-    vim.on_key(function(key, typed)
-      table.insert(typed_keys, (typed and typed ~= "") and typed or key)
-    end, keys)
+    local info = debug.getinfo(vim.ui.select, "S")
+    local stock = info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
+    if stock then -- a picker of its own reads `:` itself
+      vim.on_key(function(key, typed)
+        table.insert(typed_keys, (typed and typed ~= "") and typed or key)
+      end, keys)
+    end
     vim.ui.select(items, opts, function(choice, ...)
       vim.on_key(nil, keys)
       vim.cmd("redraw")
