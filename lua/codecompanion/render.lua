@@ -400,12 +400,17 @@ function handlers.lock() end
 
 ---@class codecompanion.op.Replace the whole buffer (a cleared or restored chat)
 ---@field lines string[]
+---@field keep_message? boolean the message being typed comes back under the next `ready`
 
 ---@param bufnr integer
 ---@param op codecompanion.op.Replace
 function handlers.replace(bufnr, op)
   stream_highlight.ended(bufnr)
   local s = state(bufnr)
+  if op.keep_message then
+    local typed = M.user_message(bufnr)
+    s.kept_message = typed ~= "" and typed or nil
+  end
   vim.api.nvim_buf_clear_namespace(bufnr, ns_tools, 0, -1)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   s.tools, s.llm_header, s.user_header = {}, nil, nil
@@ -428,6 +433,11 @@ function handlers.ready(bufnr, op)
   stream_highlight.ended(bufnr)
   spinner.stop(bufnr)
   handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
+  local s = state(bufnr)
+  if s.kept_message then
+    M.set_user_message(bufnr, s.kept_message)
+    s.kept_message = nil
+  end
 end
 
 ---@class codecompanion.op.Spinner the spinner at the end of the buffer, on or off

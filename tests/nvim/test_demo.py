@@ -99,3 +99,14 @@ def test_example_arguments_follow_the_schema() -> None:
         "opts": {"deep": True},
     }
     assert example_arguments({"properties": {"x": {"type": ["number", "null"]}}}) == {"x": 1.5}
+
+
+def test_text_typed_before_the_demo_intro_arrives_is_kept(
+    start_nvim: StartNvim, tmp_path: Path
+) -> None:
+    ed = start_nvim(cwd=tmp_path, env={"TMPDIR": str(tmp_path)})
+    ed.nvim.command("CodeCompanionChat")  # the host starts now: the intro comes later
+    ed.nvim.current.buffer.append("typed early")
+    bufnr = ed.nvim.current.buffer.number
+    text = wait_for(lambda: "Offline demo" in ed.text(bufnr) and ed.text(bufnr))
+    assert text.rstrip().endswith("## Me\n\ntyped early"), text

@@ -170,6 +170,9 @@ class Replace(RenderOp):
 
     KIND = "replace"
     lines: list[str]
+    # What the user typed under `## Me` comes back under the next `ready` (a demo chat's intro
+    # arrives after the buffer is open, and may find a message being typed).
+    keep_message: bool = False
 
 
 @dataclass(frozen=True)

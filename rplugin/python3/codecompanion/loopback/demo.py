@@ -181,7 +181,7 @@ def hint(folder: Path) -> str:
 def intro_ops(folder: Path) -> list[RenderOp]:
     """A demo chat's buffer: what to type, above `## Me`."""
     return [
-        Replace(lines=[""]),
+        Replace(lines=[""], keep_message=True),
         block(hint(folder)),
         Ready(text=USER_HEADER),
     ]
