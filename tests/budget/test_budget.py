@@ -55,6 +55,9 @@ def test_estimates_grow_with_text_and_count_code_symbols() -> None:
     assert estimate_text("hello world") == 2
     assert estimate_text("f(x) = 1;") > estimate_text("f x 1")
     assert estimate_text(FILE) > 300 * 8
+    # Indentation and each digit count (the safe side for tokenizers that split digits).
+    assert estimate_text("    return x") == estimate_text("return x") + 1
+    assert estimate_text("150") == 3
 
 
 def test_the_ratio_is_learned_from_usage_and_bounded() -> None:

@@ -15,9 +15,10 @@ from typing import Any
 
 from ..messages import Message
 
-# A word (split every 6 characters, as BPE vocabularies cut long identifiers), a run of
-# digits (about 3 per token), a newline run, or one symbol.
-_PIECES = re.compile(r"[A-Za-z]+|\d{1,3}|\n+|[^\sA-Za-z\d]")
+# A word (split every 6 characters, as BPE vocabularies cut long identifiers), a digit (some
+# tokenizers take one digit per token, others three: counting each errs on the safe side until
+# the first `usage`), a newline run, a run of indentation, or one symbol.
+_PIECES = re.compile(r"[A-Za-z]+|\d|\n+|[ \t]{2,}|[^\sA-Za-z\d]")
 MESSAGE_OVERHEAD = 4  # role and separators every chat template adds per message
 REQUEST_OVERHEAD = 3  # the assistant's turn opener
 
