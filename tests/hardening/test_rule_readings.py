@@ -66,7 +66,7 @@ READ_ONLY_READ = [
     "sort --compress-program=./mk -S 1 data",
     "tar -tf host:a.tar",
     "git -c core.pager=./mk log",
-    "git -C elsewhere status",
+    "git -C elsewhere grep -O./mk alpha",
     "git --exec-path=. status",
     "sed -f script.sed data",
     "sed --bogus data",
@@ -96,6 +96,7 @@ READ_ONLY_FINE = [
     "git diff --stat HEAD~1",
     "git grep -n alpha",
     "git log --oneline -3",
+    "git -C . status --short",
 ]
 
 

@@ -169,12 +169,14 @@ _GIT_GREP = _spec("", "", "", "", runs="O open-files-in-pager", complete=False, 
 _GIT_OUTPUT = _spec(
     "o", "", "", "output output-directory", writes="output output-directory", complete=False
 )
-# git's own options before the subcommand: these point git at other configuration or programs.
-_GIT_STEERING = ("-c", "-C", "--config-env", "--exec-path", "--git-dir", "--work-tree",
-                 "--namespace", "--super-prefix", "--list-cmds")  # fmt: skip
+# git's own options before the subcommand: these name configuration or programs to run.
+_GIT_STEERING = ("-c", "--config-env", "--exec-path")
+# ...and those taking a value (the next word unless attached), then those taking none.
+_GIT_VALUES = ("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix")
 _GIT_FLAGS = ("-p", "-P", "--paginate", "--no-pager", "--bare", "--no-replace-objects",
               "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
-              "--icase-pathspecs", "--no-optional-locks", "--no-advice")  # fmt: skip
+              "--icase-pathspecs", "--no-optional-locks", "--no-advice", "--list-cmds",
+              "--version", "--help", "-h", "--html-path", "--man-path", "--info-path")  # fmt: skip
 
 
 def _sed(args: Sequence[Word]) -> list[Effect]:
@@ -432,10 +434,14 @@ def _git(args: Sequence[Word]) -> list[Effect]:
     while index < len(args) and args[index].text.startswith("-"):
         word = args[index]
         name = word.text.partition("=")[0]
+        attached = "=" in word.text or (name[:2] in ("-c", "-C") and len(name) > 2)
         if not word.known:
             out.add("unknown", "an argument of `git` the shell computes")
-        elif name in _GIT_STEERING or any(name.startswith(s) for s in ("-c", "-C")):
-            out.add("runs", f"`git {name}` points git at other configuration or programs")
+        elif name in _GIT_STEERING or name.startswith("-c"):
+            out.add("runs", f"`git {name[:2] if name.startswith('-c') else name}` names "
+                    "configuration or programs git runs")  # fmt: skip
+        elif name in _GIT_VALUES or name.startswith("-C"):
+            index += 0 if attached else 1
         elif name not in _GIT_FLAGS:
             out.add("unknown", f"`git {name}` is an option the rules do not know")
         index += 1
