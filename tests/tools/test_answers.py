@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools.runtime.answers import Answers
-from codecompanion.tools.runtime.results import CallResult
+from codecompanion.tools.runtime.protocol import ToolResult
+from codecompanion.tools.runtime.runner import Answers
 
 CALLS = [ToolCall("a", "t", {}), ToolCall("b", "t", {}), ToolCall("c", "t", {})]
 
@@ -16,8 +16,8 @@ def answers() -> tuple[Answers, list[tuple[str, str]]]:
 
 def test_the_first_result_is_delivered_and_a_second_refused() -> None:
     book, delivered = answers()
-    assert book.record(CALLS[1], CallResult("success", "first"))
-    assert not book.record(CALLS[1], CallResult("error", "second"))
+    assert book.record(CALLS[1], ToolResult("success", "first"))
+    assert not book.record(CALLS[1], ToolResult("error", "second"))
     assert delivered == [("b", "first")]
     assert book.statuses == {"b": "success"}
     assert book.has("b") and not book.has("a")
@@ -25,9 +25,9 @@ def test_the_first_result_is_delivered_and_a_second_refused() -> None:
 
 def test_answer_rest_answers_only_the_calls_without_a_result_in_order() -> None:
     book, delivered = answers()
-    book.record(CALLS[1], CallResult("success", "ran"))
-    book.answer_rest(lambda call: CallResult("cancelled", f"{call.id} cancelled"))
+    book.record(CALLS[1], ToolResult("success", "ran"))
+    book.answer_rest(lambda call: ToolResult("cancelled", f"{call.id} cancelled"))
     assert delivered == [("b", "ran"), ("a", "a cancelled"), ("c", "c cancelled")]
     assert book.statuses == {"b": "success", "a": "cancelled", "c": "cancelled"}
-    book.answer_rest(lambda call: CallResult("error", "again"))
+    book.answer_rest(lambda call: ToolResult("error", "again"))
     assert len(delivered) == 3

@@ -1,6 +1,6 @@
 """The invariant on random batches: every call id gets exactly one result, whatever happens.
 
-The rule lives in `codecompanion.tools.runtime.answers.Answers`; tests/tools/test_answers.py
+The rule lives in `codecompanion.tools.runtime.runner.Answers`; tests/tools/test_answers.py
 checks that object directly, this test checks the whole tool system keeps it.
 """
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import ApprovalDecision
-from codecompanion.tools.runtime.results import FINAL_STATUSES
+from codecompanion.tools.runtime.protocol import FINAL_STATUSES
 from tests.fakes import ScriptedApprover
 from tests.tools.harness import make
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.tools.runtime.process import ProcessResult, cap_output, run_process
+from codecompanion.tools.runtime.process import ProcessResult, run_process
+from codecompanion.tools.runtime.protocol import cap_output
 
 
 def _group_members(pgid: int) -> list[int]:

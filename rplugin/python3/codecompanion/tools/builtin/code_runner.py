@@ -13,7 +13,8 @@ from ...errors import ToolError
 from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
 from ..model.tool import Tool
-from ..runtime.process import ProcessResult, cap_output, run_process
+from ..runtime.process import ProcessResult, run_process
+from ..runtime.protocol import cap_output
 from ._support import sandbox
 from ._support.text_files import fence
 

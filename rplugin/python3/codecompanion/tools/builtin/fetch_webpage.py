@@ -11,7 +11,7 @@ from ...errors import ToolError
 from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
 from ..model.function_tool import Reply, arg_text, function_tool, time_limits
 from ..model.tool import Tool
-from ..runtime.process import cap_output
+from ..runtime.protocol import cap_output
 from ._support.html_text import html_to_markdown
 from ._support.text_files import fence, looks_binary
 

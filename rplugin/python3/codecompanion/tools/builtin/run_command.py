@@ -19,7 +19,8 @@ from ..model.function_tool import (
 )
 from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
-from ..runtime.process import ProcessResult, cap_output, run_process
+from ..runtime.process import ProcessResult, run_process
+from ..runtime.protocol import cap_output
 from ._support.paths import project_root
 from ._support.plain_command import plain_argv, shell_like_env
 from ._support.text_files import fence

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .arguments import compile_validator
+from .calling import arity
 from .legacy import TOOL_FIELDS, load_location
-from .signature import arity
 from .tool import Tool
 
 log = logging.getLogger("codecompanion.tools")

@@ -15,12 +15,11 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...sandbox.settings import Mode
-from ..model.forms import takes_config
+from ..model.calling import invoke, takes_config
 from ..model.tool import Tool
 from . import shell_rules
 from .approval_memory import ApprovalMemory
-from .results import as_text
-from .runner import invoke
+from .protocol import as_text
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
 from ..model import arguments
+from ..model.calling import invoke
 from ..model.tool import Tool
 from .approval_policy import (
     Question,
@@ -30,9 +31,7 @@ from .approval_policy import (
     memory_name,
 )
 from .approval_policy import rule_verdict as rule_verdict
-from .batch import CallContext
-from .results import as_text
-from .runner import invoke
+from .protocol import CallContext, as_text
 
 log = logging.getLogger("codecompanion.tools")
 

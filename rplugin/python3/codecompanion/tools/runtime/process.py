@@ -233,24 +233,3 @@ async def run_process(
         duration=time.monotonic() - started,
         raw_stdout=bytes(out.data),
     )
-
-
-def cap_output(text: str, limit: int = 50_000) -> tuple[str, bool]:
-    """Keep the head and tail of `text` within `limit` characters, with a note of what was cut."""
-    if len(text) <= limit:
-        return text, False
-    head_size = limit // 2
-    tail_size = limit - head_size
-    head = text[:head_size]
-    tail = text[len(text) - tail_size :]
-    # Prefer cutting at line ends when one is near, so no half lines are shown.
-    newline = head.rfind("\n")
-    if newline >= head_size * 4 // 5:
-        head = head[: newline + 1]
-    newline = tail.find("\n")
-    if 0 <= newline <= tail_size // 5:
-        tail = tail[newline + 1 :]
-    cut = len(text) - len(head) - len(tail)
-    if not head.endswith("\n"):
-        head += "\n"
-    return f"{head}[... {cut} characters cut ...]\n{tail}", True

@@ -22,9 +22,8 @@ from ..model.tool import Tool
 from .approval_memory import ApprovalMemory
 from .approval_policy import QuestionKind
 from .approvals import ApprovalGate
-from .batch import Reporter, ToolChat
-from .orchestrator import Orchestrator
-from .results import OutputBuffer, Status, as_text
+from .protocol import OutputBuffer, Reporter, Status, ToolChat, as_text
+from .runner import Orchestrator
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox

@@ -1,4 +1,5 @@
-"""Which of CodeCompanion's callback forms a user function is written in, read from its signature.
+"""How tool code is called: which of CodeCompanion's callback forms a user function is written in,
+read from its signature, and calling it with only the positional arguments it accepts.
 
 CodeCompanion's tool API has changed shape over time, and users paste from every version:
 
@@ -90,7 +91,7 @@ def cmd_form(fn: Callable[..., Any]) -> CmdForm:
     - `args`: `(self, args)`; `self`: `(self)`.
 
     A three-parameter cmd whose third name says neither (`either`) is given an object that is
-    both the previous result and the opts (see runtime/meta.py); it has finished when it
+    both the previous result and the opts (`CmdOpts` in runtime/runner.py); it has finished when it
     returns, as in the callback form, unless it calls `output_cb` first.
     """
     names, varargs = positional(fn)
@@ -111,3 +112,22 @@ def takes_config(fn: Callable[..., Any]) -> bool:
     """True for `prompt_condition(self, tools, config)`, the three-parameter form."""
     names, varargs = positional(fn)
     return varargs or len(names) >= 3
+
+
+def arity(fn: Callable[..., Any], available: int) -> int:
+    """How many of `available` positional arguments `fn` accepts."""
+    names, varargs = positional(fn)
+    return available if varargs else min(len(names), available)
+
+
+def call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn` with as many of `args` as it accepts; an awaitable it returns is not awaited."""
+    return fn(*args[: arity(fn, len(args))])
+
+
+async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn` with as many of `args` as it accepts (CodeCompanion's 3-argument cmds too)."""
+    value = call(fn, *args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
