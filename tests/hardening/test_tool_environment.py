@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.adapters.catalog import key_variables
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
 from codecompanion.tools.model.registry import ToolRegistry
-from codecompanion.tools.runtime.child_env import EnvPolicy, key_variables, tool_env_opts
+from codecompanion.tools.runtime.child_env import EnvPolicy
 from codecompanion.tools.runtime.system import ToolSystem
+from codecompanion.workspace import tool_env_opts
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.test_secrets import everything_shown, everything_written
 from tests.nvim.harness import Editor, wait_for

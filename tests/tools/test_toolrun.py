@@ -59,8 +59,8 @@ def config_file(tmp_path: Path) -> Path:
     return path
 
 
-def run_cli(*args: str) -> tuple[int, dict[str, object], str]:
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, object], str]:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT), **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "codecompanion", "tool", *args],
         capture_output=True,
@@ -105,3 +105,45 @@ def test_a_broken_config_is_reported_on_stderr_and_builtins_still_work(tmp_path:
     code, result, stderr = run_cli("nope", "--config", str(path))
     assert f"{path}:1: SyntaxError" in stderr
     assert code == 1 and result["status"] == "error"
+
+
+def test_without_config_it_reads_the_file_neovim_reads_and_says_which(
+    config_file: Path, tmp_path: Path
+) -> None:
+    # Neovim's order: $CODECOMPANION_CONFIG, else stdpath("config")/codecompanion.py.
+    code, result, stderr = run_cli("where", env={"CODECOMPANION_CONFIG": str(config_file)})
+    assert code == 0 and result["status"] == "success"
+    assert f"config: {config_file}\n" in stderr
+    xdg = tmp_path / "xdg"
+    (xdg / "nvim").mkdir(parents=True)
+    (xdg / "nvim" / "codecompanion.py").write_text(CONFIG)
+    without = {"CODECOMPANION_CONFIG": "", "XDG_CONFIG_HOME": str(xdg), "NVIM_APPNAME": ""}
+    code, result, stderr = run_cli("where", env=without)
+    assert code == 0 and f"config: {xdg / 'nvim' / 'codecompanion.py'}\n" in stderr
+    missing = {**without, "XDG_CONFIG_HOME": str(tmp_path / "none")}
+    code, result, stderr = run_cli("where", env=missing)
+    assert code == 1 and "no enabled tool named 'where'" in str(result["for_llm"])
+    assert "(not found: the defaults)" in stderr
+
+
+def test_a_tool_process_gets_no_key_a_configured_adapter_reads(tmp_path: Path) -> None:
+    # The README's promise, on the command line as in the chat: `env:` keys never reach a tool.
+    config = tmp_path / "codecompanion.py"
+    config.write_text(
+        "adapters = {'mine': {'url': 'http://127.0.0.1:9/v1', 'api_key': 'env:MY_PROVIDER_CRED'}}\n"
+        "tools = {'show_env': {'description': 'env', 'cmds': [['env']],"
+        " 'schema': {'type': 'function', 'function': {'name': 'show_env', 'description': 'env',"
+        " 'parameters': {'type': 'object', 'properties': {}}}}}}\n"
+    )
+    secrets = {"MY_PROVIDER_CRED": "cred-value-1234", "OPENAI_API_KEY": "sk-value-5678"}
+    code, result, _ = run_cli(
+        "show_env",
+        "--config",
+        str(config),
+        "--cwd",
+        str(tmp_path),
+        "--yes",
+        env={**secrets, "PLAIN_SETTING": "plain-9"},
+    )
+    assert code == 0 and "PLAIN_SETTING=plain-9" in str(result["for_llm"])
+    assert not [value for value in secrets.values() if value in json.dumps(result)]

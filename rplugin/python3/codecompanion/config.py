@@ -134,6 +134,18 @@ class Config:
     error: str | None = None
 
 
+def config_file_path(env: Mapping[str, str], given: str | None = None) -> str:
+    """The config file Neovim reads: `given` (setup's `config_file`, `--config`), else
+    `$CODECOMPANION_CONFIG`, else `stdpath("config")/codecompanion.py`."""
+    if given:
+        return os.path.expanduser(given)
+    if env.get("CODECOMPANION_CONFIG"):
+        return env["CODECOMPANION_CONFIG"]
+    # stdpath("config") on Linux and macOS: $XDG_CONFIG_HOME/$NVIM_APPNAME, ~/.config/nvim.
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, env.get("NVIM_APPNAME") or "nvim", "codecompanion.py")
+
+
 def load_config(path: str | os.PathLike[str] | None) -> Config:
     """Run the config file at `path` and check it; a missing file gives the defaults, no error."""
     if path is None:

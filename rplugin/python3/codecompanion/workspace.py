@@ -1,4 +1,7 @@
-"""The host's shared state: the user's config, the tool registry, adapters and saved chats."""
+"""The host's shared state and the one place chats are built: the user's config, the tool
+registry, adapters, saved chats, and a chat with its tool system, approvals and the environment
+its tool processes get. Neovim (nvim/app.py), the command line (cli/tool.py) and the tests build
+chats and tool systems here."""
 
 from __future__ import annotations
 
@@ -22,8 +25,12 @@ if TYPE_CHECKING:
     from .chat.chat import Chat
     from .checkpoints import Checkpoints
     from .mcp import McpManager
+    from .messages import MessageStore
+    from .ports import Approver, ChatView, Editor, EventSink
     from .sandbox.commands import CommandSandbox
     from .sandbox.probe import Availability, Detector
+    from .tools.runtime.protocol import ToolChat
+    from .tools.runtime.system import ToolSystem
     from .transport.tls import TlsTrust
 
 log = logging.getLogger("codecompanion.workspace")
@@ -317,6 +324,74 @@ class Workspace:
         adapter.name = "demo"
         return adapter
 
+    def tool_opts(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The config's `opts.tool_system` (with `overrides`), its `env` naming every variable
+        an adapter reads a key from, so tool processes never get one."""
+        configured = self.config.opts.get("tool_system", {}) if self.config.opts else {}
+        opts = {**configured, **(overrides or {})}
+        opts["env"] = tool_env_opts(opts.get("env"), self.config.adapters, self.config.mcp)
+        return opts
+
+    def tool_system(
+        self,
+        chat: ToolChat,
+        *,
+        approver: Approver,
+        events: EventSink,
+        cwd: Path,
+        editor: Editor | None = None,
+        yolo: bool = False,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> ToolSystem:
+        """A chat's tool system: this host's tools, options, key-free child environment and TLS
+        context (the web tools trust exactly what the adapters trust)."""
+        from .tools.runtime.system import ToolSystem
+
+        return ToolSystem(
+            chat=chat,
+            registry=self.registry,
+            approver=approver,
+            events=events,
+            cwd=cwd,
+            editor=editor,
+            opts=self.tool_opts(overrides),
+            yolo=yolo or self.options.yolo,
+            tls=self.ssl_context,
+            sandbox=self.command_sandbox(),
+            mode=self.permissions().mode,
+        )
+
+    def chat(
+        self,
+        chat_id: str,
+        adapter: ChatAdapter,
+        view: ChatView,
+        events: EventSink,
+        *,
+        approver: Approver,
+        cwd: Path,
+        editor: Editor | None = None,
+        yolo: bool = False,
+        messages: MessageStore | None = None,
+    ) -> Chat:
+        """A chat with its tool system, both built here."""
+        from .chat.chat import Chat
+
+        def tools(chat: Chat) -> ToolSystem:
+            return self.tool_system(
+                chat, approver=approver, events=events, cwd=cwd, editor=editor, yolo=yolo
+            )
+
+        return Chat(
+            chat_id=chat_id,
+            adapter=adapter,
+            view=view,
+            events=events,
+            tool_factory=tools,
+            store=self.store,
+            messages=messages,
+        )
+
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""
         if self.mcp is not None:
@@ -349,3 +424,15 @@ class Workspace:
         if self._demo is not None:
             self._demo.stop()
             self._demo = None
+
+
+def tool_env_opts(
+    value: Any, adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`opts.tool_system.env` with `keys` set to the variables adapters (builtin and
+    configured) and MCP servers read secrets from."""
+    from .adapters.catalog import key_variables
+
+    opts = dict(value) if isinstance(value, Mapping) else {}
+    opts["keys"] = key_variables(adapters, mcp)
+    return opts

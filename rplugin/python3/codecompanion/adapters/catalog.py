@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .http_adapter import HTTPAdapter
@@ -94,3 +94,25 @@ class AdapterTable(Mapping[str, "type[HTTPAdapter]"]):
 
     def __contains__(self, name: object) -> bool:
         return name in PROVIDERS
+
+
+def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None) -> list[str]:
+    """The environment variables adapters and MCP servers read secrets from (`env:NAME`):
+    adapters' keys (builtin and configured) and MCP servers' `env` and `headers` values."""
+    specs: list[Any] = [provider.api_key for provider in PROVIDERS.values()]
+    for settings in adapters.values():
+        if isinstance(settings, Mapping):
+            specs.append(settings.get("api_key"))
+            env = settings.get("env")
+            if isinstance(env, Mapping):
+                specs.extend(env.values())
+    servers = (mcp or {}).get("servers")
+    for server in servers.values() if isinstance(servers, Mapping) else ():
+        for part in ("env", "headers"):
+            values = server.get(part) if isinstance(server, Mapping) else None
+            if isinstance(values, Mapping):
+                specs.extend(values.values())
+    names = {
+        spec[4:].strip() for spec in specs if isinstance(spec, str) and spec.startswith("env:")
+    }
+    return sorted(name for name in names if name)

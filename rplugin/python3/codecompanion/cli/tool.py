@@ -1,7 +1,10 @@
 """`python -m codecompanion tool NAME --args JSON`: run one tool outside Neovim, print its result.
 
-The call goes through the same tool system as in a chat (validation, approvals, timeouts);
-the result is printed as one JSON object on stdout. Questions go to stderr so stdout stays JSON.
+The tool system is built as a chat's is (Workspace.tool_system): the same config file Neovim
+reads (`--config`, else `$CODECOMPANION_CONFIG`, else `stdpath("config")/codecompanion.py`; its
+path is said on stderr), the same tools, validation, approvals, timeouts, and the same
+environment for tool processes, without any key an adapter reads. The result is printed as one
+JSON object on stdout; questions and notices go to stderr so stdout stays JSON.
 """
 
 from __future__ import annotations
@@ -9,16 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import load_config
+from ..config import config_file_path
 from ..messages import ToolCall
 from ..ports import ApprovalDecision, ApprovalRequest
-from ..tools.model.registry import ToolRegistry
 from ..tools.runtime.system import ToolSystem
+from ..workspace import HostOptions, Workspace
 
 _CALL_ID = "cli-1"
 
@@ -29,14 +33,18 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("name", help="the tool's name (a builtin or one from the config file)")
     parser.add_argument("--args", default="{}", help="the arguments as a JSON object")
     parser.add_argument("--cwd", default=".", help="the project root (default: .)")
-    parser.add_argument("--config", default=None, help="the Python config file to load")
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="the Python config file (default: the one Neovim reads)",
+    )
     parser.add_argument("--yes", action="store_true", help="approve every approval question")
     parser.set_defaults(handler=run)
 
 
 @dataclass
 class CliChat:
-    """A chat that keeps the one result and prints progress to stderr."""
+    """The chat of one command-line call: keeps its result and the messages the tool adds."""
 
     id: str = "cli"
     results: list[dict[str, Any]] = field(default_factory=list)
@@ -114,41 +122,32 @@ def _call(name: str, text: str) -> ToolCall:
     return ToolCall(_CALL_ID, name, decoded)
 
 
-async def _run_tool(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> dict[str, Any]:
-    config = load_config(args.config)
-    if config.error:
-        stderr.write(f"config: {config.error}\n")
-    tool_opts = config.opts.get("tools") or {}
-    from ..plugins import load_plugins
-
-    plugins = load_plugins()
-    for problem in plugins.errors:
+def build(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> tuple[ToolSystem, CliChat]:
+    """The chat's tool system as Neovim builds it, from the config file Neovim reads."""
+    path = config_file_path(os.environ, args.config)
+    workspace = Workspace(HostOptions(config_file=path))  # the command line saves no chat
+    found = "" if os.path.isfile(path) else " (not found: the defaults)"
+    stderr.write(f"config: {path}{found}\n")
+    if workspace.config.error:
+        stderr.write(f"config: {workspace.config.error}\n")
+    for problem in workspace.plugins.errors:
         stderr.write(f"{problem}\n")
-    tools = {**plugins.tools, **config.tools}  # the config file wins, as in Neovim
-    registry = ToolRegistry(tools, config.groups, tool_opts=tool_opts)
-    for problem in registry.errors:
+    for problem in workspace.registry.errors:
         stderr.write(f"config: {problem}\n")
     chat = CliChat()
-    opts = dict(config.opts.get("tool_system") or {})
-    opts.pop("default_tools", None)
-    from ..sandbox.commands import CommandSandbox
-    from ..sandbox.probe import Detector
-    from ..sandbox.settings import read_permissions
-
-    permissions = read_permissions(config.permissions)  # checked when the file was read
-    own = (config.path,) if config.path else ()
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
+    system = workspace.tool_system(
+        chat,
         approver=TerminalApprover(args.yes, stdin, stderr),
         events=NoEvents(),
         cwd=Path(args.cwd),
-        opts={**opts, "auto_submit": False},
-        sandbox=CommandSandbox(permissions, Detector(), own),
-        mode=permissions.mode,
+        overrides={"auto_submit": False, "default_tools": []},
     )
+    return system, chat
+
+
+async def _run_tool(system: ToolSystem, chat: CliChat, args: argparse.Namespace) -> dict[str, Any]:
     if not system.add_tool(args.name):
-        known = ", ".join(registry.names()) or "none"
+        known = ", ".join(system.registry.names()) or "none"
         message = f"There is no enabled tool named {args.name!r}. Known tools: {known}."
         return {"status": "error", "for_llm": message, "for_user": None}
     outcome = await system.run([_call(args.name, args.args)])
@@ -165,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"status": "error", "for_llm": message, "for_user": None}))
         return 1
     try:
-        result = asyncio.run(_run_tool(args, sys.stdin, sys.stderr))
+        system, chat = build(args, sys.stdin, sys.stderr)
+        result = asyncio.run(_run_tool(system, chat, args))
     except Exception as exc:  # whatever the input, stdout gets one JSON object
         message = f"The tool could not run: {type(exc).__name__}: {exc}"[:500]
         result = {"status": "error", "for_llm": message, "for_user": None}

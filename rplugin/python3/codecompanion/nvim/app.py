@@ -16,7 +16,6 @@ from ..messages import MessageStore
 from ..persistence.history import DamagedChat
 from ..render_ops import Event, Notice, SetVar
 from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
-from ..tools.runtime.child_env import tool_env_opts
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover
@@ -205,13 +204,15 @@ class App:
             from ..loopback.demo import demo_project  # with its loopback server: only for the demo
 
             cwd = demo_project()
-        chat = Chat(
-            chat_id=str(args["id"]),
-            adapter=adapter,
-            view=view,
-            events=LuaEvents(view),
-            tool_factory=lambda c: self._tool_system(c, view, cwd, bool(args.get("yolo"))),
-            store=workspace.store,
+        chat = workspace.chat(
+            str(args["id"]),
+            adapter,
+            view,
+            LuaEvents(view),
+            approver=self.approver,
+            cwd=cwd,
+            editor=self.editor,
+            yolo=bool(args.get("yolo")),
             messages=MessageStore.from_list(saved.get("messages") or []) if saved else None,
         )
         checkpoints = workspace.checkpoints()
@@ -333,27 +334,6 @@ class App:
         if chat.checkpoints is not None and restored:
             self.bridge.spawn(chat.checkpoints.push())
 
-    def _tool_system(self, chat: Chat, view: NvimChatView, cwd: Path, yolo: bool) -> Any:
-        from ..tools.runtime.system import ToolSystem
-
-        workspace = self._workspace()
-        opts = workspace.config.opts.get("tool_system", {}) if workspace.config.opts else {}
-        config = workspace.config
-        opts = {**opts, "env": tool_env_opts(opts.get("env"), config.adapters, config.mcp)}
-        return ToolSystem(
-            chat=chat,
-            registry=workspace.registry,
-            approver=self.approver,
-            events=LuaEvents(view),
-            cwd=cwd,
-            editor=self.editor,
-            opts=opts,
-            yolo=yolo or workspace.options.yolo,
-            tls=workspace.ssl_context,  # the web tools trust exactly what the adapters trust
-            sandbox=workspace.command_sandbox(),
-            mode=workspace.permissions().mode,
-        )
-
     def _chat(self, args: dict[str, Any]) -> Chat | None:
         chat = self.chats.get(str(args.get("id")))
         if chat is None:
@@ -425,7 +405,14 @@ class App:
 
             view = chat.view
             assert isinstance(view, NvimChatView)  # every chat of the host draws in Neovim
-            chat.tools = self._tool_system(chat, view, demo_project(), chat.tools.yolo)
+            chat.tools = self._workspace().tool_system(
+                chat,
+                approver=self.approver,
+                events=LuaEvents(view),
+                cwd=demo_project(),
+                editor=self.editor,
+                yolo=chat.tools.yolo,
+            )
             self._start_demo(chat)
 
         return again

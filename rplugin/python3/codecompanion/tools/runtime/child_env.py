@@ -45,11 +45,11 @@ class EnvPolicy:
     def from_opts(cls, value: Any) -> EnvPolicy:
         """From `opts.tool_system.env`: `{"drop": [...], "pass": [...]}` (fnmatch patterns).
 
-        `keys` (the host fills it in) names the variables configured adapters read keys from;
-        the builtin adapters' are always dropped. Those are never passed, `pass` or not.
+        `keys` (the chat's builder fills it in: Workspace.tool_system) names the variables the
+        builtin and configured adapters read keys from. Those are never passed, `pass` or not.
         """
         value = value if isinstance(value, Mapping) else {}
-        keys = (*key_variables({}), *_names(value.get("keys")))
+        keys = _names(value.get("keys"))
         return cls(
             drop=(*keys, *_names(value.get("drop"))), keep=_names(value.get("pass")), keys=keys
         )
@@ -89,39 +89,6 @@ def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, Iterable):
         return tuple(str(item) for item in value if isinstance(item, str) and item)
     return ()
-
-
-def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None) -> list[str]:
-    """The environment variables adapters and MCP servers read secrets from (`env:NAME`):
-    adapters' keys (builtin and configured) and MCP servers' `env` and `headers` values."""
-    from ...adapters import PROVIDERS
-
-    specs: list[Any] = [provider.api_key for provider in PROVIDERS.values()]
-    for settings in adapters.values():
-        if isinstance(settings, Mapping):
-            specs.append(settings.get("api_key"))
-            env = settings.get("env")
-            if isinstance(env, Mapping):
-                specs.extend(env.values())
-    servers = (mcp or {}).get("servers")
-    for server in servers.values() if isinstance(servers, Mapping) else ():
-        for part in ("env", "headers"):
-            values = server.get(part) if isinstance(server, Mapping) else None
-            if isinstance(values, Mapping):
-                specs.extend(values.values())
-    names = {
-        spec[4:].strip() for spec in specs if isinstance(spec, str) and spec.startswith("env:")
-    }
-    return sorted(name for name in names if name)
-
-
-def tool_env_opts(
-    value: Any, adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """`opts.tool_system.env` with `keys` set to the variables adapters and MCP servers read."""
-    opts = dict(value) if isinstance(value, Mapping) else {}
-    opts["keys"] = key_variables(adapters, mcp)
-    return opts
 
 
 def tool_environment(tools: Any) -> dict[str, str]:
