@@ -45,12 +45,37 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def dynamic_imports(tree: ast.AST, package: str) -> tuple[set[str], int]:
+    """`importlib.import_module` calls: the modules named by a literal (relative ones resolved
+    against `__package__`), and how many name their module some other way."""
+    named: set[str] = set()
+    unnamed = 0
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != "import_module" or not node.args:
+            continue
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            unnamed += 1
+            continue
+        target = first.value
+        if target.startswith("."):
+            level = len(target) - len(target.lstrip("."))
+            anchor = package.split(".")[: len(package.split(".")) - level + 1]
+            target = ".".join([*anchor, *([target.lstrip(".")] if target.lstrip(".") else [])])
+        named.add(target)
+    return named, unnamed
+
+
 def package_imports(path: Path, modules: set[str]) -> set[str]:
-    """The package modules a file imports anywhere: top level, in functions, under TYPE_CHECKING."""
+    """The package modules a file imports anywhere: top level, in functions, under
+    TYPE_CHECKING, and through `importlib.import_module` with a literal name."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, _ = dynamic_imports(tree, package)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -147,3 +172,38 @@ def test_architecture_doc_names_files_that_exist() -> None:
     missing = sorted(p for p in paths if not (PACKAGE / p).is_file())
     missing += sorted(name for name in names if name not in existing)
     assert missing == []
+
+
+# The only files that import a module named at run time: each from its own package, or user code.
+DYNAMIC_IMPORTERS = {
+    "adapters/catalog.py",  # a provider's module, when its adapter is first looked up
+    "tools/builtin/__init__.py",  # the builtin tools, found by listing the package
+    "tools/model/legacy.py",  # a user tool's `location`
+}
+
+
+def test_run_time_imports_are_seen_or_known() -> None:
+    unnamed = set()
+    for path in PACKAGE.rglob("*.py"):
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        _, count = dynamic_imports(ast.parse(path.read_text(encoding="utf-8")), package)
+        if count:
+            unnamed.add(str(path.relative_to(PACKAGE)))
+    assert unnamed == DYNAMIC_IMPORTERS
+
+
+def test_the_graph_sees_importlib_and_imports_in_functions() -> None:
+    tree = ast.parse(
+        "import importlib\n"
+        "def f():\n"
+        "    from ..builtin import read_file\n"
+        "    importlib.import_module('..runtime.system', __package__)\n"
+        "    importlib.import_module('codecompanion.errors')\n"
+    )
+    named, unnamed = dynamic_imports(tree, "codecompanion.tools.model")
+    assert named == {"codecompanion.tools.runtime.system", "codecompanion.errors"}
+    assert unnamed == 0
+    graph = import_graph()
+    # in-function imports are edges too: the workspace builds the registry inside a method
+    assert "codecompanion.tools" in graph["codecompanion.workspace"]

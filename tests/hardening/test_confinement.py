@@ -17,8 +17,8 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import Diagnostic, HunkDecision
+from codecompanion.tools import tool_registry
 from codecompanion.tools.diffs import hunks
-from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
@@ -95,7 +95,7 @@ def make_system(
     tool_opts: dict[str, dict[str, Any]] | None = None,
     editor: WatchingEditor | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
-    registry = ToolRegistry({}, {}, tool_opts=tool_opts or {})
+    registry = tool_registry({}, {}, tool_opts=tool_opts or {})
     chat = RecordingChat()
     system = ToolSystem(
         chat=chat,

@@ -21,7 +21,7 @@ import pytest
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.ports import HunkDecision
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.shapes import check_saved_messages
@@ -33,7 +33,7 @@ def make_system(root: Path, editor: FakeEditor | None) -> tuple[ToolSystem, Reco
     chat = RecordingChat()
     system = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}),
+        registry=tool_registry({}, {}),
         approver=ScriptedApprover(),
         events=RecordingEvents(),
         cwd=root,

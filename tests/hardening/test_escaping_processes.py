@@ -16,7 +16,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.proctable import Proc, processes, with_marker
@@ -82,7 +82,7 @@ def system(root: Path) -> tuple[ToolSystem, RecordingChat]:
     chat = RecordingChat()
     tools = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
+        registry=tool_registry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
         approver=ScriptedApprover(),
         events=RecordingEvents(),
         cwd=root,

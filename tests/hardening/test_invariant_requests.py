@@ -92,7 +92,7 @@ def make_chat(adapter: BatchAdapter, answers: dict[str, ApprovalDecision], yolo:
         "free": spec("free"),
         "stopper": {**spec("stopper"), "cmds": [stop_chat]},
     }
-    registry = ToolRegistry(tools, {}, builtins=False)
+    registry = ToolRegistry(tools, {})
 
     def tool_system(chat: Chat) -> ToolSystem:
         system = ToolSystem(

@@ -13,7 +13,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.proctable import kill_groups, members, wait_until_gone, with_marker
@@ -48,7 +48,7 @@ def system(tmp_path: Path, timeout: float = 30_000) -> tuple[ToolSystem, Recordi
     chat = RecordingChat()
     tools = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}, tool_opts=opts),
+        registry=tool_registry({}, {}, tool_opts=opts),
         approver=ScriptedApprover(),
         events=RecordingEvents(),
         cwd=tmp_path,

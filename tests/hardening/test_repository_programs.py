@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
@@ -140,7 +140,7 @@ def system(
     chat = RecordingChat()
     tools = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}, tool_opts={}),
+        registry=tool_registry({}, {}, tool_opts={}),
         approver=approver,
         events=RecordingEvents(),
         cwd=root,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.approvals import rule_verdict
 from codecompanion.tools.runtime.shell_rules import read
 from codecompanion.tools.runtime.system import ToolSystem
@@ -155,7 +155,7 @@ def system(
     chat = RecordingChat()
     tools = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}, tool_opts={"run_command": {"timeout": 20_000, **opts}}),
+        registry=tool_registry({}, {}, tool_opts={"run_command": {"timeout": 20_000, **opts}}),
         approver=approver,
         events=RecordingEvents(),
         cwd=root,

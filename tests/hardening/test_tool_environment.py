@@ -16,7 +16,7 @@ import pytest
 from codecompanion.adapters.catalog import key_variables
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.child_env import EnvPolicy
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import tool_env_opts
@@ -74,7 +74,7 @@ async def test_env_run_by_a_tool_shows_no_key(
     chat = RecordingChat()
     tools = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
+        registry=tool_registry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
         approver=ScriptedApprover(),
         events=RecordingEvents(),
         cwd=tmp_path,

@@ -23,7 +23,7 @@ def system_for(
     servers: dict[str, object], tmp_path: Path, approver: ScriptedApprover
 ) -> tuple[ToolSystem, RecordingChat, McpManager]:
     manager = McpManager(servers, keys=KeyResolver({}), log_dir=tmp_path)
-    registry = ToolRegistry({}, {}, builtins=False)
+    registry = ToolRegistry({}, {})
     register_servers(manager, registry)
     chat = RecordingChat()
     system = ToolSystem(

@@ -19,7 +19,7 @@ from codecompanion.messages import Message, ToolCall
 from codecompanion.render_ops import Append, Block, RenderOp, Tool, ToolStatus
 from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingEvents, ScriptedApprover
 
@@ -126,7 +126,7 @@ def make(
     tool_opts: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[Chat, View, ScriptedApprover]:
     tool = WORDED if adapter.extra.get("tool_calls") == "prompt" else CALCULATOR
-    registry = ToolRegistry({"calculator": tool}, {}, tool_opts=tool_opts or {})
+    registry = tool_registry({"calculator": tool}, {}, tool_opts=tool_opts or {})
     assert registry.errors == []
     approver = approver or ScriptedApprover()
     view = View()

@@ -9,6 +9,7 @@ from typing import Any
 
 from codecompanion.config import load_config
 from codecompanion.messages import ToolCall
+from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import BatchOutcome, ToolSystem
 from tests.fakes import Answer, RecordedResult, RecordingChat, RecordingEvents, ScriptedApprover
@@ -71,7 +72,7 @@ def load(tmp_path: Path, text: str) -> ToolRegistry:
     path.write_text(textwrap.dedent(text))
     config = load_config(path)
     assert config.error is None, config.error
-    registry = ToolRegistry(config.tools, config.groups, tool_opts=config.opts.get("tools") or {})
+    registry = tool_registry(config.tools, config.groups, tool_opts=config.opts.get("tools") or {})
     registry.names()
     assert registry.errors == [], registry.errors
     return registry

@@ -109,7 +109,7 @@ def make(
     cwd: Path | None = None,
 ) -> Harness:
     """A system over `tools` only (no builtins), offering all of them unless `offer` is False."""
-    registry = ToolRegistry(tools, groups or {}, builtins=False, tool_opts=tool_opts or {})
+    registry = ToolRegistry(tools, groups or {}, tool_opts=tool_opts or {})
     assert registry.errors == [] or not tools, registry.errors
     chat, events = RecordingChat(), RecordingEvents()
     approver = approver or ScriptedApprover()

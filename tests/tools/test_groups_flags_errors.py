@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.runner import raised_text
 from tests.tools.harness import call, make, simple
@@ -13,7 +14,7 @@ from tests.tools.harness import call, make, simple
 
 def test_a_user_tool_named_like_a_builtin_group_wins() -> None:
     mine = simple(lambda self, args, input: "mine", "files")
-    registry = ToolRegistry({"files": mine})
+    registry = tool_registry({"files": mine})
     assert registry.get("files") is not None and registry.group("files") is None
     words = [item["word"] for item in registry.completion_items()]
     assert words.count("@{files}") == 1
@@ -27,7 +28,7 @@ def test_a_group_whose_tools_are_all_disabled_is_hidden() -> None:
         "b": simple(lambda self, args, input: "b", "b"),
     }
     groups = {"off": {"tools": ["a"]}, "on": {"tools": ["a", "b"]}}
-    registry = ToolRegistry(tools, groups, builtins=False)
+    registry = ToolRegistry(tools, groups)
     assert registry.group("off") is None and registry.group("on") is not None
     assert registry.group_names() == ["on"]
     assert "@{off}" not in [item["word"] for item in registry.completion_items()]

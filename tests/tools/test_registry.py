@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codecompanion.tools import Tool, tool
+from codecompanion.tools import Tool, tool, tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from tests.tools.harness import calculator, simple
 
@@ -23,7 +23,6 @@ def test_every_form_of_user_tool_is_accepted() -> None:
             "shout": shout,
             "as_tool": Tool(name="whatever"),
         },
-        builtins=False,
     )
     assert registry.errors == []
     assert registry.names() == ["as_tool", "calc_bare", "calc_entry", "shout"]
@@ -37,7 +36,6 @@ def test_every_form_of_user_tool_is_accepted() -> None:
 def test_entry_opts_override_the_tools_and_config_tool_opts_override_both() -> None:
     registry = ToolRegistry(
         {"c": {"callback": calculator(requires_approval=True, timeout=1), "opts": {"timeout": 2}}},
-        builtins=False,
         tool_opts={"c": {"deny": ["*"]}},
     )
     entry = registry.get("c")
@@ -58,7 +56,6 @@ def test_enabled_may_be_a_function_and_a_failing_one_disables() -> None:
             "broken": {"callback": simple(print, "broken"), "enabled": broken},
             "off": {"callback": simple(print, "off"), "enabled": False},
         },
-        builtins=False,
     )
     assert registry.names() == [] and registry.get("maybe") is None
     switch["on"] = True
@@ -74,7 +71,6 @@ def test_bad_entries_are_reported_and_the_rest_still_works() -> None:
             "orphan": {"opts": {"timeout": 1}},
         },
         {"g": {"tools": "good"}},
-        builtins=False,
     )
     assert registry.names() == ["good"]
     assert len(registry.errors) == 4
@@ -86,7 +82,6 @@ def test_groups_and_completion_items() -> None:
     registry = ToolRegistry(
         {"shout": shout, "hidden": {"callback": simple(print, "hidden"), "visible": False}},
         {"loud": {"description": "Loud tools", "tools": ["shout"], "prompt": "Use ${tools}"}},
-        builtins=False,
     )
     assert registry.group_names() == ["loud"]
     group = registry.group("loud")
@@ -99,28 +94,28 @@ def test_groups_and_completion_items() -> None:
 
 
 def test_builtins_load_and_user_entries_adjust_or_replace_them() -> None:
-    plain = ToolRegistry()
+    plain = tool_registry()
     assert plain.errors == []
     if not plain.names():
         pytest.skip("no builtin tools yet")
     name = plain.names()[0]
     entry = plain.get(name)
     assert entry is not None and entry.builtin and entry.tool.name == name
-    adjusted = ToolRegistry({name: {"opts": {"timeout": 9}, "description": "mine"}})
+    adjusted = tool_registry({name: {"opts": {"timeout": 9}, "description": "mine"}})
     adjusted_entry = adjusted.get(name)
     assert adjusted_entry is not None and adjusted_entry.opts["timeout"] == 9
     assert adjusted_entry.description == "mine"
     assert adjusted_entry.tool.cmds == entry.tool.cmds
-    replaced = ToolRegistry({name: calculator()})
+    replaced = tool_registry({name: calculator()})
     replaced_entry = replaced.get(name)
     assert replaced_entry is not None and not replaced_entry.builtin
     assert replaced_entry.tool.description.startswith("Perform simple")
-    disabled = ToolRegistry({name: {"enabled": False}})
+    disabled = tool_registry({name: {"enabled": False}})
     assert name not in disabled.names()
 
 
 def test_builtin_groups_reference_builtin_tools() -> None:
-    registry = ToolRegistry()
+    registry = tool_registry()
     for group_name in registry.group_names():
         group = registry.group(group_name)
         assert group is not None

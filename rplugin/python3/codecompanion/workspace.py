@@ -156,11 +156,11 @@ class Workspace:
             self.tls_for(self.settings(name))
 
     def _make_registry(self) -> Any:
-        from .tools.model.registry import ToolRegistry
+        from .tools import tool_registry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
         tools = {**self.plugins.tools, **self.config.tools}  # the config file wins
-        registry = ToolRegistry(tools, self.config.groups, tool_opts=tool_opts)
+        registry = tool_registry(tools, self.config.groups, tool_opts=tool_opts)
         servers = self.config.mcp.get("servers") or {}
         if servers:
             from .mcp import McpManager

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from codecompanion.messages import ToolCall
+from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import code_runner
 from codecompanion.tools.builtin._support import sandbox
-from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.tools.builtin.conftest import FakeTools, run_tool
@@ -176,7 +176,7 @@ async def test_a_runtime_without_a_daemon_falls_back_to_a_process(
 
 
 async def test_asks_every_time_even_in_yolo_mode(project: Path) -> None:
-    registry = ToolRegistry({}, {}, tool_opts={"code_runner": {"container": False}})
+    registry = tool_registry({}, {}, tool_opts={"code_runner": {"container": False}})
     assert registry.errors == []
     chat = RecordingChat()
     approver = ScriptedApprover("approve", "reject")
@@ -203,7 +203,7 @@ async def test_asks_every_time_even_in_yolo_mode(project: Path) -> None:
 
 async def test_the_user_can_allow_it(project: Path) -> None:
     opts = {"code_runner": {"container": False, "requires_approval": False}}
-    registry = ToolRegistry({}, {}, tool_opts=opts)
+    registry = tool_registry({}, {}, tool_opts=opts)
     chat = RecordingChat()
     approver = ScriptedApprover()
     system = ToolSystem(

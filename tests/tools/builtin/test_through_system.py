@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
+from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS
-from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.tools.builtin.conftest import FakeEditor
@@ -27,7 +27,7 @@ def _system(
     yolo: bool = False,
     tool_opts: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
-    registry = ToolRegistry({}, {}, tool_opts=tool_opts or {})
+    registry = tool_registry({}, {}, tool_opts=tool_opts or {})
     assert registry.errors == []
     chat = RecordingChat()
     system = ToolSystem(
@@ -45,7 +45,7 @@ def _system(
 
 
 def test_registry_loads_every_builtin_and_group(project: Path) -> None:
-    registry = ToolRegistry({}, {})
+    registry = tool_registry({}, {})
     assert registry.errors == []
     assert set(BUILTIN_TOOLS) <= set(registry.names())
     for name, group in GROUPS.items():

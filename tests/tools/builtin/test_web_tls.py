@@ -14,8 +14,8 @@ import pytest
 import trustme
 
 from codecompanion.messages import ToolCall
+from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import fetch_webpage, web_search
-from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.transport.tls import LazyContext, build_trust
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
@@ -106,7 +106,7 @@ def _system(tmp_path: Path, **kwargs: object) -> tuple[ToolSystem, RecordingChat
     chat = RecordingChat()
     system = ToolSystem(
         chat=chat,
-        registry=ToolRegistry({}, {}),
+        registry=tool_registry({}, {}),
         approver=ScriptedApprover(),
         events=RecordingEvents(),
         cwd=tmp_path,

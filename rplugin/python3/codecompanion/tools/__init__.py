@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from .model.tool import Tool, tool
 
-__all__ = ["Tool", "tool"]
+if TYPE_CHECKING:
+    from .model.registry import ToolRegistry
+
+__all__ = ["Tool", "tool", "tool_registry"]
+
+
+def tool_registry(
+    user_tools: Mapping[str, Any] | None = None,
+    groups: Mapping[str, Any] | None = None,
+    *,
+    tool_opts: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ToolRegistry:
+    """The builtin tools and the user's (`tools` and `groups` of the config file)."""
+    from .builtin import load_builtins
+    from .model.registry import ToolRegistry
+
+    return ToolRegistry(user_tools, groups, builtins=load_builtins, tool_opts=tool_opts)

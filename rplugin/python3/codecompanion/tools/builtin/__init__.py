@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 BUILTIN_TOOLS: tuple[str, ...] = (
@@ -69,3 +71,19 @@ GROUPS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
     }
 )
+
+
+def load_builtins(
+    error: Callable[[str], None],
+) -> tuple[list[ModuleType], Mapping[str, Mapping[str, Any]]]:
+    """Every builtin tool's module (by name, helpers in `_support/` left out) and the groups;
+    a module that fails to import is reported through `error` and left out."""
+    modules: list[ModuleType] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        try:
+            modules.append(importlib.import_module(f"{__name__}.{info.name}"))
+        except Exception as exc:
+            error(f"builtin tool {info.name} failed to load: {exc}")
+    return modules, GROUPS

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
 from .arguments import compile_validator
@@ -138,15 +137,23 @@ def split_entry(name: str, value: Any) -> dict[str, Any]:
     return {**entry, "callback": fields}
 
 
+# The builtin tools' modules and groups; problems are reported through the callback.
+BuiltinSource = Callable[[Callable[[str], None]], tuple[Sequence[ModuleType], Mapping[str, Any]]]
+
+
 class ToolRegistry:
-    """Builtin tools (from `tools/builtin/`) and the user's, with groups; loaded on first use."""
+    """Builtin tools and the user's, with groups; loaded on first use.
+
+    `builtins` gives the builtin tools' modules and groups (`tools.builtin.load_builtins`, passed
+    by `tools.tool_registry`): the model knows what a tool is, not which tools exist.
+    """
 
     def __init__(
         self,
         user_tools: Mapping[str, Any] | None = None,
         groups: Mapping[str, Any] | None = None,
         *,
-        builtins: bool = True,
+        builtins: BuiltinSource | None = None,
         tool_opts: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self._user_tools = dict(user_tools or {})
@@ -195,18 +202,11 @@ class ToolRegistry:
         self.errors.append(message)
 
     def _load_builtins(self, entries: dict[str, ToolEntry], groups: dict[str, Any]) -> None:
-        # Found by name, not imported: the model knows what a tool is, not which tools exist.
-        try:
-            package = importlib.import_module("..builtin", __package__)
-        except Exception as exc:
-            self._error(f"builtin tools unavailable: {exc}")
-            return
-        groups.update(getattr(package, "GROUPS", {}) or {})
-        for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if module_info.name.startswith("_"):
-                continue
+        assert self._builtins is not None
+        modules, builtin_groups = self._builtins(self._error)
+        groups.update(builtin_groups)
+        for module in modules:
             try:
-                module = importlib.import_module(f"{package.__name__}.{module_info.name}")
                 value = getattr(module, "TOOL", None)
                 if value is None:
                     continue
@@ -220,7 +220,7 @@ class ToolRegistry:
                     builtin=True,
                 )
             except Exception as exc:
-                self._error(f"builtin tool {module_info.name} failed to load: {exc}")
+                self._error(f"builtin tool {module.__name__} failed to load: {exc}")
 
     def _user_entry(self, name: str, value: Any, builtin: ToolEntry | None) -> ToolEntry:
         """An entry from the user's config; an entry without a callback adjusts a builtin."""
