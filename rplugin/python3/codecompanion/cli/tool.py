@@ -132,6 +132,7 @@ def build(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> tuple[Tool
         stderr.write(f"config: {workspace.config.error}\n")
     for problem in workspace.plugins.errors:
         stderr.write(f"{problem}\n")
+    workspace.registry.names()  # loads the tools now, so their problems are said before the call
     for problem in workspace.registry.errors:
         stderr.write(f"config: {problem}\n")
     chat = CliChat()
