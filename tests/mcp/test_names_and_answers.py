@@ -14,6 +14,7 @@ from pathlib import Path
 from codecompanion.adapters.keys import KeyResolver
 from codecompanion.mcp import McpManager
 from codecompanion.mcp.tools import register_servers
+from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
@@ -31,7 +32,7 @@ def system_for(
     servers: dict[str, object], tmp_path: Path, builtins: bool = False
 ) -> tuple[ToolSystem, RecordingChat, McpManager]:
     manager = McpManager(servers, keys=KeyResolver({}), log_dir=tmp_path)
-    registry = ToolRegistry({}, {}, builtins=builtins)
+    registry = tool_registry() if builtins else ToolRegistry({}, {})
     register_servers(manager, registry)
     chat = RecordingChat()
     system = ToolSystem(
