@@ -25,7 +25,7 @@ from codecompanion.messages import ToolCall
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import Permissions, read_permissions
-from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.hardening.proctable import kill_groups, with_marker
@@ -159,7 +159,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def _system(world: World, permissions: Permissions, mode: str = "sandboxed") -> ToolSystem:
     tools = ToolSystem(
         chat=RecordingChat(),
-        registry=ToolRegistry({}, {}),
+        registry=tool_registry(),
         approver=ScriptedApprover(default="reject"),
         events=RecordingEvents(),
         cwd=world.project,
