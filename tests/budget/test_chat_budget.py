@@ -13,7 +13,7 @@ from codecompanion.chat.chat import Chat
 from codecompanion.context.rules import Rules, RulesOptions
 from codecompanion.errors import ContextTooLong, ProviderError
 from codecompanion.messages import Message, ToolCall
-from codecompanion.render_ops import Block, Meter
+from codecompanion.render_ops import Block, Context, Meter
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter, finish
 from tests.test_chat import make_chat as plain_chat
 
@@ -232,8 +232,9 @@ async def test_rules_files_load_show_one_line_and_follow_the_disk(tmp_path: Path
     assert not any("prefer dataclasses" in (m.content or "") for m in first)
     # After the read in src/, the next request carries src/AGENTS.md.
     assert any("prefer dataclasses" in (m.content or "") for m in second if m.role == "system")
-    shown = [line for line in lines(view) if line.startswith("> Rules:")]
-    assert shown == ["> Rules: AGENTS.md", "> Rules: AGENTS.md, src/AGENTS.md"]
+    shown = [op for op in view.ops if isinstance(op, Context)]
+    assert [op.title for op in shown] == ["> Rules: AGENTS.md", "> Rules: AGENTS.md, src/AGENTS.md"]
+    assert "Always answer in French." in (shown[0].text or "")  # folded under the line
     (project / "AGENTS.md").write_text("Always answer in German.\n")
     chat.submit("again")
     await finish(chat)

@@ -15,8 +15,8 @@ from ..context.rules import TAG as RULES_TAG
 from ..context.rules import Rules, touched_paths
 from ..messages import Message, MessageStore
 from ..ports import ChatView
+from ..render_ops import Context, Spinner
 from ..render_ops import Meter as MeterOp
-from ..render_ops import Spinner
 from . import compact
 from .manager import Budget, Meter
 
@@ -69,7 +69,8 @@ class ContextKeeper:
             after = sum(1 for m in messages if m.tag == "system_prompt")
             messages.insert_system(text, RULES_TAG, after)
         line = loaded.line() if loaded.files else "Rules: none loaded"
-        self.chat.view.render([transcript.block(f"> {line}")])
+        # One folded line naming the files; `zo` shows what the model reads.
+        self.chat.view.render([Context(title=f"> {line}", text=text)])
 
     def rule_files(self) -> list[tuple[str, bool]]:
         """Every rules file found for the picker: (label, on)."""

@@ -1,0 +1,90 @@
+"""Rules files, the context meter and /compact in a real Neovim with the stock UI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from codecompanion.loopback.server import LoopbackServer, openai_text
+from tests.nvim.harness import Editor, wait_for
+
+StartNvim = Callable[..., Editor]
+
+
+def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
+    """The bodies of the chat requests the server got, in order."""
+    return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
+
+
+def test_rules_line_meter_and_compact_on_screen(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Answer in haiku.\n")
+    provider_server.enqueue(
+        openai_text("first answer"), openai_text("second answer"), openai_text("the summary")
+    )
+    config = config_file("adapters['openai']['context_window'] = 4096\n")
+    ed = start_nvim(config_file=config, cwd=project)
+    bufnr = ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone")
+    lines = ed.lines(bufnr)
+    row = next(i for i, line in enumerate(lines, 1) if line.startswith("> Rules: AGENTS.md"))
+    # One folded line: the rules text the model reads is under it.
+    assert ed.lua("return vim.fn.foldclosed(...)", row) == row
+    assert "Answer in haiku." in "\n".join(lines)
+    sent = chat_requests(provider_server)[-1]["messages"]
+    assert any("Answer in haiku." in (m.get("content") or "") for m in sent)
+    winbar = wait_for(lambda: ed.lua("return vim.wo[vim.fn.bufwinid(...)].winbar", bufnr))
+    assert "/4.1k tokens (" in winbar and "last 10 in" in winbar
+    info = ed.lua("return require('codecompanion').status_info(...)", bufnr)
+    assert info["window"] == 4096 and info["last_input"] == 10 and info["tokens"] > 0
+    assert "% of 4k" in ed.lua("return require('codecompanion').status(...)", bufnr)
+
+    ed.send("again")
+    ed.wait_event("CodeCompanionChatDone", count=2)
+    ed.send("/compact")
+    wait_for(lambda: "_[context: compacted" in ed.text(bufnr))
+    summary_request = chat_requests(provider_server)[-1]["messages"]
+    assert "hello" in summary_request[-1]["content"]
+
+    def saved_tags() -> list[str]:
+        saved = [json.loads(p.read_text()) for p in (tmp_path / "data").rglob("chats/*.json")]
+        messages = [m for chat in saved for m in chat.get("messages") or []]
+        return [m["_meta"].get("tag") or "" for m in messages]
+
+    wait_for(lambda: any(tag.startswith("compaction:") for tag in saved_tags()))
+
+
+def test_rules_picker_turns_a_file_off_for_the_next_request(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Answer in haiku.\n")
+    (project / "CLAUDE.md").write_text("Be brief.\n")
+    provider_server.enqueue(openai_text("one"), openai_text("two"))
+    ed = start_nvim(config_file=config_file(""), cwd=project)
+    bufnr = ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone")
+    ed.answer("[x] AGENTS.md")
+    ed.send("/rules")
+    prompt = wait_for(lambda: [p for p in ed.prompts() if "Rules files" in (p["prompt"] or "")])
+    assert prompt[0]["items"] == ["[x] AGENTS.md", "[x] CLAUDE.md"]
+    wait_for(lambda: "AGENTS.md off" in ed.lua("return vim.fn.execute('messages')"))
+    ed.send("again")
+    ed.wait_event("CodeCompanionChatDone", count=2)
+    sent = json.dumps(chat_requests(provider_server)[-1]["messages"])
+    assert "Be brief." in sent and "Answer in haiku." not in sent
+    assert "> Rules: CLAUDE.md" in ed.text(bufnr)
