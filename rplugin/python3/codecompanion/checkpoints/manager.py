@@ -27,6 +27,10 @@ log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
 
 
+class Closed(RuntimeError):
+    """Work asked of the checkpoints after the host began to close."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """`opts["checkpoints"]` of the config file."""
@@ -96,8 +100,15 @@ class Checkpoints:
     # ----- the worker ----------------------------------------------------------------
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
-        """Run `fn` on the worker thread, after everything queued before it."""
-        return asyncio.wrap_future(self._worker.submit(fn, *args, **kwargs))
+        """Run `fn` on the worker thread, after everything queued before it (a future failed
+        with Closed once the host is closing)."""
+        try:
+            return asyncio.wrap_future(self._worker.submit(fn, *args, **kwargs))
+        except RuntimeError:  # the worker is shut down: the host is exiting
+            future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+            future.set_exception(Closed("checkpoints closed: the host is exiting"))
+            future.exception()  # retrieved: nobody need await it
+            return future
 
     def close(self) -> None:
         """Finish queued work and stop the worker."""

@@ -15,12 +15,18 @@ from ..ports import ChatView
 from ..render_ops import SetVar
 from .changes import FileChange, summary
 from .journal import Record
-from .manager import Checkpoints, Restored, TurnInfo
+from .manager import Checkpoints, Closed, Restored, TurnInfo
 from .rewind import Plan, Restore
 
 log = logging.getLogger("codecompanion.checkpoints")
 # Seconds an after-round capture waits: the request carrying the round's results goes first.
 AFTER_DELAY = 0.05
+
+
+def _logged(future: asyncio.Future[Any]) -> None:
+    """A background step's failure goes to the log (never 'exception never retrieved')."""
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("checkpoints: %s", future.exception())
 
 
 class CheckpointChat(Protocol):
@@ -108,6 +114,8 @@ class ChatCheckpoints:
         if future.cancelled():
             return
         exc = future.exception()
+        if isinstance(exc, Closed):
+            return
         if exc is not None:
             log.error("checkpoint of chat %s failed: %s", self.chat.id, exc)
             if str(exc) != self._failure:  # said once, not at every round
@@ -133,8 +141,8 @@ class ChatCheckpoints:
         self._flush()
         try:
             await self._queue("tools", "user")
-        except Exception:  # a failed capture is reported; the tools still run
-            log.exception("checkpoint before tools failed")
+        except Exception:  # reported once by _recorded; the tools still run
+            return
 
     def after_tools(self) -> None:
         """After a tool round: capture what it changed, a moment later, so the request with
@@ -162,11 +170,14 @@ class ChatCheckpoints:
             changes = await self.manager.run(
                 self.manager.turn_changes, self.chat.id, self.root, turn
             )
-        except Exception:
-            log.exception("turn summary failed")
+            await self.push()
+        except Closed:
             return ""
-        await self.push()
-        self.manager.run(self.manager.prune)  # past the size limit: the oldest chats go
+        except Exception as exc:  # a failed capture was reported when it failed
+            log.warning("no summary of the turn's changes: %s", exc)
+            return ""
+        prune = self.manager.run(self.manager.prune)  # past the size limit: oldest chats go
+        prune.add_done_callback(_logged)
         return summary(changes)
 
     def _turns(self) -> list[TurnInfo]:
