@@ -13,7 +13,7 @@ from codecompanion.chat.chat import Chat
 from codecompanion.context.rules import Rules, RulesOptions
 from codecompanion.errors import ContextTooLong, ProviderError
 from codecompanion.messages import Message, ToolCall
-from codecompanion.render_ops import Block, Context, Meter
+from codecompanion.render_ops import Block, Context, Meter, Ready
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter, finish
 from tests.test_chat import make_chat as plain_chat
 
@@ -181,23 +181,40 @@ async def test_a_request_that_cannot_fit_is_never_sent() -> None:
 
 
 async def test_compact_on_demand_and_typed_as_a_message() -> None:
-    adapter = ScriptedAdapter(answer("the summary"), answer("the second summary"))
+    summaries = [answer(f"summary {n}") for n in range(3)]
+    adapter = ScriptedAdapter(*summaries)
     chat, view = make_chat(adapter)
     fill(chat, 3)
     assert chat.compact()
     await finish(chat)
     assert any("compacted" in line for line in lines(view))
-    assert view.ops[-1].kind == "ready"
+    assert isinstance(view.ops[-1], Ready)
     assert meters(view)
     sent = chat.context.outgoing()
     assert [m.content for m in sent if m.role == "user"] == ["question 1", "question 2"]
     assert chat.submit("/compact")  # typed: compacts down to the last turn
     await finish(chat)
     assert [m.content for m in chat.context.outgoing() if m.role == "user"] == ["question 2"]
-    assert chat.submit("/compact")  # nothing is left before the last turn: says so
+    assert chat.submit("/compact")  # between turns, on demand: the last turn too
+    await finish(chat)
+    sent = chat.context.outgoing()
+    assert [m.content for m in sent if m.role == "user"] == []
+    assert any("summary 2" in (m.content or "") for m in sent if m.role == "system")
+    assert chat.submit("/compact")  # nothing is left but the summary: says so
     await finish(chat)
     assert ("nothing was compacted", "info") in view.notices
-    assert len(adapter.requests) == 2
+    assert len(adapter.requests) == 3
+
+
+async def test_a_context_error_mid_turn_keeps_the_current_turn() -> None:
+    refusal = ContextTooLong("too long")
+    adapter = ScriptedAdapter([refusal], answer("summary"), answer("ok"))
+    chat, _view = make_chat(adapter)
+    fill(chat, 1)
+    chat.submit("the current question")
+    await finish(chat)
+    sent = adapter.requests[-1]
+    assert [m.content for m in sent if m.role == "user"] == ["the current question"]
 
 
 async def test_tool_rounds_keep_exactly_once_under_pruning() -> None:

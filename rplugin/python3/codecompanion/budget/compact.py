@@ -66,11 +66,13 @@ def _number(summary: Message) -> int:
 
 
 def find_cut(messages: Sequence[Message], keep_turns: int) -> Cut | None:
-    """Where to cut so the last `keep_turns` turns stay whole (at least the current one)."""
+    """Where to cut so the last `keep_turns` turns stay whole; 0 (between turns only, for
+    `/compact`) summarises every turn."""
     gone = hidden(messages)
     starts = [i for i, m in enumerate(messages) if m.role == "user" and not gone[i]]
-    keep = max(1, keep_turns)
-    for end in reversed(starts[: max(0, len(starts) - keep + 1)]):
+    keep = max(0, keep_turns)
+    ends = starts[: max(0, len(starts) - keep + 1)] if keep else [*starts, len(messages)]
+    for end in reversed(ends):
         if not _answered_before(messages, end):
             continue
         span = [

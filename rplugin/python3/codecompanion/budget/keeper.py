@@ -109,7 +109,7 @@ class ContextKeeper:
         """What is sent: compacted messages left out, pruned results as stubs."""
         return self.budget.as_sent(list(self.chat.messages))
 
-    async def before_request(self, force: bool = False) -> str | None:
+    async def before_request(self, force: bool = False, whole: bool = False) -> str | None:
         """Make room for the next request; None when it fits, else the line saying why not."""
         chat = self.chat
         window = await self.budget.window(chat.adapter)
@@ -121,6 +121,7 @@ class ContextKeeper:
             self._say,
             force=force,
             summary_budget=await self._summary_budget(),
+            whole=whole,
         )
 
     async def _summary_budget(self) -> int:
@@ -173,7 +174,7 @@ class ContextKeeper:
     async def compact_now(self) -> bool:
         """`/compact`: summarise the earlier conversation now, whatever the thresholds."""
         before = sum(1 for m in self.chat.messages if compact.is_summary(m))
-        await self.before_request(force=True)
+        await self.before_request(force=True, whole=True)
         self.show_meter()
         return sum(1 for m in self.chat.messages if compact.is_summary(m)) > before
 

@@ -181,10 +181,12 @@ class Budget:
         say: Say,
         force: bool = False,
         summary_budget: int = 2000,
+        whole: bool = False,
     ) -> str | None:
         """Prune and compact until the request fits; None when it does, else why not.
 
-        `force` compacts whatever the thresholds say (`/compact`, or a provider that refused).
+        `force` compacts whatever the thresholds say (`/compact`, or a provider that refused);
+        `whole` (`/compact` between turns) may summarise every turn when only one is left.
         """
         options = self.options
 
@@ -192,7 +194,7 @@ class Budget:
             return self.measure(list(store), tools)
 
         async def compact_keeping(turns: int) -> None:
-            await self.compact(store, turns, summarise, say, size, summary_budget)
+            await self.compact(store, turns, summarise, say, size, summary_budget, whole)
 
         if window is None:
             if force:
@@ -236,12 +238,16 @@ class Budget:
         say: Say,
         size: Callable[[], int],
         budget: int = 2000,
+        whole: bool = False,
     ) -> bool:
-        """Summarise what comes before the last `keep_turns` turns; True when it did."""
+        """Summarise what comes before the last `keep_turns` turns; True when it did. `whole`
+        (between turns, on demand) may summarise the last turn too when nothing is before it."""
         cut = compact.find_cut(list(store), keep_turns)
         if cut is None:
             if keep_turns > 1:
-                return await self.compact(store, 1, summarise, say, size, budget)
+                return await self.compact(store, 1, summarise, say, size, budget, whole)
+            if keep_turns == 1 and whole:
+                return await self.compact(store, 0, summarise, say, size, budget)
             say("nothing to compact: only the current turn is left")
             return False
         before = size()
