@@ -414,3 +414,31 @@ async def test_both_launchers_confine_and_report_what_cannot_start(
         ["no-such-program-x"], cwd=world.project, sandbox=sandbox.launch(world.project)
     )
     assert not missing.started and "No such file" in missing.stderr
+
+
+@needs_landlock
+async def test_without_a_mount_namespace_landlock_alone_keeps_git_and_secrets(
+    world: World, home: Path
+) -> None:
+    from dataclasses import replace
+
+    found = replace(FOUND, mounts=False)  # as where user namespaces are refused
+    sandbox = CommandSandbox(read_permissions({}), lambda: found)
+    tools = _system(world, read_permissions({}))
+    tools.sandbox = sandbox
+    (world.project / "src").mkdir(exist_ok=True)
+    refused = {
+        "echo x > .git/hooks/pre-push": world.project / ".git/hooks/pre-push",
+        f"echo x > {world.outside}/nomnt.txt": world.outside / "nomnt.txt",
+        "cat ~/.ssh/id_ed25519 > src/key.txt": world.project / "src/key.txt",
+        "echo x > top-level-new.txt": world.project / "top-level-new.txt",
+    }
+    for cmd, path in refused.items():
+        status, text = await run(tools, cmd)
+        assert status == "error", text
+        assert not path.exists() or SECRET not in path.read_text(), text
+        path.unlink(missing_ok=True)
+    status, text = await run(
+        tools, "echo ok > src/made.txt && cat src/made.txt && git status --short"
+    )
+    assert status == "success" and "ok" in text, text

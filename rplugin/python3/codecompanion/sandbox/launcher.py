@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,13 +45,36 @@ class Boundary:
     network: bool = False  # this run may use the network (settings or a per-command approval)
 
 
-def _readable_grants() -> list[tuple[str, int]]:
-    """Read and execute everywhere but /dev; in /dev only the harmless devices."""
-    grants = [
-        (os.path.join("/", name), landlock.READ_RIGHTS)
-        for name in sorted(os.listdir("/"))
-        if name != "dev"
-    ]
+def _around(folder: str, excluded: list[str], rights: int) -> list[tuple[str, int]]:
+    """Grants of `rights` on everything under `folder` except `excluded` (real paths): each
+    entry on its own (never a symbolic link), going down into the folders that hold an
+    excluded path.
+
+    Landlock only adds rights, so "all but X" is the entries beside X, level by level; the
+    folders on the way down get no rule (their own entries can be used, not listed).
+    """
+    grants: list[tuple[str, int]] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return grants
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            continue  # a rule would hold its target: where it leads is granted (or not) there
+        if any(path == gone or gone.startswith(path.rstrip("/") + "/") for gone in excluded):
+            if os.path.isdir(path) and path not in excluded:
+                grants += _around(path, excluded, rights)
+            continue
+        grants.append((path, rights))
+    return grants
+
+
+def _readable_grants(denied: list[str] | None = None) -> list[tuple[str, int]]:
+    """Read and execute everywhere but /dev (and `denied`, when no mount hides them); in /dev
+    only the harmless devices."""
+    excluded = ["/dev", *(denied or [])]
+    grants = _around("/", excluded, landlock.READ_RIGHTS)
     grants.append(("/dev", landlock.READ_DIR))
     device = landlock.READ_FILE | landlock.WRITE_FILE | landlock.IOCTL_DEV | landlock.TRUNCATE
     grants += [(path, device) for path in _DEVICES]
@@ -208,7 +232,14 @@ def launch(
     temp = tempfile.mkdtemp(prefix="codecompanion-run-")
     project = str(boundary.project)
     writable = (project, temp, *(os.path.expanduser(p) for p in boundary.permissions.writable))
-    grants = _readable_grants() + [(path, landlock.WRITE_RIGHTS) for path in writable]
+    protected = [os.path.join(project, ".git"), *boundary.read_only]
+    if with_mounts:  # read-only mounts take .git back, tmpfs hides the denied paths
+        grants = _readable_grants() + [(path, landlock.WRITE_RIGHTS) for path in writable]
+    else:  # Landlock alone: every entry beside them (no new file at the project's top level)
+        grants = _readable_grants(_existing(boundary.permissions.deny_read))
+        kept = _existing(protected)
+        grants += _around(project, kept, landlock.WRITE_RIGHTS)
+        grants += [(path, landlock.WRITE_RIGHTS) for path in writable[1:]]
     network = boundary.network or boundary.permissions.network
     try:
         ruleset = landlock.build(abi, grants, deny_tcp=not network)
@@ -217,11 +248,16 @@ def launch(
         raise
     view = None
     if with_mounts:
-        protected = [os.path.join(project, ".git"), *boundary.read_only]
         view = mounts.plan(protected, list(boundary.permissions.deny_read), writable)
     no_network = None if network else seccomp.Filter(seccomp.no_network_program())
     env = {"TMPDIR": temp, "TMP": temp, "TEMP": temp}
     return Launch(ruleset, view, no_network, temp, cgroup, env, native_launcher())
+
+
+def _existing(paths: Iterable[str]) -> list[str]:
+    """The real paths of those that exist (`~` expanded)."""
+    found = (os.path.realpath(os.path.expanduser(path)) for path in paths)
+    return [path for path in found if os.path.lexists(path)]
 
 
 def native_launcher() -> str | None:

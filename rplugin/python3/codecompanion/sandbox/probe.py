@@ -68,7 +68,10 @@ def detect() -> Availability:
     missing = mounts.available()
     lacks = [] if abi >= 6 else ["Landlock ABI < 6: signals and abstract sockets not scoped"]
     if missing:
-        lacks.append(f"{missing}: .git is writable and deny_read is not enforced")
+        lacks.append(
+            f"{missing}: Landlock alone keeps .git read-only and deny_read unreadable, so "
+            "commands cannot create files at the project's top level"
+        )
     return Availability("landlock", abi, missing is None, "; ".join(lacks))
 
 
