@@ -371,7 +371,8 @@ def test_tool_line_status_fold_and_token_usage_on_screen(
 
     text = wait_for(fold_text)
     # The chat window is 36 columns wide: the title gives way, the status and size stay.
-    assert "**run_comman" in text and text.endswith("[success] (12 lines)")
+    # 13 lines: the command, status, sandbox, stdin, then the two streams.
+    assert "**run_comman" in text and text.endswith("[success] (13 lines)")
     marks = ed.lua(
         "local out = {} for _, ns in pairs(vim.api.nvim_get_namespaces()) do"
         " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., ns, 0, -1, {details = true})) do"
