@@ -103,16 +103,17 @@ def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = N
     for settings in adapters.values():
         if isinstance(settings, Mapping):
             specs.append(settings.get("api_key"))
-            env = settings.get("env")
-            if isinstance(env, Mapping):
-                specs.extend(env.values())
+            specs.extend(_values(settings.get("env")))
     servers = (mcp or {}).get("servers")
     for server in servers.values() if isinstance(servers, Mapping) else ():
-        for part in ("env", "headers"):
-            values = server.get(part) if isinstance(server, Mapping) else None
-            if isinstance(values, Mapping):
-                specs.extend(values.values())
+        if isinstance(server, Mapping):
+            specs.extend([*_values(server.get("env")), *_values(server.get("headers"))])
     names = {
         spec[4:].strip() for spec in specs if isinstance(spec, str) and spec.startswith("env:")
     }
     return sorted(name for name in names if name)
+
+
+def _values(table: Any) -> list[Any]:
+    """A config table's values ([] for anything but a table)."""
+    return list(table.values()) if isinstance(table, Mapping) else []
