@@ -152,42 +152,56 @@ class RecordingChat:
 
 @dataclass
 class FakeEditor:
-    """Loaded buffers by path, diagnostics by path, and scripted diff-review answers.
+    """Loaded buffers by absolute path, scripted diagnostics and diff-review answers.
 
-    `review` answers `review_diff`: None accepts every hunk (numbered as `diffs.hunks` does),
-    a HunkDecision is returned as is, a function of (path, old, new) is called.
+    A review is answered by `review` when set (a HunkDecision, or a function of (path, old,
+    new)), else by the next of `decisions` ("accept", "reject" or a HunkDecision), else
+    accepted (hunks numbered as `diffs.hunks` does).
     """
 
     buffers: dict[str, list[str]] = field(default_factory=dict)
-    diagnostics_by_path: dict[str, list[Diagnostic]] = field(default_factory=dict)
-    review: HunkDecision | Callable[[str, list[str], list[str]], HunkDecision] | None = None
+    diagnostic_map: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    decisions: list[HunkDecision | str] = field(default_factory=list)
     reviews: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    writes: list[tuple[str, list[str]]] = field(default_factory=list)
+    diagnostic_calls: list[tuple[str, str]] = field(default_factory=list)
+    on_review: Callable[[], object] | None = None
+    notes: list[str | None] = field(default_factory=list)
+    review: HunkDecision | Callable[[str, list[str], list[str]], HunkDecision] | None = None
 
     async def buffer_lines(self, path: str) -> list[str] | None:
-        """The buffer's lines, or None when it is not loaded."""
         lines = self.buffers.get(path)
         return None if lines is None else list(lines)
 
     async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
-        """Replace a loaded buffer's lines."""
         if path not in self.buffers:
             return False
         self.buffers[path] = list(lines)
+        self.writes.append((path, list(lines)))
         return True
 
     async def diagnostics(
         self, path: str, min_severity: str, max_bytes: int | None = None
     ) -> list[Diagnostic]:
-        """The scripted diagnostics of `path` (severity is not filtered)."""
-        return list(self.diagnostics_by_path.get(path, []))
+        self.diagnostic_calls.append((path, min_severity))
+        return list(self.diagnostic_map.get(path, []))
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
     ) -> HunkDecision:
-        """Record the review and answer from `review`."""
         self.reviews.append((path, list(old), list(new)))
-        if self.review is None:
-            return HunkDecision(accepted=tuple(range(len(hunks(old, new)))))
+        self.notes.append(note)
+        if self.on_review is not None:
+            self.on_review()
         if isinstance(self.review, HunkDecision):
             return self.review
-        return self.review(path, old, new)
+        if self.review is not None:
+            return self.review(path, old, new)
+        answer = self.decisions.pop(0) if self.decisions else "accept"
+        count = len(hunks(old, new))
+        if answer == "accept":
+            return HunkDecision(accepted=tuple(range(count)))
+        if answer == "reject":
+            return HunkDecision(accepted=(), rejected=tuple(range(count)), reason="not wanted")
+        assert isinstance(answer, HunkDecision)
+        return answer

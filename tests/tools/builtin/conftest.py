@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -12,68 +11,21 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.ports import Diagnostic, HunkDecision
+from codecompanion.ports import HunkDecision
 from codecompanion.tools.runtime.approval_memory import ApprovalMemory
 from codecompanion.tools.runtime.approvals import ApprovalGate
+from tests.fakes import FakeEditor
 
 
 @dataclass
-class RecordingChat:
-    """Records every add_tool_output call as (tool name, for_llm, for_user)."""
+class OutputLog:
+    """The chat as tool code sees it here: every add_tool_output call as (tool, for_llm,
+    for_user)."""
 
     outputs: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def add_tool_output(self, tool: Any, for_llm: Any, for_user: Any = None) -> None:
         self.outputs.append((tool.name, str(for_llm), None if for_user is None else str(for_user)))
-
-
-@dataclass
-class FakeEditor:
-    """Loaded buffers by absolute path, scripted diagnostics and diff-review answers."""
-
-    buffers: dict[str, list[str]] = field(default_factory=dict)
-    diagnostic_map: dict[str, list[Diagnostic]] = field(default_factory=dict)
-    decisions: list[HunkDecision | str] = field(default_factory=list)
-    reviews: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
-    writes: list[tuple[str, list[str]]] = field(default_factory=list)
-    diagnostic_calls: list[tuple[str, str]] = field(default_factory=list)
-    on_review: Callable[[], object] | None = None
-    notes: list[str | None] = field(default_factory=list)
-
-    async def buffer_lines(self, path: str) -> list[str] | None:
-        lines = self.buffers.get(path)
-        return None if lines is None else list(lines)
-
-    async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
-        if path not in self.buffers:
-            return False
-        self.buffers[path] = list(lines)
-        self.writes.append((path, list(lines)))
-        return True
-
-    async def diagnostics(
-        self, path: str, min_severity: str, max_bytes: int | None = None
-    ) -> list[Diagnostic]:
-        self.diagnostic_calls.append((path, min_severity))
-        return list(self.diagnostic_map.get(path, []))
-
-    async def review_diff(
-        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
-    ) -> HunkDecision:
-        from codecompanion.tools.diffs import hunks
-
-        self.reviews.append((path, list(old), list(new)))
-        self.notes.append(note)
-        if self.on_review is not None:
-            self.on_review()
-        answer = self.decisions.pop(0) if self.decisions else "accept"
-        count = len(hunks(old, new))
-        if answer == "accept":
-            return HunkDecision(accepted=tuple(range(count)))
-        if answer == "reject":
-            return HunkDecision(accepted=(), rejected=tuple(range(count)), reason="not wanted")
-        assert isinstance(answer, HunkDecision)
-        return answer
 
 
 @dataclass
@@ -85,7 +37,7 @@ class FakeTools:
     yolo: bool = False
     opts: dict[str, Any] = field(default_factory=dict)
     chat_id: str = "chat-1"
-    chat: RecordingChat = field(default_factory=RecordingChat)
+    chat: OutputLog = field(default_factory=OutputLog)
     answers: list[bool] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
 

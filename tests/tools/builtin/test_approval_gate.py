@@ -106,7 +106,8 @@ async def test_file_tools_ask_through_the_gate_with_their_kind(
 
 async def test_the_diff_review_is_decided_by_the_gate(tools: FakeTools, project: Path) -> None:
     from codecompanion.tools.builtin import create_file
-    from tests.tools.builtin.conftest import FakeEditor, run_tool
+    from tests.fakes import FakeEditor
+    from tests.tools.builtin.conftest import run_tool
 
     tools.editor = FakeEditor()
     await run_tool(create_file, {"filepath": "a.txt", "content": "x"}, tools)
@@ -160,7 +161,8 @@ async def test_edits_mode_writes_without_a_review(
     tools: FakeTools, mode: str, reviewed: int
 ) -> None:
     from codecompanion.tools.builtin import create_file
-    from tests.tools.builtin.conftest import FakeEditor, run_tool
+    from tests.fakes import FakeEditor
+    from tests.tools.builtin.conftest import run_tool
 
     tools.editor = FakeEditor()
     tools.mode = mode  # type: ignore[attr-defined]

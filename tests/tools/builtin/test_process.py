@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.tools.runtime.process import ProcessResult, run_process
+from codecompanion.tools.runtime.process import run_process
 from codecompanion.tools.runtime.protocol import cap_output
 
 
@@ -51,11 +51,10 @@ async def test_success_collects_stdout_stderr_and_exit_code(tmp_path: Path) -> N
     result = await run_process(
         ["sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path, timeout=10
     )
-    assert isinstance(result, ProcessResult)
     assert result.argv == ("sh", "-c", "echo out; echo err >&2; exit 3")
     assert (result.stdout, result.stderr, result.exit_code) == ("out\n", "err\n", 3)
     assert not (result.timed_out or result.truncated)
-    assert result.duration >= 0
+    assert 0 < result.duration < 10  # measured, and not the timeout
 
 
 async def test_runs_in_cwd_with_extra_env(tmp_path: Path) -> None:
