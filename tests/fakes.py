@@ -21,6 +21,7 @@ from codecompanion.ports import (
     HunkDecision,
 )
 from codecompanion.tools.diffs import hunks
+from codecompanion.tools.runtime.protocol import ToolResult
 
 # A scripted answer: a decision, a choice name ("approve", "reject", ...), WAIT (never answer,
 # until cancelled), or a function of the request returning one of these.
@@ -120,16 +121,13 @@ class RecordingChat:
     statuses: list[tuple[str, str, str]] = field(default_factory=list)
     messages: list[tuple[str, str, bool]] = field(default_factory=list)
 
-    def record_tool_result(
-        self,
-        call: ToolCall,
-        for_llm: str,
-        for_user: str | None,
-        is_error: bool,
-        full_output: str | None,
-    ) -> None:
+    def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
         """Keep the result."""
-        self.results.append(RecordedResult(call, for_llm, for_user, is_error, full_output))
+        self.results.append(
+            RecordedResult(
+                call, result.for_llm, result.for_user, result.is_error, result.full_output
+            )
+        )
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Keep the status change as (call id, status, detail)."""

@@ -24,6 +24,7 @@ from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
 from codecompanion.tools.runtime.approval_memory import ApprovalMemory
+from codecompanion.tools.runtime.protocol import ToolResult
 
 
 class ScriptedAdapter:
@@ -118,13 +119,13 @@ class EchoTools:
             self.chat.tool_status(call, "pending")
         await self.gate.wait()
         for call in calls:
-            self.chat.record_tool_result(call, f"echo {call.arguments}", None, False, None)
+            self.chat.record_tool_result(call, ToolResult("success", f"echo {call.arguments}"))
         return Outcome("success", True, len(calls))
 
     def cancel(self) -> None:
         self.cancelled = True
         for call in self.chat.messages.pending_calls():
-            self.chat.record_tool_result(call, "cancelled", None, True, None)
+            self.chat.record_tool_result(call, ToolResult("cancelled", "cancelled"))
 
     def to_state(self) -> dict[str, Any]:
         return {}

@@ -19,6 +19,7 @@ from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
 from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
 from ..textcalls.session import answer_repeated, repeats_last_round
+from ..tools.runtime.protocol import Status, ToolResult
 from . import transcript
 from .compose import compose, first_line, unknown_mentions
 from .streamed_answer import Answer, stream_answer
@@ -408,10 +409,10 @@ class Chat:
             self._turn_tokens += answer.usage.total_tokens
             self.view.render([Usage(text=f"({self._turn_tokens} tokens)")])
 
-    def _answer_pending(self, status: str) -> None:
+    def _answer_pending(self, status: Status) -> None:
         """Give every call still without a result one (stop or crash mid-tools)."""
         for call in self.messages.pending_calls():
-            self.record_tool_result(call, f"The tool call was {status}.", None, True, None)
+            self.record_tool_result(call, ToolResult(status, f"The tool call was {status}."))
 
     def stop(self) -> bool:
         """Cancel the request and running tools; every pending call gets a result."""
@@ -423,21 +424,16 @@ class Chat:
 
     # ----- the tool system's view of the chat (ToolChat) ---------------------------------
 
-    def record_tool_result(
-        self,
-        call: ToolCall,
-        for_llm: str,
-        for_user: str | None,
-        is_error: bool,
-        full_output: str | None,
-    ) -> None:
-        """Store one call's result and show it."""
+    def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Store one call's result and show it: the one way a result reaches the chat (the tool
+        system's, a repeated call's, and a call a stop or crash left without one)."""
+        for_llm, for_user = result.for_llm, result.for_user
         message = Message(
             role="tool",
             content=for_llm,
             tool_call_id=call.id,
             tool_name=call.name,
-            is_error=is_error,
+            is_error=result.is_error,
         )
         if for_user is not None:
             message.extra["for_user"] = for_user
@@ -445,8 +441,8 @@ class Chat:
         if ran is not None and ran != call.arguments:
             # The user edited the call: a restored chat shows what ran, not what was asked.
             message.extra["arguments"] = ran
-        if full_output is not None and full_output != for_llm:
-            self._full_outputs[call.id] = full_output
+        if result.full_output is not None and result.full_output != for_llm:
+            self._full_outputs[call.id] = result.full_output
         self.add(message)
         # What the model was sent stays one keystroke away: folded under the user's text.
         shown = transcript.tool_output(call.id, for_llm, for_user)

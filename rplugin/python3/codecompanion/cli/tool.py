@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from ..config import config_file_path
 from ..messages import ToolCall
 from ..ports import ApprovalDecision, ApprovalRequest
+from ..tools.runtime.protocol import ToolResult
 from ..tools.runtime.system import ToolSystem
 from ..workspace import HostOptions, Workspace
 
@@ -47,19 +48,12 @@ class CliChat:
     """The chat of one command-line call: keeps its result and the messages the tool adds."""
 
     id: str = "cli"
-    results: list[dict[str, Any]] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
 
-    def record_tool_result(
-        self,
-        call: ToolCall,
-        for_llm: str,
-        for_user: str | None,
-        is_error: bool,
-        full_output: str | None,
-    ) -> None:
+    def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
         """Keep the result."""
-        self.results.append({"for_llm": for_llm, "for_user": for_user, "is_error": is_error})
+        self.results.append(result)
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """Statuses are not shown on the command line."""
@@ -154,7 +148,7 @@ async def _run_tool(system: ToolSystem, chat: CliChat, args: argparse.Namespace)
     outcome = await system.run([_call(args.name, args.args)])
     result = chat.results[0]
     status = outcome.statuses.get(_CALL_ID, "error")
-    printed = {"status": status, "for_llm": result["for_llm"], "for_user": result["for_user"]}
+    printed = {"status": status, "for_llm": result.for_llm, "for_user": result.for_user}
     return {**printed, "messages": chat.messages} if chat.messages else printed
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..messages import Message, ToolCall
 from ..tools.model.arguments import violations
 from ..tools.model.registry import ToolEntry
+from ..tools.runtime.protocol import ToolChat, ToolResult
 from .blocks import Catalog
 from .mode import asks_recovered, recovers, resolve_mode
 from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
@@ -161,11 +162,12 @@ def repeats_last_round(messages: Sequence[Message]) -> bool:
     return _signature(rounds[-1].tool_calls) == _signature(rounds[-2].tool_calls)
 
 
-def answer_repeated(chat: Any, calls: Sequence[ToolCall]) -> None:
+def answer_repeated(chat: ToolChat, calls: Sequence[ToolCall]) -> None:
     """Give each repeated call its one result, without running it, on the chat's tool lines."""
+    result = ToolResult("success", REPEATED, "not run again: same call as before")
     for call in calls:
         chat.tool_status(call, "pending")
-        chat.record_tool_result(call, REPEATED, "not run again: same call as before", False, None)
+        chat.record_tool_result(call, result)
         chat.tool_status(call, "cancelled", "same call as the round before")
 
 

@@ -154,15 +154,8 @@ class ToolChat(Protocol):
 
     id: str
 
-    def record_tool_result(
-        self,
-        call: ToolCall,
-        for_llm: str,
-        for_user: str | None,
-        is_error: bool,
-        full_output: str | None,
-    ) -> None:
-        """Store the one result of `call` (a role=tool message) and show `for_user`."""
+    def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Store the one result of `call` (a role=tool message) and show it."""
         ...
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
@@ -180,9 +173,7 @@ class Reporter:
     def deliver(self, call: ToolCall, result: ToolResult) -> None:
         """Give the chat the call's result, then show its final status and fire ToolFinished."""
         try:
-            self._chat.record_tool_result(
-                call, result.for_llm, result.for_user, result.is_error, result.full_output
-            )
+            self._chat.record_tool_result(call, result)
         except Exception:
             log.exception("chat %s: recording the result of %s failed", self._chat.id, call.id)
         self.status(call, result.status, result.detail)
