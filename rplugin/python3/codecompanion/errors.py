@@ -1,4 +1,4 @@
-"""The project's exception tree.
+"""The errors the core reports to the user or the model, as one tree.
 
 CodeCompanionError
 ├── ConfigError          the user's config file or setup() options are wrong
@@ -10,6 +10,12 @@ CodeCompanionError
 │   │   └── ContextTooLong    the request is longer than the model's context window
 │   └── StreamInterrupted     timeout or dropped connection mid-answer
 └── ToolError            a tool failed; becomes an error result for the model
+
+Exceptions that never leave their package stay beside the code that raises and catches them:
+HTTPFailure (transport/http_types.py), BodyTooLarge and UnsupportedEncoding
+(transport/bounded_body.py), DamagedChat (persistence/history.py), McpError, ConnectionLost and
+Unreadable (mcp/), TooManyFiles and Closed (checkpoints/), ImageError (context/images.py),
+RegexError (tools/builtin/_support/linear_regex.py).
 """
 
 from __future__ import annotations
