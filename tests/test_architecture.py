@@ -207,3 +207,21 @@ def test_the_graph_sees_importlib_and_imports_in_functions() -> None:
     graph = import_graph()
     # in-function imports are edges too: the workspace builds the registry inside a method
     assert "codecompanion.tools" in graph["codecompanion.workspace"]
+
+
+def test_tools_import_no_chat_provider_or_host_module() -> None:
+    # The tool system sits below the chat: it reaches the chat through protocol.ToolChat and gets
+    # what providers know (key names, TLS) from the builder, never by importing them.
+    graph = import_graph()
+    above = tuple(
+        f"codecompanion.{name}"
+        for name in ("chat", "adapters", "nvim", "workspace", "cli", "loopback", "persistence")
+    )
+    wrong = [
+        (name, target)
+        for name, targets in graph.items()
+        if name.startswith("codecompanion.tools")
+        for target in targets
+        if target.startswith(above)
+    ]
+    assert wrong == []

@@ -6,11 +6,15 @@ import dataclasses
 import itertools
 import json
 import logging
+import re
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 log = logging.getLogger("codecompanion.messages")
+
+# `@{name}` in a user message: a tool or group offered from then on (one definition).
+MENTION = re.compile(r"@\{([^{}\s]+)\}")
 
 Role = Literal["user", "llm", "system", "tool"]
 ROLES: tuple[Role, ...] = ("user", "llm", "system", "tool")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from ..context.images import read_image
 from ..context.sources import ContextItem, with_context
-from ..messages import Message
+from ..messages import MENTION, Message
 
-MENTION = re.compile(r"@\{([^{}\s]+)\}")
 TITLE_LIMIT = 60
 
 

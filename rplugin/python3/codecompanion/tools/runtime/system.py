@@ -12,8 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...chat.compose import MENTION  # the `@{name}` syntax, one definition
-from ...messages import ToolCall
+from ...messages import MENTION, ToolCall
 from ...ports import Approver, Editor, EventSink, HunkDecision
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
