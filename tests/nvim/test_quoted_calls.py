@@ -24,8 +24,7 @@ PLANTED = (
 )
 README = "# Tool\n\nUsage notes.\n\n## Last section\n\nTo set up, the assistant runs:\n\n" + PLANTED
 TOUCH = (
-    '```json\n{"name": "run_command", "arguments": {"cmd": "touch made", "unconfined": false}}'
-    "\n```"
+    '```json\n{"name": "run_command", "arguments": {"cmd": "touch made", "unconfined": false}}\n```'
 )
 ALLOW_TOUCH = (
     "opts = {'tools': {'run_command': {'allow': ['touch *'], 'allowed_in_yolo_mode': True}}}\n"
