@@ -257,8 +257,13 @@ local function act(view, what)
     for _, h in ipairs(file.hunks) do
       view.kept[hunk_key(file, h)] = true
     end
-    if #file.hunks == 0 then
-      table.remove(view.payload.files, vim.fn.index(view.payload.files, file) + 1)
+    if #file.hunks == 0 then -- a binary or mode-only change: the file leaves the list
+      for i, f in ipairs(view.payload.files) do
+        if f == file then
+          table.remove(view.payload.files, i)
+          break
+        end
+      end
     end
   elseif what == "revert_hunk" and hunk then
     host.notify("chat_review_revert", {

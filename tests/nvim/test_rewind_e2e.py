@@ -120,3 +120,56 @@ def test_three_turns_rewound_undone_and_the_conversation_cut(
     assert files(project) == after3  # the conversation alone leaves the files
     names = ed.event_names()
     assert names.count("CodeCompanionCheckpoint") >= 9
+
+
+def test_review_keeps_and_reverts_per_hunk_and_per_file(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text("one\ntwo\nthree\nfour\nfive\nsix\nseven\n")
+    provider_server.enqueue(
+        openai_tool_calls(
+            [
+                ("e1", "insert_edit_into_file", edit("a.py", "one", "ONE")),
+                ("e2", "insert_edit_into_file", edit("a.py", "seven", "SEVEN")),
+                ("c1", "create_file", {"filepath": "b.txt", "content": "bee\n"}),
+            ]
+        ),
+        openai_text("done"),
+    )
+    ed = start_nvim(config_file=config_file(""), cwd=project, setup={"yolo": True})
+    chat = ed.open_chat()
+    ed.send("edit\n@{insert_edit_into_file} @{create_file}")
+    ed.wait_event("CodeCompanionChatDone", timeout=20)
+
+    def qf() -> list[str]:
+        return list(ed.lua("return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())"))
+
+    ed.lua("require('codecompanion').review()")
+    wait_for(lambda: len(qf()) == 3)
+    assert qf() == ["a.py hunk 1/2 +1 -1", "a.py hunk 2/2 +1 -1", "b.txt hunk 1/1 +2 -0"]
+    view = ed.nvim.current.buffer
+
+    def go(text: str) -> None:
+        row = next(i for i, line in enumerate(ed.lines(view.number), 1) if line == text)
+        ed.nvim.current.window.cursor = (row, 0)
+
+    go("+SEVEN")
+    ed.nvim.input("r")  # revert that hunk only
+    wait_for(lambda: (project / "a.py").read_text().endswith("six\nseven\n"))
+    assert (project / "a.py").read_text().startswith("ONE\n")
+    wait_for(lambda: len(qf()) == 2)
+    go("+bee")
+    ed.nvim.input("K")  # keep the new file: it leaves the list, and stays
+    wait_for(lambda: qf() == ["a.py hunk 1/1 +1 -1"])
+    assert (project / "b.txt").exists()
+    go("+ONE")
+    ed.nvim.input("R")  # revert the whole file
+    wait_for(lambda: (project / "a.py").read_text() == "one\ntwo\nthree\nfour\nfive\nsix\nseven\n")
+    ed.nvim.command(f"{ed.nvim.funcs.bufwinnr(chat)}wincmd w")
+    ed.lua("require('codecompanion').rewind_undo()")  # a revert is undone like a rewind
+    wait_for(lambda: (project / "a.py").read_text().startswith("ONE\n"))
