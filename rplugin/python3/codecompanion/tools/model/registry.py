@@ -9,9 +9,8 @@ from types import ModuleType
 from typing import Any
 
 from .arguments import compile_validator
-from .calling import arity
 from .legacy import TOOL_FIELDS, load_location
-from .tool import Tool
+from .tool import Tool, arity
 
 log = logging.getLogger("codecompanion.tools")
 

@@ -15,8 +15,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...sandbox.settings import Mode
-from ..model.calling import invoke, takes_config
-from ..model.tool import Tool
+from ..model.tool import Tool, invoke, takes_config
 from . import shell_rules
 from .approval_memory import ApprovalMemory
 from .protocol import as_text

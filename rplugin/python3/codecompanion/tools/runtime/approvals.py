@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
 from ..model import arguments
-from ..model.calling import invoke
-from ..model.tool import Tool
+from ..model.tool import Tool, invoke
 from .approval_policy import (
     Question,
     QuestionKind,

@@ -5,7 +5,7 @@ order, and gets exactly one result.
 together; cancellation lives in `_step` (each step of a call runs as a task `cancel` can stop,
 killing a running process, dropping a pending approval, and a stopped step is answered
 `cancelled`). `Answers` keeps the rule that every call id gets exactly one result. `ToolCode`
-calls the tool's handlers and outputs in the form each is written in (model/calling.py), under
+calls the tool's handlers and outputs in the form each is written in (model/tool.py), under
 the tool's time limit; `run_cmds` runs its cmds: functions (sync, async or through
 `output_handler`) and commands (process.py). `CallTools` and `CmdOpts` are the objects tool code
 receives.
@@ -29,11 +29,10 @@ from ...errors import ToolError
 from ...messages import ToolCall
 from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model import arguments
-from ..model.calling import call as call_fn
-from ..model.calling import cmd_form, invoke, output_form
 from ..model.function_tool import timeout_seconds
 from ..model.registry import ToolEntry
-from ..model.tool import Tool
+from ..model.tool import Tool, cmd_form, invoke, output_form
+from ..model.tool import call as call_fn
 from .approvals import ApprovalGate, Verdict
 from .child_env import tool_environment
 from .protocol import CallContext, OutputBuffer, Status, ToolResult, default_output
@@ -478,7 +477,7 @@ class ToolCode:
         return CallTools(self.context, run)
 
     async def output(self, run: CallRun, kind: str, *data: Any) -> None:
-        """Call `output.<kind>` in the form it is written in (see model/calling.py).
+        """Call `output.<kind>` in the form it is written in (see model/tool.py).
 
         `data` is `(stdout,)` for success and `(stderr, stdout)` for error. A failure is logged
         and, for success, said in the call's result in one line.
@@ -785,7 +784,7 @@ async def run_function(
 def _cmd_arguments(
     form: str, tool: Tool, previous: dict[str, Any] | None, output_handler: Callable[..., Any]
 ) -> tuple[Any, ...]:
-    """The arguments for a function cmd in `form` (see model/calling.py)."""
+    """The arguments for a function cmd in `form` (see model/tool.py)."""
     if form == "handler":
         return (tool, tool.args, previous, output_handler)
     if form in ("opts", "either"):
