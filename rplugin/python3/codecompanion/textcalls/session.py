@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message, ToolCall
-from ..tools.model.arguments import violations
+from ..tools.model.arguments import conform, violations
 from ..tools.model.registry import ToolEntry
 from ..tools.runtime.protocol import ToolChat, ToolResult
 from .blocks import Catalog
@@ -183,7 +183,9 @@ def catalog(entries: Sequence[ToolEntry]) -> Catalog:
         entry = by_name.get(name)
         if entry is None:
             return "not offered"
-        problems = violations(args, entry.tool.parameters, entry.validator())
+        # As a native call is checked: after conforming (a missing nullable argument is null).
+        conformed, _note = conform(args, entry.tool.parameters)
+        problems = violations(conformed, entry.tool.parameters, entry.validator())
         return "; ".join(problems) if problems else None
 
     return Catalog({e.name: e.tool.parameters for e in entries}, validate)
