@@ -26,6 +26,7 @@ from .streamed_answer import Answer, stream_answer
 
 if TYPE_CHECKING:
     from ..checkpoints import ChatCheckpoints
+    from ..tools.runtime.system import ToolSystem
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -50,7 +51,7 @@ class Chat:
         adapter: ChatAdapter,
         view: ChatView,
         events: EventSink,
-        tool_factory: Callable[[Chat], Any],
+        tool_factory: Callable[[Chat], ToolSystem],
         store: ChatStore | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         messages: MessageStore | None = None,
