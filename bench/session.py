@@ -90,6 +90,7 @@ class Session:
         self.nvim = pynvim.attach("child", argv=argv)
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._probe: subprocess.Popen[str] | None = None
+        self.last_turn_cpu = 0.0  # host CPU ms of the last tool round trip turn (toolcalls)
         try:
             self.lua("_G.bench.driver = ...", self.nvim.channel_id)
             self._probe = subprocess.Popen(
@@ -180,6 +181,11 @@ class Session:
         pids = self.lua("return _G.bench.pids()")
         return _rss(int(pids["nvim"])), _rss(int(pids["host"]))
 
+    def host_cpu_ms(self) -> float:
+        """CPU time the plugin's host (its live threads) has used so far, in ms."""
+        pids = self.lua("return _G.bench.pids()")
+        return _cpu_ms(int(pids["host"]))
+
     def close(self) -> None:
         """Stop the probe and Neovim."""
         probe, self._probe = self._probe, None
@@ -204,6 +210,18 @@ class Session:
             self.nvim.close()
         except (OSError, EOFError, RuntimeError):
             pass
+
+
+def _cpu_ms(pid: int) -> float:
+    """Time on the CPU of a process's live threads in ms (/proc/PID/task/*/schedstat, in ns;
+    0 where there is no /proc)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*/schedstat") if pid > 0 else ():
+        try:
+            total += int(task.read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+            continue
+    return total / 1e6
 
 
 def _rss(pid: int) -> float:

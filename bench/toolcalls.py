@@ -44,11 +44,13 @@ def round_trip(
     server.enqueue(turn, text_turn(3, "BENCHDONE"))
     before = len(server.requests)
     opened = session.open_chat()
+    cpu = session.host_cpu_ms()
     session.probe_samples()
     session.clear_events()
     session.send(ask)
     session.wait("CodeCompanionChatDone", timeout=30 + SLEEP)
     samples = session.probe_samples()
+    session.last_turn_cpu = session.host_cpu_ms() - cpu
     session.close_buffer(int(opened["bufnr"]))
     requests = server.wait_for_requests(before + 2, timeout=5)
     if chunks.sent_at is None:
@@ -75,11 +77,13 @@ def run(results: Results, workdir: Path, runs: int) -> None:
                     sent, arrived, _ = round_trip(session, server, calls, ask)
                     if index:
                         results.add(key, (arrived - sent) * 1000)
+                        results.note(f"{key} host CPU ms per turn", session.last_turn_cpu)
             for index in range(runs + 1):
                 ask = "Use @{run_command} to wait two seconds."
                 sent, arrived, worst = round_trip(session, server, sleep, ask)
                 if index:
                     results.add("c_overhead", (arrived - sent - SLEEP) * 1000)
                     results.add("c_latency", worst)
+                    results.note("c host CPU ms per turn", session.last_turn_cpu)
         finally:
             session.close()

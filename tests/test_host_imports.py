@@ -1,6 +1,6 @@
 """What the host loads for a chat without tools, completion cache included: nothing it only needs
-to run tools, the demo, a proxy (httpx) or prompt-mode XML (each costs megabytes of the host's
-memory)."""
+to run tools, the demo, a proxy (httpx), prompt-mode XML, checkpoints or the command sandbox
+(each costs megabytes of the host's memory)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,17 @@ NOT_FOR_A_PLAIN_CHAT = (
     "tempfile",
     "difflib",
     "hashlib",
+    # Checkpoints load with the first chat that keeps them (their worker thread with its
+    # first capture), rewinds when the user asks for one; the sandbox's probe and launcher
+    # (ctypes, system calls) with the first command; each chat keeps a CommandSandbox.
+    "codecompanion.checkpoints",
+    "codecompanion.checkpoints.manager",
+    "codecompanion.checkpoints.rewind",
+    "codecompanion.nvim.rewind",
+    "concurrent.futures.thread",
+    "codecompanion.sandbox.probe",
+    "codecompanion.sandbox.launcher",
+    "ctypes",
 )
 
 

@@ -14,14 +14,15 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..tools.diffs import apply_hunks
 from .changes import FileChange, Reader, attribute, changed_paths, file_change
 from .journal import By, Journal, JournalFolder, Kind, Record
-from .rewind import Plan, Restore, apply, plan_rewind, plan_undo
 from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture
 from .store import Entry, ObjectStore
+
+if TYPE_CHECKING:  # rewinds load their module when the user asks for one
+    from .rewind import Plan
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
@@ -224,6 +225,8 @@ class Checkpoints:
         start = journal.turn(turn)
         if start is None:
             return None
+        from .rewind import plan_rewind
+
         before = self.record(chat_id, root, "rewind", "user", turn=turn)
         return before, plan_rewind(self.store, journal.records, start, before.tree)
 
@@ -235,6 +238,8 @@ class Checkpoints:
             return None
         rewound = journal.records[index]
         before = self.record(chat_id, root, "undo", "user", turn=rewound.turn)
+        from .rewind import plan_undo
+
         paths = list(rewound.rewind.get("written") or [])
         plan = plan_undo(
             self.store, str(rewound.rewind.get("before")), rewound.tree, before.tree, paths
@@ -246,6 +251,9 @@ class Checkpoints:
     ) -> tuple[Record, str, Plan] | None:
         """Review's revert of one file (or one of its hunks, by index) to the turn's state:
         the state before it recorded, the turn's tree, and the plan; None when out of date."""
+        from ..tools.diffs import apply_hunks
+        from .rewind import Plan, Restore
+
         journal = self.journal(chat_id, root)
         number = since_turn if since_turn is not None else 1
         start = journal.turn(number)
@@ -276,6 +284,8 @@ class Checkpoints:
         self, chat_id: str, root: Path, plan: Plan, chosen: list[str], target: str
     ) -> list[str]:
         """Write the chosen paths of a plan; one line per failure."""
+        from .rewind import apply
+
         items = [i for i in plan.restore + plan.conflicts if i.path in set(chosen)]
         _done, failed = apply(root, self.store, items, target)
         return failed

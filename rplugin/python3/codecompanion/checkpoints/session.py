@@ -7,7 +7,7 @@ import asyncio
 import logging
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..chat import transcript
 from ..messages import MessageStore
@@ -16,7 +16,9 @@ from ..render_ops import SetVar
 from .changes import FileChange, summary
 from .journal import Record
 from .manager import Checkpoints, Closed, Restored, TurnInfo
-from .rewind import Plan, Restore
+
+if TYPE_CHECKING:  # rewinds load their module when the user asks for one
+    from .rewind import Plan, Restore
 
 log = logging.getLogger("codecompanion.checkpoints")
 # Seconds an after-round capture waits: the request carrying the round's results goes first.

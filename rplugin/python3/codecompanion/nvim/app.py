@@ -7,10 +7,9 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chat.chat import Chat
-from ..checkpoints import ChatCheckpoints
 from ..context.sources import read_items
 from ..messages import MessageStore
 from ..persistence.history import DamagedChat
@@ -23,8 +22,10 @@ from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
 from .pickers import pick_adapter, pick_restore, pick_rules
-from .rewind import NvimRewindAsker, changes_payload, pick_rewind
 from .view import NvimChatView
+
+if TYPE_CHECKING:  # checkpoints load with the first chat that keeps them
+    from ..checkpoints import ChatCheckpoints
 
 log = logging.getLogger("codecompanion.nvim")
 
@@ -217,6 +218,9 @@ class App:
         )
         checkpoints = workspace.checkpoints()
         if checkpoints is not None:
+            from ..checkpoints import ChatCheckpoints
+            from .rewind import NvimRewindAsker
+
             chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
         self._keep_context(chat, cwd)
         return chat, notice
@@ -540,6 +544,8 @@ class App:
     def do_chat_pick_rewind(self, args: dict[str, Any]) -> None:
         session = self._checkpoints(args)
         if session is not None:
+            from .rewind import pick_rewind
+
             self.bridge.spawn(pick_rewind(self.bridge, session))
 
     def do_chat_rewind(self, args: dict[str, Any]) -> None:
@@ -563,6 +569,8 @@ class App:
             self.bridge.spawn(self._review(session, _turn(args)))
 
     async def _review(self, session: ChatCheckpoints, since_turn: int | None) -> None:
+        from .rewind import changes_payload
+
         payload = await changes_payload(session, since_turn)
         self.bridge.notify_lua("codecompanion.checkpoints", "show_review", payload)
 
@@ -584,6 +592,8 @@ class App:
         session = self._checkpoints(args)
         if session is None:
             return {"error": "no checkpoints for this chat"}
+        from .rewind import changes_payload
+
         return changes_payload(session, _turn(args))
 
     def do_pick_restore(self, args: dict[str, Any]) -> None:
@@ -656,7 +666,7 @@ def _mode_line(chat: Chat) -> str:
 async def _show_sandbox(chat: Chat) -> None:
     """Probe the sandbox in a thread, then show its kind in the chat's variables."""
     sandbox = chat.tools.sandbox
-    if sandbox is not None:
+    if sandbox is not None and not sandbox.probed:  # probed once per host: no thread after
         await asyncio.to_thread(lambda: sandbox.availability)
     chat.view.render(_mode_vars(chat))
 

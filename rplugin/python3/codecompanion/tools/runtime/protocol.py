@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
-from ...sandbox.settings import Mode
 from ..model.registry import ToolEntry
 from .approval_memory import ApprovalMemory
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox
+    from ...sandbox.settings import Mode
 
 Status = Literal["success", "error", "rejected", "cancelled", "timeout"]
 FINAL_STATUSES: tuple[Status, ...] = ("success", "error", "rejected", "cancelled", "timeout")
