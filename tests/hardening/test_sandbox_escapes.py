@@ -442,3 +442,45 @@ async def test_without_a_mount_namespace_landlock_alone_keeps_git_and_secrets(
         tools, "echo ok > src/made.txt && cat src/made.txt && git status --short"
     )
     assert status == "success" and "ok" in text, text
+
+
+@needs_landlock
+async def test_a_user_tools_cmds_and_code_runner_run_confined(world: World) -> None:
+    line = f"echo x > {world.outside}/from-cmds.txt"
+    writer = {
+        "name": "writer",
+        "cmds": [["sh", "-c", line]],
+        "schema": {
+            "type": "function",
+            "function": {
+                "name": "writer",
+                "description": "writes a file",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        },
+        "opts": {"requires_approval": True},
+    }
+    tools = ToolSystem(
+        chat=RecordingChat(),
+        registry=tool_registry({"writer": writer}, tool_opts={"code_runner": {"container": False}}),
+        approver=ScriptedApprover(default="reject"),
+        events=RecordingEvents(),
+        cwd=world.project,
+        opts={"auto_submit": False},
+        sandbox=CommandSandbox(read_permissions({}), Detector()),
+        mode="sandboxed",
+    )
+    assert tools.add_tool("writer") and tools.add_tool("code_runner")
+    code = f"open('{world.outside}/from-code.txt', 'w').write('x')"
+    calls = [
+        ToolCall("w", "writer", {}),
+        ToolCall("c", "code_runner", {"lang": "python", "code": code}),
+    ]
+    outcome = await tools.run(calls)
+    chat = tools.chat._chat  # type: ignore[attr-defined]
+    assert tools.approver.requests == []  # type: ignore[attr-defined]
+    assert outcome.statuses == {"w": "error", "c": "error"}, chat.result("c").for_llm
+    assert "Permission denied" in chat.result("w").for_llm
+    assert "in the landlock sandbox" in chat.result("c").for_llm
+    assert not (world.outside / "from-cmds.txt").exists()
+    assert not (world.outside / "from-code.txt").exists()
