@@ -182,3 +182,21 @@ def test_the_mode_survives_a_saved_chat() -> None:
     assert other.system.yolo and other.system.mode == "yolo"
     other.system.yolo = False  # YOLO off (gty) goes back to the mode before it
     assert other.system.mode == "edits"
+
+
+async def test_a_question_about_commands_says_unconfined_without_a_sandbox() -> None:
+    spec = {
+        "name": "lister",
+        "cmds": [["true"]],
+        "schema": {
+            "type": "function",
+            "function": {"name": "lister", "description": "x", "parameters": {"type": "object"}},
+        },
+        "opts": {"requires_approval": True},
+    }
+    h = make({"lister": spec}, approver=ScriptedApprover(default="approve"))
+    await h.run(call("lister"))
+    assert h.approver.prompts == ["Run the lister tool? (its commands run unconfined: no sandbox)"]
+    h.system.sandbox = ActiveSandbox()  # type: ignore[assignment]
+    await h.run(call("lister"))
+    assert h.approver.prompts[-1] == "Run the lister tool?"

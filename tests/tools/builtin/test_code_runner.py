@@ -196,7 +196,10 @@ async def test_asks_every_time_even_in_yolo_mode(project: Path) -> None:
     ]
     await system.run(calls)
     assert [r.call_id for r in approver.requests] == ["c1", "c2"]
-    assert approver.requests[0].prompt == "Run this python code? `print('one')`"
+    assert approver.requests[0].prompt == (
+        "Run this python code? `print('one')` (in a container if docker or podman works, else "
+        "unconfined)"
+    )
     assert "one" in chat.results[0].for_llm and not chat.results[0].is_error
     assert chat.results[1].is_error  # rejected
 

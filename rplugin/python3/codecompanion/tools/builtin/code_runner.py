@@ -162,7 +162,14 @@ def _question(self: Tool) -> str:
     lines = code.strip().splitlines() if isinstance(code, str) else []
     first = one_line(lines[0], 60) if lines else ""
     more = f", {len(lines)} lines" if len(lines) > 1 else ""
-    return f"Run this {lang} code{more}? `{first}`" + (" …" if len(lines) > 1 else "")
+    box = sandbox_of(self.tools)
+    where = (
+        f"in a container or the {box.kind} sandbox"
+        if box is not None and box.active
+        else "in a container if docker or podman works, else unconfined"
+    )
+    cut = " …" if len(lines) > 1 else ""
+    return f"Run this {lang} code{more}? `{first}`{cut} ({where})"
 
 
 TOOL = function_tool(

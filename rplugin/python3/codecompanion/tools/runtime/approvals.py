@@ -28,6 +28,7 @@ from .approval_policy import (
     doubts,
     leaves_sandbox,
     memory_name,
+    runs_commands,
 )
 from .approval_policy import rule_verdict as rule_verdict
 from .protocol import CallContext, as_text
@@ -51,6 +52,17 @@ class Verdict:
     args: dict[str, Any] | None = None
     note: str | None = None
     approve_all: bool = False
+
+
+def _unconfined(tool: Tool) -> str:
+    """The note on a question about a tool whose `cmds` would run without a sandbox (run_command
+    and code_runner say where they run in their own questions)."""
+    if tool.opts.get("sandboxed") is True or not runs_commands(tool):
+        return ""
+    box = getattr(tool.tools, "sandbox", None)
+    if box is not None and getattr(box, "active", False) and tool.opts.get("sandbox") is not False:
+        return ""
+    return " (its commands run unconfined: no sandbox)"
 
 
 def _why_asked(unsure: tuple[str, ...]) -> str:
@@ -192,7 +204,7 @@ class ApprovalGate:
             chat_id=self.system.chat_id,
             tool_name=tool.name,
             call_id=tool.call.id,
-            prompt=await prompt_text(tool, self.system) + _why_asked(unsure),
+            prompt=await prompt_text(tool, self.system) + _why_asked(unsure) + _unconfined(tool),
             arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
