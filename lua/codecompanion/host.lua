@@ -109,6 +109,9 @@ local function start_job()
       .. (vim.env.PYTHONPATH and (":" .. vim.env.PYTHONPATH) or ""),
     CODECOMPANION_LOG = M.log_path(),
     CODECOMPANION_LOG_LEVEL = opts.log_level or "INFO",
+    -- glibc gives each thread (checkpoints worker, probes) its own malloc arena, ~1.4 MB
+    -- resident after a chat; two arenas are enough for a host that mostly awaits.
+    MALLOC_ARENA_MAX = vim.env.MALLOC_ARENA_MAX or "2",
   }
   local chan = vim.fn.jobstart({ python, "-m", "codecompanion.nvim" }, {
     rpc = true,

@@ -25,6 +25,10 @@ def test_host_is_started_lazily_and_chat_works_without_setup_call(start_nvim: St
     ed.open_chat()
     wait_for(lambda: ed.lua("return require('codecompanion.host').status().running"))
     ed.wait_event("CodeCompanionChatCreated")
+    # Two malloc arenas, not one per thread (the checkpoints worker, the sandbox probe).
+    environ = Path(f"/proc/{host_pid(ed)}/environ")
+    if environ.exists() and "MALLOC_ARENA_MAX" not in os.environ:
+        assert b"MALLOC_ARENA_MAX=2" in environ.read_bytes().split(b"\0")
 
 
 def test_killed_host_is_restarted_and_chat_restored(
