@@ -273,3 +273,22 @@ async def test_clearing_forgets_summaries_and_resets_the_meter() -> None:
     assert not any(m.tag and m.tag.startswith("compaction:") for m in chat.messages)
     last = meters(view)[-1]
     assert last.get("last_input") is None and last.get("cost") is None
+
+
+async def test_a_reload_changes_thresholds_and_rules_lists_but_keeps_the_counts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("agents\n")
+    (tmp_path / "CLAUDE.md").write_text("claude\n")
+    adapter = ScriptedAdapter(answer("one", prompt=100), answer("two", prompt=120))
+    chat, _view = make_chat(adapter)
+    chat.context = ContextKeeper(chat, Budget(), Rules(tmp_path, RulesOptions(user_files=())))
+    chat.submit("hello")
+    await finish(chat)
+    chat.context.configure({"prune_at": 0.5}, {"files": ["CLAUDE.md"], "user_files": []})
+    assert chat.context.budget.options.prune_at == 0.5
+    assert chat.context.budget.ledger.last_input == 100
+    chat.submit("again")
+    await finish(chat)
+    sent = " ".join(m.content or "" for m in adapter.requests[-1] if m.role == "system")
+    assert "claude" in sent and "agents" not in sent

@@ -49,6 +49,17 @@ class ContextKeeper:
         self.summariser = summariser  # a cheaper adapter for summaries (None: the chat's own)
         self._rules_text = ""
 
+    def configure(self, context: Any, rules: Any) -> None:
+        """New `opts["context"]` and `opts["rules"]` (a reload): the counts and the rules files
+        turned off stay."""
+        from ..context.rules import RulesOptions
+        from .manager import BudgetOptions
+
+        self.budget.options = BudgetOptions.from_opts(context)
+        if self.rules is not None:
+            self.rules.options = RulesOptions.from_opts(rules)
+            self._rules_text = "\x00"  # loaded again (and shown) at the next request
+
     # ----- rules ------------------------------------------------------------------------
 
     def sync_rules(self) -> None:

@@ -617,6 +617,9 @@ class App:
             self.bridge.echo_error(f"config file broken: {error}")
             return
         message = "config reloaded" + workspace.reload_chats(self.chats.values(), self.bridge.spawn)
+        opts = workspace.config.opts or {}
+        for chat in self.chats.values():  # thresholds and rules lists; the counts stay
+            chat.context.configure(opts.get("context"), opts.get("rules"))
         self.bridge.notice(Notice(text=message))
 
     # ----- requests --------------------------------------------------------------------
