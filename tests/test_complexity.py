@@ -25,7 +25,6 @@ OVER = {
     "checkpoints/store.py::ObjectStore.sweep": 17,
     "chat/chat.py::Chat._store_answer": 16,
     "chat/transcript.py::replay": 26,
-    "tools/model/tool.py::_json_type": 17,
     "tools/runtime/shell_programs.py::_tar": 23,
     "tools/runtime/shell_programs.py::_git": 19,
     "tools/runtime/shell_parse.py::_Reader.read_word": 20,

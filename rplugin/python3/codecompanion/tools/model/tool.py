@@ -232,17 +232,9 @@ def _json_type(annotation: Any) -> dict[str, Any]:
     """A JSON schema fragment for a Python annotation."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        base, *extras = typing.get_args(annotation)
-        fragment = _json_type(base)
-        texts = [extra for extra in extras if isinstance(extra, str)]
-        if texts:
-            fragment["description"] = texts[0]
-        return fragment
+        return _annotated(annotation)
     if origin is typing.Literal:
-        values = list(typing.get_args(annotation))
-        kinds = {_JSON_TYPES.get(type(value)) for value in values}
-        kind = kinds.pop() if len(kinds) == 1 else None
-        return {"type": kind, "enum": values} if kind else {"enum": values}
+        return _literal(annotation)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(annotation) if a is not type(None)]
         return _json_type(inner[0]) if len(inner) == 1 else {}
@@ -253,6 +245,24 @@ def _json_type(annotation: Any) -> dict[str, Any]:
         return {"type": "object"}
     kind = _JSON_TYPES.get(annotation)
     return {"type": kind} if kind else {}
+
+
+def _annotated(annotation: Any) -> dict[str, Any]:
+    """`Annotated[T, "text"]`: T's fragment, described by the first text."""
+    base, *extras = typing.get_args(annotation)
+    fragment = _json_type(base)
+    texts = [extra for extra in extras if isinstance(extra, str)]
+    if texts:
+        fragment["description"] = texts[0]
+    return fragment
+
+
+def _literal(annotation: Any) -> dict[str, Any]:
+    """`Literal[...]`: an enum, typed when every value has the same JSON type."""
+    values = list(typing.get_args(annotation))
+    kinds = {_JSON_TYPES.get(type(value)) for value in values}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    return {"type": kind, "enum": values} if kind else {"enum": values}
 
 
 def _param_docs(doc: str) -> tuple[str, dict[str, str]]:
