@@ -267,27 +267,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, turn: Turn, stopping: threading.Event) -> None:
         if turn.stall and stopping.wait(turn.stall):
             return
-        streamed = (
+        streamed = bool(
             turn.drop_after is not None or len(turn.body_chunks) > 1 or turn.delay > 0 or turn.hold
         )
-        self.send_response(turn.status)
-        for name, value in turn.headers.items():
-            self.send_header(name, value)
-        if streamed:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.send_header("Content-Length", str(sum(map(len, turn.body_chunks))))
-        self.end_headers()
-        for index, chunk in enumerate(turn.body_chunks):
-            if turn.drop_after is not None and index >= turn.drop_after:
-                self._drop()
-                return
-            if index and turn.delay and stopping.wait(turn.delay):
-                return
-            if streamed:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            else:
-                self.wfile.write(chunk)
+        self._head(turn, streamed)
+        if not self._body(turn, streamed, stopping):
+            return
         if turn.hold:
             self.wfile.flush()
             stopping.wait(turn.hold)
@@ -296,6 +281,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
         elif streamed:
             self.wfile.write(b"0\r\n\r\n")
+
+    def _head(self, turn: Turn, streamed: bool) -> None:
+        """The status line and headers: chunked when the body comes in pieces."""
+        self.send_response(turn.status)
+        for name, value in turn.headers.items():
+            self.send_header(name, value)
+        if streamed:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(sum(map(len, turn.body_chunks))))
+        self.end_headers()
+
+    def _body(self, turn: Turn, streamed: bool, stopping: threading.Event) -> bool:
+        """Write the body's chunks; False when the turn dropped or the server is stopping."""
+        for index, chunk in enumerate(turn.body_chunks):
+            if turn.drop_after is not None and index >= turn.drop_after:
+                self._drop()
+                return False
+            if index and turn.delay and stopping.wait(turn.delay):
+                return False
+            if streamed:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            else:
+                self.wfile.write(chunk)
+        return True
 
     def _drop(self) -> None:
         self.close_connection = True
