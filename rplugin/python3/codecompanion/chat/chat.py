@@ -315,7 +315,10 @@ class Chat:
             return
         try:
             line = await self.checkpoints.turn_ended()
-        except (Exception, asyncio.CancelledError):  # a second stop: the turn still ends
+        except asyncio.CancelledError:  # a second stop, or the host quitting: the turn still ends
+            log.debug("turn summary cancelled")
+            return
+        except Exception:
             log.exception("turn summary failed")
             return
         if line:
