@@ -92,7 +92,7 @@ def test_side_by_side_without_the_harness_says_so(
     assert sbs.harness_dir() == tmp_path
 
 
-def test_loaded_table_lowers_each_ratio_target_by_one_and_keeps_the_latency_bound() -> None:
+def test_loaded_table_has_its_own_ratio_targets_and_keeps_the_latency_bound() -> None:
     from bench.sbs import table
 
     runs = [
@@ -101,7 +101,7 @@ def test_loaded_table_lowers_each_ratio_target_by_one_and_keeps_the_latency_boun
         _run("ours", "a10k_8c", True, probe_max_ms=17.0),
     ]
     text = table({"runs": runs}, loaded=True)
-    assert "| 40.0 ms | 20.0 ms | 2.0× | ≥ 1.5× ✓ |" in text
+    assert "| 40.0 ms | 20.0 ms | 2.0× | ≥ 2× ✓ |" in text
     assert "| — | 17.0 ms | — | ours ≤ 16 ms ✗ |" in text
 
 
