@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .http_adapter import HTTPAdapter
@@ -96,10 +96,12 @@ class AdapterTable(Mapping[str, "type[HTTPAdapter]"]):
         return name in PROVIDERS
 
 
-def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = None) -> list[str]:
+def key_variables(
+    adapters: Mapping[str, object], mcp: Mapping[str, object] | None = None
+) -> list[str]:
     """The environment variables adapters and MCP servers read secrets from (`env:NAME`):
     adapters' keys (builtin and configured) and MCP servers' `env` and `headers` values."""
-    specs: list[Any] = [provider.api_key for provider in PROVIDERS.values()]
+    specs: list[object] = [provider.api_key for provider in PROVIDERS.values()]
     for settings in adapters.values():
         if isinstance(settings, Mapping):
             specs.append(settings.get("api_key"))
@@ -114,6 +116,6 @@ def key_variables(adapters: Mapping[str, Any], mcp: Mapping[str, Any] | None = N
     return sorted(name for name in names if name)
 
 
-def _values(table: Any) -> list[Any]:
+def _values(table: object) -> list[object]:
     """A config table's values ([] for anything but a table)."""
     return list(table.values()) if isinstance(table, Mapping) else []

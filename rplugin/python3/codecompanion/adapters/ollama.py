@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..budget.windows import ollama_show_window
@@ -57,21 +57,23 @@ class OllamaAdapter(HTTPAdapter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._shown: dict[str, Any] = {}  # /api/show's answer per model, asked once
+        # /api/show's answer per model, asked once
+        self._shown: dict[str, Mapping[str, object]] = {}
 
-    async def show(self, model: str) -> Any:
-        """/api/show's answer for `model` (None when it is not JSON), asked once per model."""
+    async def show(self, model: str) -> Mapping[str, object]:
+        """/api/show's answer for `model` (empty when it is not a JSON object), asked once."""
         if model not in self._shown:
             base, headers = await self.connection()
             body = {"model": model}
             response = await self._send("POST", base + "/api/show", headers, body, {}, None)
-            self._shown[model] = await self.read_json(response)
+            data = await self.read_json(response)
+            self._shown[model] = data if isinstance(data, dict) else {}
         return self._shown[model]
 
     async def supports_tools(self, model: str) -> bool | None:
         """Whether `model` takes tools, from /api/show's `capabilities` (None: not reported)."""
         data = await self.show(model)
-        capabilities = data.get("capabilities") if isinstance(data, dict) else None
+        capabilities = data.get("capabilities")
         return "tools" in capabilities if isinstance(capabilities, list) else None
 
     async def context_window(self, model: str) -> int | None:

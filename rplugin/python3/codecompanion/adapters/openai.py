@@ -211,12 +211,12 @@ def _is_plain_assistant(entry: dict[str, Any]) -> bool:
     return entry["role"] == "assistant" and "tool_calls" not in entry
 
 
-def _user_content(message: Message) -> Any:
+def _user_content(message: Message) -> str | list[dict[str, object]]:
     """Text, or text and images as content parts (data URLs)."""
     images = message_images(message.extra)
     if not images:
         return message.content or ""
-    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content or ""}]
+    parts: list[dict[str, object]] = [{"type": "text", "text": message.content or ""}]
     for image in images:
         url = f"data:{image.mime};base64,{image.data}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
