@@ -168,11 +168,8 @@ class ChatCheckpoints:
         try:
             if self._pending is not None:
                 await asyncio.shield(self._pending)
-            turn = len(await self.manager.run(self._turns))
-            changes = await self.manager.run(
-                self.manager.turn_changes, self.chat.id, self.root, turn
-            )
-            await self.push()
+            turns, changes = await self.manager.run(self._ended)
+            self._show(turns)
         except Closed:
             return ""
         except Exception as exc:  # a failed capture was reported when it failed
@@ -185,9 +182,17 @@ class ChatCheckpoints:
     def _turns(self) -> list[TurnInfo]:
         return self.manager.turns(self.chat.id, self.root)
 
+    def _ended(self) -> tuple[list[TurnInfo], list[FileChange]]:
+        """On the worker: the turn list and what the newest turn's tools changed, from one
+        walk of the journal (the list gives the turn's number)."""
+        turns = self._turns()
+        return turns, self.manager.turn_changes(self.chat.id, self.root, len(turns))
+
     async def push(self) -> None:
         """Give Lua the turn list (`checkpoints()` reads it without asking the host)."""
-        turns = await self.manager.run(self._turns)
+        self._show(await self.manager.run(self._turns))
+
+    def _show(self, turns: list[TurnInfo]) -> None:
         listing = [asdict(t) for t in turns]
         self.chat.view.render([SetVar(name="codecompanion_checkpoints", value=listing)])
 
