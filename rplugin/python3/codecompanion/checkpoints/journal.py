@@ -112,6 +112,10 @@ class JournalFolder:
             tmp.unlink(missing_ok=True)
             raise
 
+    def ids(self) -> list[str]:
+        """The chat ids with a journal (no file is read)."""
+        return [p.stem for p in self.folder.glob("*.json")] if self.folder.is_dir() else []
+
     def all(self) -> list[tuple[float, str, list[str]]]:
         """Every journal: (time of its last record, chat id, the trees it holds)."""
         found: list[tuple[float, str, list[str]]] = []

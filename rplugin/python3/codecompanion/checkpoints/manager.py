@@ -308,6 +308,8 @@ class Checkpoints:
             self._size = self.store.size()
         if self._size <= self.settings.max_store_bytes:
             return 0
+        if all(chat_id in active for chat_id in self.journals.ids()):
+            return 0  # only chats in use hold the store: nothing to drop, no journal read
         freed = 0
         journals = sorted(self.journals.all())
         while self._size > self.settings.max_store_bytes and journals:
