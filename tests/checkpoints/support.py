@@ -56,14 +56,11 @@ class Driver:
     def rewind(self, turn: int, take_conflicts: bool) -> Plan:
         planned = self.cp.plan(self.chat, self.root, turn)
         assert planned is not None
-        before, plan = planned
+        turn_record, before, plan = planned
         chosen = [i.path for i in plan.restore]
         if take_conflicts:
             chosen += [i.path for i in plan.conflicts]
-        journal = self.cp.journal(self.chat, self.root)
-        start = journal.turn(turn)
-        assert start is not None
-        failed = self.cp.restore(self.chat, self.root, plan, chosen, journal.records[start].tree)
+        failed = self.cp.restore(self.chat, self.root, plan, chosen, turn_record.tree)
         assert failed == []
         self.cp.record(
             self.chat,

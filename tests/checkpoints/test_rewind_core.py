@@ -149,7 +149,7 @@ def test_a_restore_never_writes_through_a_link_out_of_the_project(
     os.symlink(outside, project / "sub")  # the folder is now a link out
     planned = d.cp.plan(d.chat, project, 1)
     assert planned is not None
-    _, plan = planned
+    _, _, plan = planned
     failed = d.cp.restore(d.chat, project, plan, [i.path for i in plan.conflicts], "")
     assert list(outside.iterdir()) == []
     assert all("outside the project" in line for line in failed)

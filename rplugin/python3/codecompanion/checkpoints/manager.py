@@ -219,8 +219,9 @@ class Checkpoints:
                 found.append(file_change(path, old, new, read))
         return found
 
-    def plan(self, chat_id: str, root: Path, turn: int) -> tuple[Record, Plan] | None:
-        """Record the state before a rewind and plan it; None when the turn is unknown."""
+    def plan(self, chat_id: str, root: Path, turn: int) -> tuple[Record, Record, Plan] | None:
+        """Record the state before a rewind and plan it: the turn's record, the state before
+        and the plan; None when the turn is unknown."""
         journal = self.journal(chat_id, root)
         start = journal.turn(turn)
         if start is None:
@@ -228,7 +229,11 @@ class Checkpoints:
         from .rewind import plan_rewind
 
         before = self.record(chat_id, root, "rewind", "user", turn=turn)
-        return before, plan_rewind(self.store, journal.records, start, before.tree)
+        return (
+            journal.records[start],
+            before,
+            plan_rewind(self.store, journal.records, start, before.tree),
+        )
 
     def plan_undo(self, chat_id: str, root: Path) -> tuple[Record, Record, Plan] | None:
         """Record the state before undoing the newest rewind and plan it; None when none."""

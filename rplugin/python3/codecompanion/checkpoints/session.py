@@ -14,7 +14,7 @@ from ..messages import MessageStore
 from ..ports import ChatView
 from ..render_ops import SetVar
 from .changes import FileChange, summary
-from .journal import Record
+from .journal import Kind, Record
 from .manager import Checkpoints, Closed, Restored, TurnInfo
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
@@ -219,11 +219,8 @@ class ChatCheckpoints:
         if planned is None:
             self.chat.view.notify(f"no checkpoint of turn {turn} in this chat", "warn")
             return False
-        before, plan = planned
-        journal = self.manager.journal(self.chat.id, self.root)
-        start = journal.turn(turn)
-        target = journal.records[start].tree if start is not None else before.tree
-        done = await self._restore(plan, target) if code else Restored()
+        turn_record, before, plan = planned
+        done = await self._restore(plan, turn_record.tree) if code else Restored()
         data: dict[str, Any] = {
             "target": turn,
             "before": before.tree,
@@ -232,18 +229,9 @@ class ChatCheckpoints:
             "conversation": conversation,
             "undone": False,
         }
-        if conversation and start is not None:
-            data.update(self._cut(journal.records[start]))
-        await self.manager.run(
-            self.manager.record,
-            self.chat.id,
-            self.root,
-            "rewound",
-            "chat",
-            turn=turn,
-            rewind=data,
-        )
-        await self.push()  # the listing is fresh when the event's handlers run
+        if conversation:
+            data.update(self._cut(turn_record))
+        await self._record_rewind("rewound", turn, data)
         self._report(
             "Rewind",
             f"rewound to before turn {turn}",
@@ -273,16 +261,8 @@ class ChatCheckpoints:
         if data.get("conversation"):
             self._uncut(rewound)
         data["undone"] = True
-        await self.manager.run(
-            self.manager.record,
-            self.chat.id,
-            self.root,
-            "undone",
-            "chat",
-            turn=rewound.turn,
-            rewind={"undo_of": data.get("target"), "written": done.written, "before": ""},
-        )
-        await self.push()
+        undone = {"undo_of": data.get("target"), "written": done.written, "before": ""}
+        await self._record_rewind("undone", rewound.turn, undone)
         self._report("Rewind", "rewind undone", done, turn=rewound.turn, undo=True)
         return True
 
@@ -313,19 +293,20 @@ class ChatCheckpoints:
             "undone": False,
             "review": True,
         }
-        await self.manager.run(
-            self.manager.record,
-            self.chat.id,
-            self.root,
-            "rewound",
-            "chat",
-            turn=before.turn,
-            rewind=data,
-        )
-        await self.push()
+        await self._record_rewind("rewound", before.turn, data)
         what = f"{path}: hunk {hunk + 1} reverted" if hunk is not None else f"{path}: reverted"
         self._report("Rewind", what, done, turn=since_turn or 1, review=True)
         return bool(done.written)
+
+    async def _record_rewind(self, kind: Kind, turn: int, data: dict[str, Any]) -> None:
+        """Record what a rewind, undo or revert did and push the turn list (fresh when the
+        event's handlers run)."""
+
+        def record() -> list[TurnInfo]:
+            self.manager.record(self.chat.id, self.root, kind, "chat", turn=turn, rewind=data)
+            return self._turns()
+
+        self._show(await self.manager.run(record))
 
     async def _restore(self, plan: Plan, target: str) -> Restored:
         """Ask about conflicts and unsaved buffers, write the rest, reload their buffers."""
