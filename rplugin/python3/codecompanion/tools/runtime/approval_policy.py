@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -220,211 +220,138 @@ def _call(question: Question) -> tuple[Tool, str]:
 
 
 _CALL: frozenset[QuestionKind] = frozenset({"call"})
+_CALL_AND_REVIEW: frozenset[QuestionKind] = frozenset({"call", "diff_review"})
 
 
 @dataclass(frozen=True)
-class DenyRules:
-    """The user's `deny` patterns refuse the call."""
+class PolicyRule:
+    """A rule of the policy: its name, the kinds it speaks to, and the check that rules."""
 
-    name: str = "deny rules"
-    kinds: frozenset[QuestionKind] = _CALL
+    name: str
+    kinds: frozenset[QuestionKind]
+    check: Callable[[Question, PolicyContext], Awaitable[Ruling | None]]
 
     async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Deny when a deny pattern matches the line or one of its commands."""
-        tool, key = _call(question)
-        if rule_verdict({"deny": tool.opts.get("deny")}, key, command_argument(tool) is not None):
-            return Ruling("deny", denied_message(tool, key))
+        """The check's ruling, or None to let the next rule speak."""
+        return await self.check(question, context)
+
+
+async def _deny_rules(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user's `deny` patterns refuse a call whose line or one of its commands matches.
+    tool, key = _call(question)
+    if rule_verdict({"deny": tool.opts.get("deny")}, key, command_argument(tool) is not None):
+        return Ruling("deny", denied_message(tool, key))
+    return None
+
+
+async def _text_call_asks(question: Question, context: PolicyContext) -> Ruling | None:
+    # A call read from the answer's text (recovered, or a prompt-mode block with prose after
+    # it) is asked about: the model may be quoting text it read.
+    assert question.tool is not None
+    if question.tool.call is not None and question.tool.call.asks:
+        return Ruling("ask", "the model wrote this call as text")
+    return None
+
+
+async def _leaving_sandbox(question: Question, context: PolicyContext) -> Ruling | None:
+    # A command that asks to run outside the sandbox is asked about in every mode, unless the
+    # user said "always" for this exact command unconfined.
+    tool, key = _call(question)
+    if not leaves_sandbox(tool) or not _confined(context):
         return None
+    if (memory_name(tool), key) in context.approvals.commands:
+        return Ruling("allow", "always (unconfined)")
+    return Ruling("ask", "it asks to run outside the sandbox")
 
 
-@dataclass(frozen=True)
-class TextCallAsks:
-    """A call read from the answer's text (recovered, or a prompt-mode block with prose after
-    it) is asked about: the model may be quoting text it read."""
+async def _allow_rules(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user's `allow` patterns run a line the reader is sure about whose every command matches.
+    tool, key = _call(question)
+    if rule_verdict(tool.opts, key, command_argument(tool) is not None) == "allow":
+        return Ruling("allow", "allowed by rule")
+    return None
 
-    name: str = "call written as text"
-    kinds: frozenset[QuestionKind] = _CALL
 
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Ask when the call is marked to be asked about."""
-        tool, _key = _call(question)
-        if tool.call is not None and tool.call.asks:
-            return Ruling("ask", "the model wrote this call as text")
+async def _sandboxed_command(question: Question, context: PolicyContext) -> Ruling | None:
+    # In `sandboxed` and `yolo` modes a confined command runs without asking: the sandbox
+    # stands in for the user.
+    tool = question.tool
+    assert tool is not None
+    if _mode(context) in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
+        return Ruling("allow", "sandboxed")
+    return None
+
+
+async def _edits_mode(question: Question, context: PolicyContext) -> Ruling | None:
+    # In `edits`, `sandboxed` and `yolo` modes file edits in the project run and are written
+    # unreviewed (paths outside and git's files are still asked; a tool kept out of YOLO, such
+    # as delete_file, still asks).
+    if _mode(context) not in ("edits", "sandboxed", "yolo"):
         return None
+    tool = question.tool
+    if question.kind == "diff_review" or (
+        tool is not None and tool.name in _FILE_EDITS and allowed_in_yolo(tool)
+    ):
+        return Ruling("allow", "edits mode")
+    return None
 
 
-@dataclass(frozen=True)
-class LeavingSandbox:
-    """A command that asks to run outside the sandbox is asked about in every mode."""
-
-    name: str = "leaving the sandbox"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Ask, unless the user said "always" for this exact command unconfined."""
-        tool, key = _call(question)
-        if not leaves_sandbox(tool) or not _confined(context):
-            return None
-        if (memory_name(tool), key) in context.approvals.commands:
-            return Ruling("allow", "always (unconfined)")
-        return Ruling("ask", "it asks to run outside the sandbox")
+async def _remembered_command(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user said "always" for this exact command line (or these arguments).
+    tool, key = _call(question)
+    if (tool.name, key) in context.approvals.commands:
+        return Ruling("allow", "always")
+    return None
 
 
-@dataclass(frozen=True)
-class SandboxedCommand:
-    """In `sandboxed` and `yolo` modes a command runs in the sandbox without asking."""
-
-    name: str = "sandboxed command"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow a confined command when the mode lets the sandbox stand in for the user."""
-        tool = question.tool
-        assert tool is not None
-        if _mode(context) in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
-            return Ruling("allow", "sandboxed")
+async def _unreadable_line(question: Question, context: PolicyContext) -> Ruling | None:
+    # A line the rules cannot read is asked about (naming why), whatever the rules below say.
+    unsure = doubts(*_call(question))
+    if not unsure:
         return None
+    return Ruling("ask", "the rules cannot tell what it runs", doubts=unsure)
 
 
-@dataclass(frozen=True)
-class EditsMode:
-    """In `edits`, `sandboxed` and `yolo` modes file edits run and are written unreviewed."""
+async def _remembered_tool(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user said "always" for the whole tool.
+    tool, key = _call(question)
+    return Ruling("allow", "always") if context.approvals.covers(tool.name, key) else None
 
-    name: str = "edits mode"
-    kinds: frozenset[QuestionKind] = frozenset({"call", "diff_review"})
 
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow a file edit in the project (paths outside and git's files are still asked; a
-        tool kept out of YOLO, such as delete_file, still asks)."""
-        if _mode(context) not in ("edits", "sandboxed", "yolo"):
-            return None
-        tool = question.tool
-        if question.kind == "diff_review" or (
-            tool is not None and tool.name in _FILE_EDITS and allowed_in_yolo(tool)
-        ):
-            return Ruling("allow", "edits mode")
+async def _yolo(question: Question, context: PolicyContext) -> Ruling | None:
+    # YOLO approves calls and spares diff reviews (never for tools that opt out of it).
+    if not context.yolo:
         return None
+    if question.kind == "diff_review" or (
+        question.tool is not None and allowed_in_yolo(question.tool)
+    ):
+        return Ruling("allow", "yolo")
+    return None
 
 
-@dataclass(frozen=True)
-class AllowRules:
-    """The user's `allow` patterns run the call."""
-
-    name: str = "allow rules"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow when every command of a line the reader is sure about matches."""
-        tool, key = _call(question)
-        if rule_verdict(tool.opts, key, command_argument(tool) is not None) == "allow":
-            return Ruling("allow", "allowed by rule")
+async def _needs_no_approval(question: Question, context: PolicyContext) -> Ruling | None:
+    # A call whose tool asks for no approval (`requires_approval`, `prompt_condition`) runs as
+    # unapproved; its diff review still comes.
+    assert question.tool is not None
+    if await needs_asking(question.tool, context):
         return None
+    return Ruling("allow", "runs without approval", approved=False)
 
 
-@dataclass(frozen=True)
-class RememberedCommand:
-    """The user said "always" for this exact command line (or these arguments)."""
-
-    name: str = "always (this command)"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow a call the user approved "always" with these exact arguments."""
-        tool, key = _call(question)
-        if (tool.name, key) in context.approvals.commands:
-            return Ruling("allow", "always")
-        return None
+async def _approve_all(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user's "approve all pending" earlier in this batch approves the rest of it (only for
+    # tools that allow blanket approvals).
+    if question.approve_all and question.tool is not None and allowed_in_yolo(question.tool):
+        return Ruling("allow", "approve_all")
+    return None
 
 
-@dataclass(frozen=True)
-class UnreadableLine:
-    """A line the rules cannot read is asked about, whatever the rules below would say."""
-
-    name: str = "unreadable command line"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Ask, naming why the line is uncertain."""
-        tool, key = _call(question)
-        unsure = doubts(tool, key)
-        if not unsure:
-            return None
-        return Ruling("ask", "the rules cannot tell what it runs", doubts=unsure)
-
-
-@dataclass(frozen=True)
-class RememberedTool:
-    """The user said "always" for the whole tool."""
-
-    name: str = "always (this tool)"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow a tool the user approved "always"."""
-        tool, key = _call(question)
-        return Ruling("allow", "always") if context.approvals.covers(tool.name, key) else None
-
-
-@dataclass(frozen=True)
-class Yolo:
-    """YOLO approves calls and spares diff reviews (never for tools that opt out of it)."""
-
-    name: str = "yolo"
-    kinds: frozenset[QuestionKind] = frozenset({"call", "diff_review"})
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow when YOLO is on and the call's tool allows blanket approvals."""
-        if not context.yolo:
-            return None
-        if question.kind == "diff_review" or (
-            question.tool is not None and allowed_in_yolo(question.tool)
-        ):
-            return Ruling("allow", "yolo")
-        return None
-
-
-@dataclass(frozen=True)
-class NeedsNoApproval:
-    """A call whose tool asks for no approval runs (its diff review still comes)."""
-
-    name: str = "tool needs no approval"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow (as no approval) when `requires_approval` and `prompt_condition` say so."""
-        assert question.tool is not None
-        if await needs_asking(question.tool, context):
-            return None
-        return Ruling("allow", "runs without approval", approved=False)
-
-
-@dataclass(frozen=True)
-class ApproveAll:
-    """The user's "approve all pending" earlier in this batch approves the rest of it."""
-
-    name: str = "approve all pending"
-    kinds: frozenset[QuestionKind] = _CALL
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow when the batch's approve-all is on and the tool allows blanket approvals."""
-        if question.approve_all and question.tool is not None and allowed_in_yolo(question.tool):
-            return Ruling("allow", "approve_all")
-        return None
-
-
-@dataclass(frozen=True)
-class ApprovedCallNeedsNoReview:
-    """An edit whose call was approved is not reviewed again; nor is one without an editor."""
-
-    name: str = "approved edit"
-    kinds: frozenset[QuestionKind] = frozenset({"diff_review"})
-
-    async def rule(self, question: Question, context: PolicyContext) -> Ruling | None:
-        """Allow the edit as it is when its call was approved or no editor can show a diff."""
-        approved = question.tool is not None and bool(question.tool.state.get("approved"))
-        if approved or context.editor is None:
-            return Ruling("allow", "approved call" if approved else "no editor", approved=False)
-        return None
+async def _approved_edit(question: Question, context: PolicyContext) -> Ruling | None:
+    # An edit whose call was approved is not reviewed again; nor is one no editor can show.
+    approved = question.tool is not None and bool(question.tool.state.get("approved"))
+    if approved or context.editor is None:
+        return Ruling("allow", "approved call" if approved else "no editor", approved=False)
+    return None
 
 
 # Order is the policy: deny before anything; leaving the sandbox is always a question; the
@@ -432,19 +359,19 @@ class ApprovedCallNeedsNoReview:
 # reader, bounds what it does; a remembered exact line before that doubt; the doubt before
 # anything blanket (a tool-wide "always", YOLO, approve-all).
 POLICY: tuple[Rule, ...] = (
-    DenyRules(),
-    TextCallAsks(),
-    LeavingSandbox(),
-    AllowRules(),
-    SandboxedCommand(),
-    EditsMode(),
-    RememberedCommand(),
-    UnreadableLine(),
-    RememberedTool(),
-    Yolo(),
-    NeedsNoApproval(),
-    ApproveAll(),
-    ApprovedCallNeedsNoReview(),
+    PolicyRule("deny rules", _CALL, _deny_rules),
+    PolicyRule("call written as text", _CALL, _text_call_asks),
+    PolicyRule("leaving the sandbox", _CALL, _leaving_sandbox),
+    PolicyRule("allow rules", _CALL, _allow_rules),
+    PolicyRule("sandboxed command", _CALL, _sandboxed_command),
+    PolicyRule("edits mode", _CALL_AND_REVIEW, _edits_mode),
+    PolicyRule("always (this command)", _CALL, _remembered_command),
+    PolicyRule("unreadable command line", _CALL, _unreadable_line),
+    PolicyRule("always (this tool)", _CALL, _remembered_tool),
+    PolicyRule("yolo", _CALL_AND_REVIEW, _yolo),
+    PolicyRule("tool needs no approval", _CALL, _needs_no_approval),
+    PolicyRule("approve all pending", _CALL, _approve_all),
+    PolicyRule("approved edit", frozenset({"diff_review"}), _approved_edit),
 )
 
 
