@@ -153,11 +153,7 @@ class _Scan:
                 "(raise opts.checkpoints.max_files, or exclude folders)"
             )
         self.result.files += 1
-        mode = stat.S_IMODE(st.st_mode)
-        old = self.old.files.get(path)
-        key = (mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        if old is not None and old[1:6] == key:
-            return old
+        mode = stat.S_IMODE(st.st_mode)  # an unchanged stat was taken by folder()'s check
         racy = st.st_mtime_ns >= self.cutoff or st.st_ctime_ns >= self.cutoff
         ctime = -1 if racy else st.st_ctime_ns  # never matches: read again next time
         if stat.S_ISLNK(st.st_mode):
