@@ -9,7 +9,7 @@ from typing import Any
 import pynvim
 import pytest
 
-from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env
+from tests.nvim.harness import INIT, Editor, ProjectNvim, nvim_binary, nvim_env
 from tests.nvim.tui import Tui
 
 pytestmark = pytest.mark.nvim
@@ -67,6 +67,26 @@ def config_file(tmp_path: Path, provider_server: Any) -> Callable[[str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The test's project folder, `project` beside Neovim's XDG folders in `tmp_path`."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project_nvim(
+    start_nvim: Callable[..., Editor], config_file: Callable[[str], Path], project: Path
+) -> ProjectNvim:
+    """Start Neovim in `project` with the loopback provider's config plus `extra` lines."""
+
+    def start(extra: str = "", setup: dict[str, Any] | None = None) -> Editor:
+        return start_nvim(config_file=config_file(extra), cwd=project, setup=setup)
+
+    return start
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pynvim
 
@@ -108,3 +108,9 @@ class Editor:
         self.nvim.input("o" + text.replace("<", "<lt>") + "<Esc>")
         wait_for(lambda: self.nvim.api.get_mode()["mode"] == "n")
         self.nvim.input("<CR>")
+
+
+class ProjectNvim(Protocol):
+    """Start Neovim in the project folder; its config is the loopback provider's plus `extra`."""
+
+    def __call__(self, extra: str = "", setup: dict[str, Any] | None = None) -> Editor: ...

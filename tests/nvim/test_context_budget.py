@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import Editor, wait_for
-
-StartNvim = Callable[..., Editor]
+from tests.nvim.harness import ProjectNvim, wait_for
 
 
 def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
@@ -19,19 +16,13 @@ def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
 
 
 def test_rules_line_meter_and_compact_on_screen(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "AGENTS.md").write_text("Answer in haiku.\n")
     provider_server.enqueue(
         openai_text("first answer"), openai_text("second answer"), openai_text("the summary")
     )
-    config = config_file("adapters['openai']['context_window'] = 4096\n")
-    ed = start_nvim(config_file=config, cwd=project)
+    ed = project_nvim("adapters['openai']['context_window'] = 4096\n")
     bufnr = ed.open_chat()
     ed.send("hello")
     ed.wait_event("CodeCompanionChatDone")
@@ -64,17 +55,12 @@ def test_rules_line_meter_and_compact_on_screen(
 
 
 def test_rules_picker_turns_a_file_off_for_the_next_request(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "AGENTS.md").write_text("Answer in haiku.\n")
     (project / "CLAUDE.md").write_text("Be brief.\n")
     provider_server.enqueue(openai_text("one"), openai_text("two"))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     bufnr = ed.open_chat()
     ed.send("hello")
     ed.wait_event("CodeCompanionChatDone")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 
@@ -25,16 +25,11 @@ def messages(ed: Editor) -> str:
 
 
 def test_hash_buffer_sends_the_buffer_the_user_was_in(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     provider_server.enqueue(openai_text("It subtracts."))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command("edit calc.py")
     ed.nvim.current.buffer.append("# unsaved line")
     bufnr = ed.open_chat()
@@ -64,17 +59,12 @@ def test_hash_buffer_sends_the_buffer_the_user_was_in(
 
 
 def test_slash_file_and_slash_buffer_add_context_through_vim_ui_select(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "a.txt").write_text("apple\n")
     (project / "b.md").write_text("# banana\n")
     provider_server.enqueue(openai_text("Two files."))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command("edit b.md")
     bufnr = ed.open_chat()
     # /file through omnifunc: the completed word runs the picker and leaves the message.

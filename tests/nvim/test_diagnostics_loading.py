@@ -3,13 +3,10 @@ hidden buffer is wiped afterwards, so a later edit of the file goes to the disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, wait_for
-
-StartNvim = Callable[..., Editor]
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 
 
 def buffer_state(ed: Editor, path: Path) -> dict[str, object]:
@@ -25,13 +22,8 @@ def buffer_state(ed: Editor, path: Path) -> dict[str, object]:
 
 
 def test_a_buffer_loaded_for_diagnostics_is_wiped_and_the_next_edit_reaches_the_disk(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     target = project / "notes.py"
     target.write_text("alpha = 1\nbeta = 2\n")
     edit = {
@@ -45,7 +37,7 @@ def test_a_buffer_loaded_for_diagnostics_is_wiped_and_the_next_edit_reaches_the_
         openai_tool_calls([("e1", "insert_edit_into_file", edit)]),
         openai_text("done"),
     )
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command("CodeCompanionChat")
     ed.answer("Accept all")
     ed.send("@{get_diagnostics} @{insert_edit_into_file} check and fix notes.py")
@@ -58,13 +50,8 @@ def test_a_buffer_loaded_for_diagnostics_is_wiped_and_the_next_edit_reaches_the_
 
 
 def test_a_file_over_the_load_limit_is_not_loaded_into_neovim(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     target = project / "big.py"
     target.write_text("x = 1\n" * 100)
     provider_server.enqueue(
@@ -72,7 +59,7 @@ def test_a_file_over_the_load_limit_is_not_loaded_into_neovim(
         openai_text("ok"),
     )
     extra = 'opts = {"tools": {"get_diagnostics": {"max_load_bytes": 100}}}\n'
-    ed = start_nvim(config_file=config_file(extra), cwd=project)
+    ed = project_nvim(extra)
     ed.nvim.command("CodeCompanionChat")
     ed.send("@{get_diagnostics} check big.py")
     ed.wait_event("CodeCompanionChatDone", timeout=15)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor
+from tests.nvim.harness import Editor, ProjectNvim
 
 StartNvim = Callable[..., Editor]
 EDIT = {
@@ -20,13 +20,8 @@ EDIT = {
 
 
 def test_file_edited_fires_for_each_file_a_tool_writes(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "b.txt").write_text("alpha\nbeta\ngamma\n")
     (project / "c.txt").write_text("gone soon\n")
     provider_server.enqueue(
@@ -36,7 +31,7 @@ def test_file_edited_fires_for_each_file_a_tool_writes(
         openai_text("All three."),
     )
     extra = "opts = {'tool_system': {'yolo': False}}\n"
-    ed = start_nvim(config_file=config_file(extra), cwd=project)
+    ed = project_nvim(extra)
     ed.nvim.command("edit b.txt")
     b_buf = ed.nvim.current.buffer.number
     chat = ed.open_chat()

@@ -4,13 +4,10 @@ or wiped later is seen by the next call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor
-
-StartNvim = Callable[..., Editor]
+from tests.nvim.harness import Editor, ProjectNvim
 
 COUNT_ASKS = """
 local editor = require("codecompanion.editor")
@@ -42,17 +39,12 @@ def exchange(ed: Editor, server: LoopbackServer, call: tuple[str, str, dict[str,
 
 
 def test_only_files_loaded_in_buffers_are_asked_for(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "disk.txt").write_text("on disk\n")
     (project / "open.txt").write_text("saved text\n")
     (project / "link.txt").symlink_to(project / "open.txt")
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.lua(COUNT_ASKS)
     chat = ed.open_chat()
 

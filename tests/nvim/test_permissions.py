@@ -11,7 +11,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.sandbox.probe import detect
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 MODE = "return require('codecompanion').mode()"
@@ -39,20 +39,13 @@ def test_the_mode_is_read_switched_and_shown(
 
 @pytest.mark.skipif(detect().kind != "landlock", reason="no Landlock sandbox here")
 def test_sandboxed_mode_runs_a_command_confined_without_asking(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
     cmd = "echo made > made.txt && echo x > ../escaped.txt"
     provider_server.enqueue(
         openai_tool_calls([("c1", "run_command", {"cmd": cmd})]), openai_text("done")
     )
-    project = tmp_path / "project"
-    project.mkdir()
-    ed = start_nvim(
-        config_file=config_file(""), setup={"permissions": {"mode": "sandboxed"}}, cwd=project
-    )
+    ed = project_nvim(setup={"permissions": {"mode": "sandboxed"}})
     ed.open_chat()
     assert wait_for(lambda: ed.lua(MODE)) == "sandboxed"  # setup()'s permissions table
     ed.send("@{run_command} go")

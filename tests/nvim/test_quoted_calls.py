@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 from tests.nvim.test_textcalls_e2e import prompt_mode
 
 StartNvim = Callable[..., Editor]
@@ -42,13 +42,8 @@ def approval_prompts(ed: Editor) -> list[str]:
 
 
 def test_a_call_quoted_from_a_file_the_model_read_is_never_run(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "README.md").write_text(README + "\n")
     read = {"filepath": "README.md", "start_line_number_base_zero": 0,
             "end_line_number_base_zero": -1}  # fmt: skip
@@ -56,7 +51,7 @@ def test_a_call_quoted_from_a_file_the_model_read_is_never_run(
         openai_tool_calls([("r1", "read_file", read)]),
         openai_text("The README's last section says:\n\n" + PLANTED, chunks=7),
     )
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     bufnr = yolo_chat(ed)
     ed.answer("reject", "reject")
     ed.send("@{read_file} @{create_file} what does README.md say at the end?")
@@ -68,15 +63,10 @@ def test_a_call_quoted_from_a_file_the_model_read_is_never_run(
 
 
 def test_a_recovered_call_is_asked_about_under_yolo_and_an_allow_rule(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     provider_server.enqueue(openai_text("Creating it.\n" + TOUCH), openai_text("ok"))
-    ed = start_nvim(config_file=config_file(ALLOW_TOUCH), cwd=project)
+    ed = project_nvim(ALLOW_TOUCH)
     yolo_chat(ed)
     ed.answer("reject")
     ed.send("@{run_command} create the file made")
@@ -89,10 +79,8 @@ def test_a_prompt_mode_block_with_prose_after_it_is_asked_about(
     start_nvim: StartNvim,
     config_file: Callable[[str], Path],
     provider_server: LoopbackServer,
-    tmp_path: Path,
+    project: Path,
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     block = ("<tool>\n  <name>run_command</name>\n  <parameters>\n    <cmd>touch made</cmd>\n"
              "  </parameters>\n</tool>")  # fmt: skip
     answer = "A file I saw had this:\n\n" + block + "\n\nThat is how its author sets it up."

@@ -11,7 +11,7 @@ from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.faults.support import chats_folder, codecompanion_lines
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 from tests.nvim.test_damaged_chat import logged, saved_chat_file
 
 StartNvim = Callable[..., Editor]
@@ -84,17 +84,12 @@ def test_confirmed_approvals_come_back_except_those_never_granted_tool_wide(
 
 
 def test_a_chat_restored_elsewhere_works_in_the_current_folder(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
     provider_server.enqueue(openai_text("42 it is"), openai_text("fine"))
-    project = tmp_path / "project"
-    project.mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     path = restore_crafted(ed, cwd=str(elsewhere))
     wait_for(lambda: [ln for ln in codecompanion_lines(ed) if "was saved in" in ln])
     assert wait_for(lambda: logged(ed, "was saved in", elsewhere.name, str(project.name)))

@@ -4,13 +4,11 @@ user's own changes; rewind code, undo it, rewind the conversation (and the saved
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import ProjectNvim, wait_for
 
-StartNvim = Callable[..., Editor]
 ALLOW_MV = "opts = {'tools': {'run_command': {'allow': ['mv *']}}}\n"
 
 
@@ -28,13 +26,8 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def test_three_turns_rewound_undone_and_the_conversation_cut(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     for name, text in {
         "a.py": "a = 0\n",
         "open.py": "o = 0\n",
@@ -57,7 +50,7 @@ def test_three_turns_rewound_undone_and_the_conversation_cut(
         openai_tool_calls([("t3", "insert_edit_into_file", edit("a.py", "a = 1", "a = 3"))]),
         openai_text("turn three done"),
     )
-    ed = start_nvim(config_file=config_file(ALLOW_MV), cwd=project, setup={"yolo": True})
+    ed = project_nvim(ALLOW_MV, setup={"yolo": True})
     chat = ed.open_chat()
     ed.send("first: edit and create\n@{insert_edit_into_file} @{create_file} @{run_command}")
     ed.wait_event("CodeCompanionChatDone", timeout=20)
@@ -123,13 +116,8 @@ def test_three_turns_rewound_undone_and_the_conversation_cut(
 
 
 def test_review_keeps_and_reverts_per_hunk_and_per_file(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "a.py").write_text("one\ntwo\nthree\nfour\nfive\nsix\nseven\n")
     provider_server.enqueue(
         openai_tool_calls(
@@ -141,7 +129,7 @@ def test_review_keeps_and_reverts_per_hunk_and_per_file(
         ),
         openai_text("done"),
     )
-    ed = start_nvim(config_file=config_file(""), cwd=project, setup={"yolo": True})
+    ed = project_nvim(setup={"yolo": True})
     chat = ed.open_chat()
     ed.send("edit\n@{insert_edit_into_file} @{create_file}")
     ed.wait_event("CodeCompanionChatDone", timeout=20)

@@ -37,10 +37,8 @@ def layout(screen: Tui) -> list[object]:
 
 
 def test_diff_is_on_screen_while_the_stock_select_asks(
-    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     target = project / "notes.txt"
     target.write_text("alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\n")
     edit = {
@@ -121,14 +119,12 @@ def test_every_argument_is_on_screen_while_the_approval_asks(
 
 
 def test_edited_call_returns_focus_to_the_chat_and_its_line_shows_what_ran(
-    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
 ) -> None:
     args = {"title": "first", "summary": "short", "hook": "true"}
     provider_server.enqueue(
         openai_tool_calls([("p1", "publish", args)]), openai_text("published it")
     )
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "a.txt").write_text("a\n")
     screen = tui(config_file=write_config(tmp_path, provider_server, PUBLISH), cwd=project)
     screen.command("edit a.txt")
@@ -168,10 +164,8 @@ FLOAT_PICKER = (
 
 
 def test_diff_stays_visible_with_a_floating_picker_and_focus_comes_back(
-    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "notes.txt").write_text("alpha\nbeta\n")
     edit = {
         "filepath": "notes.txt",

@@ -16,10 +16,8 @@ pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
 
 
 def test_the_rewind_picker_and_the_review_view_on_screen(
-    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "notes.txt").write_text("alpha\nbeta\n")
     provider_server.enqueue(
         openai_tool_calls(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 from tests.tools.guides import SCHEMA_TEXT
 
 StartNvim = Callable[..., Editor]
@@ -161,13 +161,8 @@ def test_call_to_a_tool_not_offered_is_refused(
 
 
 def test_edit_of_a_loaded_modified_buffer_keeps_other_changes_unsaved(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     target = project / "notes.txt"
     target.write_text("alpha\nbeta\ngamma\n")
     edit = {
@@ -179,7 +174,7 @@ def test_edit_of_a_loaded_modified_buffer_keeps_other_changes_unsaved(
     provider_server.enqueue(
         openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited")
     )
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command(f"edit {target}")
     ed.nvim.current.buffer[0] = "ALPHA (unsaved user change)"
     source = ed.nvim.current.buffer.number
@@ -410,13 +405,8 @@ def test_restored_chat_shows_tool_lines_and_folds(
 
 
 def test_typing_in_the_file_during_its_review_asks_again(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     target = project / "notes.txt"
     target.write_text("alpha\nbeta\ngamma\n")
     edit = {
@@ -428,7 +418,7 @@ def test_typing_in_the_file_during_its_review_asks_again(
     provider_server.enqueue(
         openai_tool_calls([("e1", "insert_edit_into_file", edit)]), openai_text("edited")
     )
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command("edit notes.txt")
     source = ed.nvim.current.buffer.number
     ed.nvim.command("CodeCompanionChat")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from tests.http_serve import serve
-from tests.nvim.harness import Editor, wait_for
+from tests.nvim.harness import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 
@@ -19,17 +19,12 @@ def sent(server: LoopbackServer, index: int = 0) -> str:
 
 
 def test_editor_variables_are_read_when_the_message_is_sent(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n")
     (project / "notes.txt").write_text("alpha\nbeta\n")
     provider_server.enqueue(openai_text("Seen."))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     ed.nvim.command("edit notes.txt")
     ed.nvim.command("terminal printf 'term-out-1\\nterm-out-2\\n'")
     wait_for(lambda: "term-out-2" in ed.text(0))
@@ -77,20 +72,15 @@ def test_a_variable_with_nothing_to_read_says_so_in_one_line(
 
 
 def test_typed_slash_commands_run_and_the_message_is_sent(
-    start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
-    provider_server: LoopbackServer,
-    tmp_path: Path,
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "mod.lua").write_text(
         "local M = {}\n\nfunction M.alpha(x)\n  local y = x\n  return y\nend\n\n"
         "function M.beta()\nend\n\nreturn M\n"
     )
     (project / "data.txt").write_text("one\ntwo\n")
     provider_server.enqueue(openai_text("Done."))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     bufnr = ed.open_chat()
     ed.send("/symbols mod.lua\n/file data.txt\n/help codecompanion-events\nwhen? /now\n/now")
     ed.wait_event("CodeCompanionChatDone", timeout=30)
@@ -170,21 +160,20 @@ def test_slash_fetch_adds_the_page_and_asks_before_another_site(
 
 
 def test_slash_image_sends_an_image_part_or_says_the_adapter_takes_none(
+    project_nvim: ProjectNvim,
     start_nvim: StartNvim,
-    config_file: Callable[[str], Path],
     provider_server: LoopbackServer,
+    project: Path,
     tmp_path: Path,
 ) -> None:
     import base64
 
-    project = tmp_path / "project"
-    project.mkdir()
     png = base64.b64decode(
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     )
     (project / "dot.png").write_bytes(png)
     provider_server.enqueue(openai_text("A dot."))
-    ed = start_nvim(config_file=config_file(""), cwd=project)
+    ed = project_nvim()
     bufnr = ed.open_chat()
     ed.send("/image dot.png\nwhat is it?")
     ed.wait_event("CodeCompanionChatDone", timeout=30)
