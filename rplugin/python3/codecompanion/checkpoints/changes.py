@@ -13,6 +13,11 @@ from .store import Entry, ObjectStore
 DIFF_LIMIT = 2 * 1024 * 1024
 
 
+def same(a: Entry | None, b: Entry | None) -> bool:
+    """Whether two entries (or absences) hold the same bytes and mode."""
+    return a is None and b is None or a is not None and a.same_content(b)
+
+
 def changed_paths(store: ObjectStore, old: str, new: str, prefix: str = "") -> set[str]:
     """Paths whose bytes or mode differ between two trees (equal sub-trees are skipped)."""
     if old == new:
@@ -111,6 +116,18 @@ def file_change(path: str, old: Entry | None, new: Entry | None, read: Reader) -
         old_lines=old_lines if old is not None else [],
         new_lines=new_lines if new is not None else [],
     )
+
+
+def file_changes(store: ObjectStore, paths: set[str], old: str, new: str) -> list[FileChange]:
+    """The change of each of `paths` from tree `old` to tree `new`, by path; an unchanged one
+    is left out."""
+    read = Reader(store)
+    found: list[FileChange] = []
+    for path in sorted(paths):
+        before, after = store.entry(old, path), store.entry(new, path)
+        if not same(before, after):
+            found.append(file_change(path, before, after, read))
+    return found
 
 
 def _kind(entry: Entry | None) -> str:

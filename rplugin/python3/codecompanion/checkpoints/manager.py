@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .changes import FileChange, Reader, attribute, changed_paths, file_change
+from .changes import (
+    FileChange,
+    Reader,
+    attribute,
+    changed_paths,
+    file_change,
+    file_changes,
+    same,
+)
 from .journal import By, Journal, JournalFolder, Kind, Record
 from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture
 from .store import Entry, ObjectStore
@@ -186,15 +194,8 @@ class Checkpoints:
         if start is None:
             return []
         now = self.snapshot(root)
-        base = journal.records[start].tree
-        read = Reader(self.store)
-        found: list[FileChange] = []
-        for path in sorted(attribute(self.store, journal.records, start, now).chat):
-            old, new = self.store.entry(base, path), self.store.entry(now, path)
-            if old is None and new is None or old is not None and old.same_content(new):
-                continue
-            found.append(file_change(path, old, new, read))
-        return found
+        chat = attribute(self.store, journal.records, start, now).chat
+        return file_changes(self.store, chat, journal.records[start].tree, now)
 
     def turn_changes(self, chat_id: str, root: Path, turn: int) -> list[FileChange]:
         """What the chat's tool rounds of one turn changed, from the turn's start to its end."""
@@ -211,13 +212,7 @@ class Checkpoints:
             if record.by == "chat":
                 paths |= changed_paths(self.store, previous.tree, record.tree)
             end = record.tree
-        read = Reader(self.store)
-        found: list[FileChange] = []
-        for path in sorted(paths):
-            old, new = self.store.entry(records[0].tree, path), self.store.entry(end, path)
-            if not (old is None and new is None or old is not None and old.same_content(new)):
-                found.append(file_change(path, old, new, read))
-        return found
+        return file_changes(self.store, paths, records[0].tree, end)
 
     def plan(self, chat_id: str, root: Path, turn: int) -> tuple[Record, Record, Plan] | None:
         """Record the state before a rewind and plan it: the turn's record, the state before
@@ -281,7 +276,7 @@ class Checkpoints:
             target = Entry("f", mode, len(data), 0, 0, 0, oid)
             if lines == [] and current is None:
                 target = None
-        if target is None and current is None or target and target.same_content(current):
+        if same(target, current):
             return None
         return before, base, Plan(restore=[Restore(path, target, current)])
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .changes import attribute
+from .changes import attribute, same
 from .journal import Record
 from .store import Entry, ObjectStore
 
@@ -29,11 +29,6 @@ class Plan:
     restore: list[Restore] = field(default_factory=list)
     conflicts: list[Restore] = field(default_factory=list)  # the user changed them too
     unrestorable: list[str] = field(default_factory=list)  # its bytes then or now not stored
-
-
-def same(a: Entry | None, b: Entry | None) -> bool:
-    """Whether two entries (or absences) hold the same bytes and mode."""
-    return a is None and b is None or a is not None and a.same_content(b)
 
 
 def _add(plan: Plan, item: Restore, conflict: bool) -> None:
