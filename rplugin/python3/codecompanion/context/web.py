@@ -6,21 +6,23 @@ The user typed the URL, so it is not asked about again; everything else is the t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..messages import ToolCall
 from ..tools.builtin import fetch_webpage
 from .sources import ContextItem
 
+if TYPE_CHECKING:
+    from ..tools.runtime.system import ToolSystem
 
-async def fetch_context(tools: Any, url: str) -> ContextItem:
+
+async def fetch_context(tools: ToolSystem, url: str) -> ContextItem:
     """The page at `url` as a context item; a ToolError with one clear line when it fails."""
     entry = tools.registry.get("fetch_webpage")
+    # The registry's tool carries its opts already (defaults, the config's, `opts["tools"]`).
     base = entry.tool if entry is not None else fetch_webpage.TOOL
-    opts = {**fetch_webpage.DEFAULT_OPTS, **(entry.opts if entry is not None else {})}
     call = ToolCall(id="slash-fetch", name="fetch_webpage", arguments={"url": url})
     bound = base.bind(call, {"url": url}, {}, tools)
-    bound.opts.update(opts)
     reply = await fetch_webpage.run(bound, {"url": url})
     fetched = str(reply.data.get("url") or url)
     # The tool's answer is a header line and a fenced block: the item keeps the block's text.
