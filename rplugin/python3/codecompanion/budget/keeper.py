@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..adapters.base import ChatAdapter, Usage
 from ..chat import transcript
 from ..context.rules import TAG as RULES_TAG
-from ..context.rules import Rules, touched_paths
+from ..context.rules import Rules, RulesOptions, touched_paths
 from ..messages import Message, MessageStore
 from ..ports import ChatView
 from ..render_ops import Context, Spinner
 from ..render_ops import Meter as MeterOp
 from . import compact
-from .manager import Budget, Meter
+from .manager import Budget, BudgetOptions, Meter
 
 log = logging.getLogger("codecompanion.budget")
 _TOKENS = re.compile(r"(\d[\d,]*) tokens")
@@ -49,12 +48,9 @@ class ContextKeeper:
         self.summariser = summariser  # a cheaper adapter for summaries (None: the chat's own)
         self._rules_text = ""
 
-    def configure(self, context: Any, rules: Any) -> None:
+    def configure(self, context: Mapping[str, Any] | None, rules: Mapping[str, Any] | None) -> None:
         """New `opts["context"]` and `opts["rules"]` (a reload): the counts and the rules files
         turned off stay."""
-        from ..context.rules import RulesOptions
-        from .manager import BudgetOptions
-
         self.budget.options = BudgetOptions.from_opts(context)
         if self.rules is not None:
             self.rules.options = RulesOptions.from_opts(rules)
@@ -228,12 +224,3 @@ class ContextKeeper:
             return await compact.summarise(self.summariser or self.chat.adapter, text)
         finally:
             self.chat.view.render([Spinner(on=False)])
-
-
-def project_rules(root: Path | str | None, options: Any) -> Rules | None:
-    """The rules of a chat working in `root` (None without a root)."""
-    from ..context.rules import RulesOptions
-
-    if not root:
-        return None
-    return Rules(Path(root), RulesOptions.from_opts(options))

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..messages import Message
+
 PROJECT_FILES = (
     "AGENTS.md",
     "CLAUDE.md",
@@ -222,11 +224,11 @@ class _Reader:
             self.read(child, child_label, label, folder, depth + 1)
 
 
-def touched_paths(messages: Iterable[Any]) -> list[str]:
+def touched_paths(messages: Iterable[Message]) -> list[str]:
     """The paths the chat's tool calls read or edited (their path-like arguments)."""
     paths: list[str] = []
     for message in messages:
-        for call in getattr(message, "tool_calls", None) or []:
+        for call in message.tool_calls:
             for key in PATH_KEYS:
                 value = call.arguments.get(key)
                 if isinstance(value, str) and value.strip():
