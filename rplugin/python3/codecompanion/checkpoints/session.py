@@ -14,11 +14,13 @@ from ..messages import MessageStore
 from ..ports import ChatView
 from ..render_ops import SetVar
 from .changes import FileChange, summary
-from .journal import Kind, Record
+from .journal import By, Kind, Record
 from .manager import Checkpoints, Closed, Restored, TurnInfo
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
+    from ..adapters.base import ChatAdapter
     from .rewind import Plan, Restore
+    from .store import Entry
 
 log = logging.getLogger("codecompanion.checkpoints")
 # Seconds an after-round capture waits: the request carrying the round's results goes first.
@@ -31,14 +33,31 @@ def _logged(future: asyncio.Future[Any]) -> None:
         log.warning("checkpoints: %s", future.exception())
 
 
+class Workdir(Protocol):
+    """What checkpoints need of a chat's tool system: the folder its tools work in."""
+
+    @property
+    def cwd(self) -> Path:
+        """The project's root."""
+        ...
+
+
 class CheckpointChat(Protocol):
     """What checkpoints need of a chat (`chat.Chat` is one)."""
 
     id: str
     messages: MessageStore
     view: ChatView
-    tools: Any
-    adapter: Any
+
+    @property
+    def tools(self) -> Workdir:
+        """The chat's tool system."""
+        ...
+
+    @property
+    def adapter(self) -> ChatAdapter:
+        """The chat's provider adapter (its name heads a redrawn answer)."""
+        ...
 
     @property
     def busy(self) -> bool:
@@ -106,7 +125,7 @@ class ChatCheckpoints:
 
     # ----- captures from the turn loop -------------------------------------------------
 
-    def _queue(self, kind: str, by: str, **fields: Any) -> asyncio.Future[Record]:
+    def _queue(self, kind: Kind, by: By, **fields: Any) -> asyncio.Future[Record]:
         future = self.manager.run(self.manager.record, self.chat.id, self.root, kind, by, **fields)
         future.add_done_callback(self._recorded)
         self._pending = future
@@ -333,7 +352,7 @@ class ChatCheckpoints:
         return done
 
     def _contents(self, item: Restore) -> tuple[bytes | None, bytes | None]:
-        def read(entry: Any) -> bytes | None:
+        def read(entry: Entry | None) -> bytes | None:
             return self.manager.read(entry.oid) if entry is not None and entry.oid else None
 
         return read(item.current), read(item.target)
