@@ -12,6 +12,7 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import HunkDecision
+from codecompanion.sandbox.settings import Mode
 from codecompanion.tools.runtime.approval_memory import ApprovalMemory
 from codecompanion.tools.runtime.approvals import ApprovalGate
 from tests.fakes import FakeEditor
@@ -44,6 +45,8 @@ class FakeTools:
     tls: ssl.SSLContext | None = None  # the host's context; the system's store when None
 
     approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
+    mode: Mode = "ask"  # the chat's permission mode (the yolo rule reads `yolo` itself)
+    sandbox: None = None  # file tools run in the host, unconfined
     kinds: list[str] = field(default_factory=list)  # the gate's kind of each question
 
     async def confirm(self, question: str, kind: str = "tool") -> bool:

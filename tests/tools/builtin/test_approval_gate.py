@@ -165,7 +165,7 @@ async def test_edits_mode_writes_without_a_review(
     from tests.tools.builtin.conftest import run_tool
 
     tools.editor = FakeEditor()
-    tools.mode = mode  # type: ignore[attr-defined]
+    tools.mode = mode  # type: ignore[assignment]
     outcome = await run_tool(create_file, {"filepath": "m.txt", "content": "x"}, tools)
     assert outcome.status == "success"
     assert len(tools.editor.reviews) == reviewed

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ...ports import Editor
 from ...sandbox.settings import Mode
 from ..model.tool import Tool, invoke, takes_config
 from . import shell_rules
@@ -75,7 +76,7 @@ class PolicyContext(Protocol):
         ...
 
     @property
-    def editor(self) -> Any:
+    def editor(self) -> Editor | None:
         """The editor port, or None without one."""
         ...
 
@@ -177,15 +178,10 @@ def memory_name(tool: Tool) -> str:
 
 
 def _confined(context: PolicyContext) -> bool:
-    sandbox = getattr(context, "sandbox", None)
-    return sandbox is not None and bool(sandbox.active)
+    return context.sandbox is not None and context.sandbox.active
 
 
-def _mode(context: PolicyContext) -> str:
-    return str(getattr(context, "mode", "yolo" if context.yolo else "ask"))
-
-
-async def needs_asking(tool: Tool, context: Any) -> bool:
+async def needs_asking(tool: Tool, context: PolicyContext) -> bool:
     """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
     opts = tool.opts
     value = opts.get("requires_approval", opts.get("require_approval_before", False))
@@ -277,7 +273,7 @@ async def _sandboxed_command(question: Question, context: PolicyContext) -> Ruli
     # stands in for the user.
     tool = question.tool
     assert tool is not None
-    if _mode(context) in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
+    if context.mode in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
         return Ruling("allow", "sandboxed")
     return None
 
@@ -286,7 +282,7 @@ async def _edits_mode(question: Question, context: PolicyContext) -> Ruling | No
     # In `edits`, `sandboxed` and `yolo` modes file edits in the project run and are written
     # unreviewed (paths outside and git's files are still asked; a tool kept out of YOLO, such
     # as delete_file, still asks).
-    if _mode(context) not in ("edits", "sandboxed", "yolo"):
+    if context.mode not in ("edits", "sandboxed", "yolo"):
         return None
     tool = question.tool
     if question.kind == "diff_review" or (

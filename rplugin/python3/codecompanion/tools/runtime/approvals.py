@@ -162,7 +162,7 @@ class ApprovalGate:
     ) -> HunkDecision | None:
         """The user's hunk decisions on an edit, or None when the policy spares the review."""
         rule, ruling = await decide(Question("diff_review", path, tool), self.system)
-        editor = getattr(self.system, "editor", None)
+        editor = self.system.editor
         if ruling.action != "ask" or editor is None:
             self._log(tool, f"diff of {path} not reviewed: {rule}")
             return None
