@@ -211,12 +211,16 @@ local function layout(payload, kept)
   table.insert(lines, header)
   table.insert(rows, {})
   for fi, file in ipairs(payload.files) do
+    -- The diff row each hunk starts at: one lookup per line, not a scan of every hunk.
+    local starts = {}
+    for hi, hunk in ipairs(file.hunks) do
+      starts[hunk.row] = hi
+    end
     local current = nil
     for li, line in ipairs(file.diff) do
-      for hi, hunk in ipairs(file.hunks) do
-        if hunk.row == li then
-          current = kept[hunk_key(file, hunk)] and false or hi
-        end
+      local hi = starts[li]
+      if hi then
+        current = kept[hunk_key(file, file.hunks[hi])] and false or hi
       end
       if current ~= false then
         table.insert(lines, line)
@@ -265,20 +269,12 @@ local function act(view, what)
         end
       end
     end
-  elseif what == "revert_hunk" and hunk then
+  else -- revert the hunk, or the file (also for a hunk of a file without hunks)
     host.notify("chat_review_revert", {
       id = view.payload.id,
       since_turn = view.payload.since_turn,
       path = file.path,
-      hunk = index - 1,
-    })
-    return
-  else -- revert the file (or a hunk of a file without hunks)
-    host.notify("chat_review_revert", {
-      id = view.payload.id,
-      since_turn = view.payload.since_turn,
-      path = file.path,
-      hunk = vim.NIL,
+      hunk = (what == "revert_hunk" and hunk) and index - 1 or vim.NIL,
     })
     return
   end
