@@ -109,14 +109,23 @@ local function help(bufnr, arg)
   ask("Help tag: ", "help", add)
 end
 
-local function symbols(bufnr, arg)
-  local function add(path)
-    local item = require("codecompanion.slash.symbols").outline(path)
+--- A function adding `make(path)`'s context item to the chat's next message: true when it
+--- made one (`make` says why not).
+---@param bufnr integer
+---@param make fun(path: string): table?
+---@return fun(path: string): boolean
+local function adder(bufnr, make)
+  return function(path)
+    local item = make(path)
     if item then
       context().add(bufnr, item)
     end
     return item ~= nil
   end
+end
+
+local function symbols(bufnr, arg)
+  local add = adder(bufnr, require("codecompanion.slash.symbols").outline)
   if arg then
     return add(arg)
   end
@@ -144,13 +153,7 @@ local function fetch(bufnr, arg)
 end
 
 local function image(bufnr, arg)
-  local function add(path)
-    local item = context().from_image(path)
-    if item then
-      context().add(bufnr, item)
-    end
-    return item ~= nil
-  end
+  local add = adder(bufnr, context().from_image)
   if arg then
     return add(arg)
   end
