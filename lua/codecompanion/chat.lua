@@ -12,11 +12,12 @@ local function chat_id(bufnr)
 end
 
 --- Send `method` with `args` and the chat's id to the host (re-attaching the chat first).
----@param bufnr integer
+---@param bufnr? integer default: the current buffer
 ---@param method string
 ---@param args? table
 ---@return boolean sent
 local function send(bufnr, method, args)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
   require("codecompanion.chat_buffers").reattach(bufnr)
   args = args or {}
   args.id = chat_id(bufnr)
@@ -55,31 +56,31 @@ end
 --- Stop the request and the tools running for the chat.
 ---@param bufnr? integer default: the current buffer
 function M.stop(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_stop")
+  send(bufnr, "chat_stop")
 end
 
 --- Toggle YOLO mode (tools run without approval) for the chat.
 ---@param bufnr? integer default: the current buffer
 function M.toggle_yolo(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_yolo")
+  send(bufnr, "chat_yolo")
 end
 
 --- Forget the chat's "always" approvals and turn YOLO off.
 ---@param bufnr? integer default: the current buffer
 function M.forget_approvals(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_forget_approvals")
+  send(bufnr, "chat_forget_approvals")
 end
 
 --- Summarise the earlier conversation now (`/compact`), keeping the recent turns.
 ---@param bufnr? integer default: the current buffer
 function M.compact(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_compact")
+  send(bufnr, "chat_compact")
 end
 
 --- Pick the rules files this chat loads (`/rules`): each pick turns one off or back on.
 ---@param bufnr? integer default: the current buffer
 function M.rules(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_rules")
+  send(bufnr, "chat_rules")
 end
 
 local MODES = { ask = true, edits = true, sandboxed = true, yolo = true, next = true }
@@ -121,7 +122,7 @@ end
 --- Ask the model again for the last answer.
 ---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_regenerate")
+  send(bufnr, "chat_regenerate")
 end
 
 --- Clear the chat: it goes on as a new saved chat (the old one can still be restored).
@@ -173,7 +174,7 @@ end
 --- Pick the adapter, then the model; the host lists models without Neovim waiting.
 ---@param bufnr? integer default: the current buffer
 function M.change_adapter(bufnr)
-  send(bufnr or vim.api.nvim_get_current_buf(), "chat_pick_adapter")
+  send(bufnr, "chat_pick_adapter")
 end
 
 --- A choice asked by the host; answered by notification.
