@@ -61,6 +61,7 @@ end
 ---@param bufnr integer
 ---@param op codecompanion.op.Meter
 function M.set(bufnr, op)
+  local first = meters[bufnr] == nil
   meters[bufnr] = {
     tokens = number(op.tokens),
     window = number(op.window),
@@ -70,8 +71,7 @@ function M.set(bufnr, op)
     text = type(op.text) == "string" and op.text or "",
   }
   M.draw(bufnr)
-  if not vim.b[bufnr].codecompanion_meter_watch then
-    vim.b[bufnr].codecompanion_meter_watch = true
+  if first then
     -- A window that shows the chat later gets the meter too.
     vim.api.nvim_create_autocmd("BufWinEnter", {
       buffer = bufnr,
