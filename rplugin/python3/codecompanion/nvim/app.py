@@ -13,7 +13,7 @@ from ..chat.chat import Chat
 from ..context.sources import read_items
 from ..messages import MessageStore
 from ..persistence.history import DamagedChat
-from ..render_ops import Event, Notice, SetVar
+from ..render_ops import Event, Notice, RenderOp, SetVar
 from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
@@ -358,7 +358,7 @@ class App:
                 self._slash_fetch(chat, args.get("bufnr"), str(args.get("url") or ""))
             )
 
-    async def _slash_fetch(self, chat: Chat, bufnr: Any, url: str) -> None:
+    async def _slash_fetch(self, chat: Chat, bufnr: int | None, url: str) -> None:
         """`/fetch`: the page joins the chat's next message, or one line says why not."""
         from ..context.web import fetch_context
         from ..errors import ToolError
@@ -674,7 +674,7 @@ async def _show_sandbox(chat: Chat) -> None:
     chat.view.render(_mode_vars(chat))
 
 
-def _mode_vars(chat: Chat, probe: bool = True) -> list[Any]:
+def _mode_vars(chat: Chat, probe: bool = True) -> list[RenderOp]:
     """The buffer variables status() and the statusline read: mode and sandbox kind (left out
     until probed when `probe` is False)."""
     sandbox = chat.tools.sandbox
