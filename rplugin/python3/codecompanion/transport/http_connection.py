@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Iterable
-from typing import Any, SupportsIndex
+import sys
+from collections.abc import Awaitable, Iterable
+from typing import Any, SupportsIndex, TypeVar
 
 import h11
 
@@ -24,11 +25,24 @@ MAX_HEAD = 65536
 
 Key = tuple[str, str, int]
 Event = Any  # one of h11's events, NEED_DATA or PAUSED
+T = TypeVar("T")
 
 
-async def within(step: Any, seconds: float | None) -> Any:
-    """`step` awaited, bounded by `seconds` when given."""
-    return await (asyncio.wait_for(step, seconds) if seconds is not None else step)
+if sys.version_info >= (3, 11):
+
+    async def within(step: Awaitable[T], seconds: float | None) -> T:
+        """`step` awaited, bounded by `seconds` when given (asyncio.TimeoutError past them)."""
+        if seconds is None:
+            return await step
+        # Awaited in this task: wait_for would wrap each socket read in a task of its own.
+        async with asyncio.timeout(seconds):
+            return await step
+
+else:
+
+    async def within(step: Awaitable[T], seconds: float | None) -> T:
+        """`step` awaited, bounded by `seconds` when given (asyncio.TimeoutError past them)."""
+        return await (asyncio.wait_for(step, seconds) if seconds is not None else step)
 
 
 class _WatchedReader(asyncio.StreamReader):
