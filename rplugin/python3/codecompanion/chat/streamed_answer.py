@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..adapters.base import (
     ChatAdapter,
@@ -19,6 +19,9 @@ from ..render_ops import Spinner
 from ..textcalls.session import plan_request
 from . import transcript
 
+if TYPE_CHECKING:
+    from ..budget.keeper import ContextKeeper
+
 
 class Asking(Protocol):
     """What streaming an answer needs of the chat."""
@@ -27,7 +30,7 @@ class Asking(Protocol):
     view: ChatView
     messages: MessageStore
     tools: Any
-    context: Any  # the ContextKeeper: what is sent of the history
+    context: ContextKeeper  # what is sent of the history
 
     def fire(self, name: str, **extra: Any) -> None:
         """Fire a User event."""
