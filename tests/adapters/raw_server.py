@@ -7,7 +7,8 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 
-Reply = Callable[[asyncio.StreamWriter], Awaitable[None]]
+# A reply writes at once (a plain function) or over time (a coroutine function).
+Reply = Callable[[asyncio.StreamWriter], "Awaitable[None] | None"]
 
 
 class RawServer:
@@ -52,7 +53,9 @@ class RawServer:
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":")[1])
                 self.requests.append(head + await reader.readexactly(length))
-                await self.replies.pop(0)(writer)
+                outcome = self.replies.pop(0)(writer)
+                if outcome is not None:
+                    await outcome
                 if not writer.is_closing():
                     await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):

@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from tests.adapters.raw_server import RawServer, Reply
 
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.openai import OpenAIAdapter
@@ -19,55 +20,23 @@ from codecompanion.transport.http_types import ConnectFailed, PeerBroke, TimedOu
 
 LIMITS = Timeouts(connect=5.0, read=5.0, write=5.0)
 
-Serve = Callable[["Server"], Awaitable[str]]
-
-
-class Server:
-    """Answers each request on a connection with the next scripted reply (a coroutine)."""
-
-    def __init__(self, *replies: Callable[[asyncio.StreamWriter], object]) -> None:
-        self.replies = list(replies)
-        self.connections = 0
-        self.requests: list[bytes] = []
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while self.replies:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                self.requests.append(head + await reader.readexactly(length))
-                outcome = self.replies.pop(0)(writer)
-                if asyncio.iscoroutine(outcome):
-                    await outcome
-                await writer.drain()
-                if writer.is_closing():
-                    return
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+Serve = Callable[[RawServer], Awaitable[str]]
 
 
 @pytest.fixture
 async def serve() -> AsyncIterator[Serve]:
-    servers: list[asyncio.AbstractServer] = []
+    servers: list[RawServer] = []
 
-    async def start(server: Server) -> str:
-        listening = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-        servers.append(listening)
-        port = listening.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
+    async def start(server: RawServer) -> str:
+        servers.append(server)
+        return await server.start()
 
     yield start
-    for listening in servers:
-        listening.close()
+    for server in servers:
+        await server.close()
 
 
-def chunked(*pieces: bytes, pause: float = 0.0) -> Callable[[asyncio.StreamWriter], object]:
+def chunked(*pieces: bytes, pause: float = 0.0) -> Reply:
     async def reply(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         for piece in pieces:
@@ -80,7 +49,7 @@ def chunked(*pieces: bytes, pause: float = 0.0) -> Callable[[asyncio.StreamWrite
     return reply
 
 
-def sized(body: bytes, close: bool = False) -> Callable[[asyncio.StreamWriter], object]:
+def sized(body: bytes, close: bool = False) -> Reply:
     def reply(writer: asyncio.StreamWriter) -> None:
         extra = b"Connection: close\r\n" if close else b""
         writer.write(
@@ -110,7 +79,7 @@ async def fetch(
 
 
 async def test_chunks_one_read_brings_come_as_one_piece(serve: Serve) -> None:
-    server = Server(chunked(*[b"data: %d\n\n" % i for i in range(50)]))
+    server = RawServer(chunked(*[b"data: %d\n\n" % i for i in range(50)]))
     url = await serve(server)
     client = FastClient()
     got = await fetch(client, url + "/v1/chat", "POST")
@@ -124,7 +93,7 @@ async def test_chunks_one_read_brings_come_as_one_piece(serve: Serve) -> None:
 
 
 async def test_a_chunk_split_across_reads_is_joined(serve: Serve) -> None:
-    server = Server(chunked(b"first", b"x" * 70_000, b"last", pause=0.02))
+    server = RawServer(chunked(b"first", b"x" * 70_000, b"last", pause=0.02))
     url = await serve(server)
     client = FastClient()
     got = await fetch(client, url)
@@ -133,7 +102,7 @@ async def test_a_chunk_split_across_reads_is_joined(serve: Serve) -> None:
 
 
 async def test_kept_alive_connection_is_reused_and_a_closed_one_retried(serve: Serve) -> None:
-    server = Server(sized(b"one"), sized(b"two", close=True), sized(b"three"))
+    server = RawServer(sized(b"one"), sized(b"two", close=True), sized(b"three"))
     url = await serve(server)
     client = FastClient()
     assert await fetch(client, url) == [b"one"]
@@ -149,7 +118,7 @@ async def test_a_stale_idle_connection_is_retried_on_a_fresh_one(serve: Serve) -
         sized(b"one")(writer)
         writer.close()  # without saying so: the client keeps the connection idle
 
-    server = Server(close_after, sized(b"two"))
+    server = RawServer(close_after, sized(b"two"))
     url = await serve(server)
     client = FastClient()
     assert await fetch(client, url) == [b"one"]
@@ -164,7 +133,7 @@ async def test_cut_body_silence_and_refusal_are_failures(serve: Serve) -> None:
         await writer.drain()
         await asyncio.sleep(1)
 
-    url = await serve(Server(cut, silent))
+    url = await serve(RawServer(cut, silent))
     client = FastClient()
     with pytest.raises(PeerBroke):
         await fetch(client, url)
@@ -196,7 +165,7 @@ async def test_requests_http_cannot_carry_fail_before_any_byte_is_sent(
 
 
 async def test_the_target_keeps_its_query_and_escapes_what_it_must(serve: Serve) -> None:
-    server = Server(sized(b"ok"))
+    server = RawServer(sized(b"ok"))
     url = await serve(server)
     client = FastClient()
     await fetch(client, with_params(url + "/v1/a b/\u00e9?x=1", {"key": "k&v"}))
@@ -260,7 +229,7 @@ async def test_behind_a_proxy_the_answer_streams_through_httpx(
 
     delta = b'data: {"choices":[{"index":0,"delta":{"content":"via proxy"}}]}\n\n'
     done = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
-    proxy = Server(sized(delta + done), cut)  # answers as the provider would, seen through it
+    proxy = RawServer(sized(delta + done), cut)  # answers as the provider would, seen through it
     proxy_url = await serve(proxy)
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
