@@ -347,6 +347,7 @@ class Workspace:
         context (the web tools trust exactly what the adapters trust)."""
         from .tools.runtime.system import ToolSystem
 
+        sandbox = self.command_sandbox()
         return ToolSystem(
             chat=chat,
             registry=self.registry,
@@ -357,8 +358,8 @@ class Workspace:
             opts=self.tool_opts(overrides),
             yolo=yolo or self.options.yolo,
             tls=self.ssl_context,
-            sandbox=self.command_sandbox(),
-            mode=self.permissions().mode,
+            sandbox=sandbox,
+            mode=sandbox.permissions.mode,  # the settings read once (a bad one is said once)
         )
 
     def chat(
