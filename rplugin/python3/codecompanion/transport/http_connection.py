@@ -13,7 +13,7 @@ import asyncio
 import ssl
 import sys
 from collections.abc import Awaitable, Iterable
-from typing import Any, SupportsIndex, TypeVar
+from typing import SupportsIndex, TypeVar
 
 import h11
 
@@ -24,7 +24,7 @@ READ = 65536
 MAX_HEAD = 65536
 
 Key = tuple[str, str, int]
-Event = Any  # one of h11's events, NEED_DATA or PAUSED
+Event = h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]  # what h11 makes of bytes
 T = TypeVar("T")
 
 
