@@ -177,7 +177,8 @@ def memory_name(tool: Tool) -> str:
     return f"{tool.name} (unconfined)" if leaves_sandbox(tool) else tool.name
 
 
-def _confined(context: PolicyContext) -> bool:
+def confined(context: PolicyContext) -> bool:
+    """True when the chat's commands run in a working sandbox."""
     return context.sandbox is not None and context.sandbox.active
 
 
@@ -253,7 +254,7 @@ async def _leaving_sandbox(question: Question, context: PolicyContext) -> Ruling
     # A command that asks to run outside the sandbox is asked about in every mode, unless the
     # user said "always" for this exact command unconfined.
     tool, key = _call(question)
-    if not leaves_sandbox(tool) or not _confined(context):
+    if not leaves_sandbox(tool) or not confined(context):
         return None
     if (memory_name(tool), key) in context.approvals.commands:
         return Ruling("allow", "always (unconfined)")
@@ -273,7 +274,7 @@ async def _sandboxed_command(question: Question, context: PolicyContext) -> Ruli
     # stands in for the user.
     tool = question.tool
     assert tool is not None
-    if context.mode in ("sandboxed", "yolo") and runs_commands(tool) and _confined(context):
+    if context.mode in ("sandboxed", "yolo") and runs_commands(tool) and confined(context):
         return Ruling("allow", "sandboxed")
     return None
 

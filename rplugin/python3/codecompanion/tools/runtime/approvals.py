@@ -23,6 +23,7 @@ from .approval_policy import (
     allowed_in_yolo,
     approval_key,
     command_argument,
+    confined,
     decide,
     denied_message,
     doubts,
@@ -54,13 +55,10 @@ class Verdict:
     approve_all: bool = False
 
 
-def _unconfined(tool: Tool) -> str:
+def _unconfined(tool: Tool, system: CallContext) -> str:
     """The note on a question about a tool whose `cmds` would run without a sandbox (run_command
     and code_runner say where they run in their own questions)."""
-    if tool.opts.get("sandboxed") is True or not runs_commands(tool):
-        return ""
-    box = getattr(tool.tools, "sandbox", None)
-    if box is not None and getattr(box, "active", False) and tool.opts.get("sandbox") is not False:
+    if tool.opts.get("sandboxed") is True or not runs_commands(tool) or confined(system):
         return ""
     return " (its commands run unconfined: no sandbox)"
 
@@ -200,11 +198,12 @@ class ApprovalGate:
         choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
         if queued:
             choices = ("approve", "approve_all", "always", "reject", "cancel", "edit")
+        prompt = await prompt_text(tool, self.system)
         request = ApprovalRequest(
             chat_id=self.system.chat_id,
             tool_name=tool.name,
             call_id=tool.call.id,
-            prompt=await prompt_text(tool, self.system) + _why_asked(unsure) + _unconfined(tool),
+            prompt=prompt + _why_asked(unsure) + _unconfined(tool, self.system),
             arguments=dict(tool.args),
             choices=choices,
             editable_text=editable,
