@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from . import landlock, mounts, seccomp
 
-SandboxKind = Literal["landlock", "bubblewrap", "seatbelt", "none"]
+SandboxKind = Literal["landlock", "seatbelt", "none"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def _try_confined() -> str | None:
     from .launcher import Boundary, launch  # the launcher needs this module's verdict first
     from .settings import Permissions
 
-    boundary = Boundary(project=__import__("pathlib").Path(os.getcwd()), permissions=Permissions())
+    boundary = Boundary(project=Path.cwd(), permissions=Permissions())
     try:
         run = launch(boundary, landlock.abi_version(), with_mounts=False)
     except OSError as exc:
