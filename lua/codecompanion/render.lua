@@ -353,37 +353,18 @@ end
 function handlers.tool_output(bufnr, op)
   local entry = state(bufnr).tools[op.call_id]
   local has_detail = op.detail and op.detail ~= vim.NIL and op.detail ~= ""
+  local shown = has_detail and vim.split(op.text, "\n", { plain = true }) or {}
+  local body = vim.split(has_detail and op.detail or op.text, "\n", { plain = true })
   local row = entry and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, entry.mark, {})[1]
-  if row and row < vim.api.nvim_buf_line_count(bufnr) - 1 then
-    -- Not the last call of the batch: its output goes under its own line, not after the
-    -- lines of the calls that follow it.
-    local shown = has_detail and vim.split(op.text, "\n", { plain = true }) or {}
-    local body = vim.split(has_detail and op.detail or op.text, "\n", { plain = true })
-    vim.api.nvim_buf_set_lines(
-      bufnr,
-      row + 1,
-      row + 1,
-      false,
-      vim.list_extend({ unpack(shown) }, body)
-    )
-    entry.body_mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, row + 1 + #shown, 0, {})
-    entry.body_len = #body
-    for _, win in ipairs(windows(bufnr)) do
-      fold_body(bufnr, entry, win)
-    end
-    return
-  end
-  if has_detail then
-    append(bufnr, "\n" .. op.text)
-    op = { text = op.detail }
-  end
-  local first = vim.api.nvim_buf_line_count(bufnr)
-  append(bufnr, "\n" .. op.text)
+  -- Under the call's own line (not after the lines of the calls that follow it in a batch);
+  -- at the end when it has none.
+  local at = row and row + 1 or vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, at, at, false, vim.list_extend({ unpack(shown) }, body))
   if not entry then
     return
   end
-  entry.body_mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, first, 0, {})
-  entry.body_len = vim.api.nvim_buf_line_count(bufnr) - first
+  entry.body_mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, at + #shown, 0, {})
+  entry.body_len = #body
   for _, win in ipairs(windows(bufnr)) do
     fold_body(bufnr, entry, win)
   end
