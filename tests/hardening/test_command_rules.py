@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.approvals import rule_verdict
 from codecompanion.tools.runtime.shell_rules import read
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.fakes import RecordingChat, ScriptedApprover
+from tests.hardening.shell_system import run_command_system
 
 # Each deletes ./victim in bash; `script` is a file holding `rm victim`.
 SPELLINGS = [
@@ -116,18 +116,7 @@ def test_every_spelling_deletes_in_a_real_shell(tmp_path: Path) -> None:
 def system(
     root: Path, approver: ScriptedApprover, opts: dict[str, Any]
 ) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={"run_command": {"timeout": 10_000, **opts}}),
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=root,
-        opts={"auto_submit": False},
-        yolo=True,
-    )
-    tools.add_tool("run_command")
-    return tools, chat
+    return run_command_system(root, {"timeout": 10_000, **opts}, approver)
 
 
 def project(tmp_path: Path) -> Path:

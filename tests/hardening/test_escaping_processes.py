@@ -16,10 +16,10 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.fakes import RecordingChat
 from tests.hardening.proctable import Proc, processes, with_marker
+from tests.hardening.shell_system import run_command_system
 from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
@@ -79,18 +79,7 @@ def wait_gone(marker: str, timeout: float = 5.0) -> list[Proc]:
 
 
 def system(root: Path) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
-        approver=ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=root,
-        opts={"auto_submit": False},
-        yolo=True,
-    )
-    tools.add_tool("run_command")
-    return tools, chat
+    return run_command_system(root, {"allowed_in_yolo_mode": True})
 
 
 async def test_nothing_outlives_a_finished_command(tmp_path: Path, marker: str) -> None:

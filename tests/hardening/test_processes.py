@@ -13,10 +13,10 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.fakes import RecordingChat
 from tests.hardening.proctable import kill_groups, members, wait_until_gone, with_marker
+from tests.hardening.shell_system import run_command_system
 from tests.nvim.harness import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
@@ -44,19 +44,7 @@ def started(marker: str) -> set[int]:
 
 
 def system(tmp_path: Path, timeout: float = 30_000) -> tuple[ToolSystem, RecordingChat]:
-    opts = {"run_command": {"allowed_in_yolo_mode": True, "timeout": timeout}}
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts=opts),
-        approver=ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=tmp_path,
-        opts={"auto_submit": False},
-        yolo=True,
-    )
-    tools.add_tool("run_command")
-    return tools, chat
+    return run_command_system(tmp_path, {"allowed_in_yolo_mode": True, "timeout": timeout})
 
 
 @pytest.mark.parametrize("ignore_term", [False, True])

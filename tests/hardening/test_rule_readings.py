@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.approvals import rule_verdict
 from codecompanion.tools.runtime.shell_rules import read
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.fakes import RecordingChat, ScriptedApprover
+from tests.hardening.shell_system import run_command_system
 
 READ_ONLY_ALLOW = ["rg *", "sed *", "git *", "tar *", "sort *", "uniq *", "xxd *", "find *"]
 
@@ -152,18 +152,7 @@ def shell_changes(root: Path, line: str, shell: str = "bash") -> bool:
 def system(
     root: Path, approver: ScriptedApprover, opts: dict[str, Any]
 ) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={"run_command": {"timeout": 20_000, **opts}}),
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=root,
-        opts={"auto_submit": False},
-        yolo=True,
-    )
-    tools.add_tool("run_command")
-    return tools, chat
+    return run_command_system(root, {"timeout": 20_000, **opts}, approver)
 
 
 def _outcome(chat: RecordingChat, call: ToolCall) -> str:

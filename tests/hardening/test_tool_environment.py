@@ -16,11 +16,9 @@ import pytest
 from codecompanion.adapters.catalog import key_variables
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.child_env import EnvPolicy
-from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import tool_env_opts
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.hardening.shell_system import run_command_system
 from tests.hardening.test_secrets import everything_shown, everything_written
 from tests.nvim.harness import Editor, wait_for
 
@@ -71,17 +69,9 @@ async def test_env_run_by_a_tool_shows_no_key(
         {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
         {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
     )
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={"run_command": {"allowed_in_yolo_mode": True}}),
-        approver=ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=tmp_path,
-        opts={"auto_submit": False, "env": env_opts},
-        yolo=True,
+    tools, chat = run_command_system(
+        tmp_path, {"allowed_in_yolo_mode": True}, opts={"env": env_opts}
     )
-    tools.add_tool("run_command")
     await tools.run([ToolCall("e", "run_command", {"cmd": "env | sort"})])
     shown = chat.result("e").for_llm + str(chat.result("e").for_user)
     seen = {line.split("=", 1)[0] for line in shown.splitlines() if "=" in line}
