@@ -26,21 +26,26 @@ local function chat_window(is_chat)
   return nil
 end
 
----@param bufnr integer
+--- The float's size and place, centred in the editor as it is now.
 ---@param win_opts table
-local function open_float(bufnr, win_opts)
+---@return vim.api.keyset.win_config
+local function float_config(win_opts)
   local width = size(win_opts.width, 0.6, vim.o.columns)
   local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
-  vim.api.nvim_open_win(bufnr, true, {
+  return {
     relative = "editor",
     width = width,
     height = height,
     row = math.floor((vim.o.lines - height) / 2) - 1,
     col = math.floor((vim.o.columns - width) / 2),
-    border = "rounded",
-    title = " CodeCompanion ",
-    title_pos = "center",
-  })
+  }
+end
+
+---@param bufnr integer
+---@param win_opts table
+local function open_float(bufnr, win_opts)
+  local frame = { border = "rounded", title = " CodeCompanion ", title_pos = "center" }
+  vim.api.nvim_open_win(bufnr, true, vim.tbl_extend("force", float_config(win_opts), frame))
 end
 
 --- Size the chat windows this plugin laid out to the configured size of the editor as it is
@@ -56,15 +61,7 @@ function M.fit()
     elseif layout == "horizontal" then
       pcall(vim.api.nvim_win_set_height, win, size(win_opts.height, 0.4, vim.o.lines))
     elseif layout == "float" then
-      local width = size(win_opts.width, 0.6, vim.o.columns)
-      local height = size(win_opts.height, 0.8, vim.o.lines - vim.o.cmdheight - 2)
-      pcall(vim.api.nvim_win_set_config, win, {
-        relative = "editor",
-        width = width,
-        height = height,
-        row = math.floor((vim.o.lines - height) / 2) - 1,
-        col = math.floor((vim.o.columns - width) / 2),
-      })
+      pcall(vim.api.nvim_win_set_config, win, float_config(win_opts))
     end
   end
 end
