@@ -2,7 +2,8 @@
 
 Measures, in this process's CPU time (the server runs in a child process, so its work is not
 counted): 10,000 SSE events of an OpenAI stream read through the OpenAI adapter (one HTTP chunk
-per event), and small keep-alive requests (a 60-byte JSON body each) on one kept connection. Each
+per event), the same events trickled (one per socket read, as a model streams them), and small
+keep-alive requests (a 60-byte JSON body each) on one kept connection. Each
 figure is the median of `--runs` runs, for our client and for httpx (`proxied_http`'s client,
 here without a proxy); the ratio ours / httpx is what to compare between runs on a loaded
 machine. Also: what importing each client adds to a fresh interpreter (traced by tracemalloc).
@@ -19,29 +20,36 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = 10_000
+TRICKLED = 1_000
+TRICKLE_GAP = 0.0003  # seconds between trickled events: each comes in a read of its own
 SMALL = 1_000
 SMALL_BODY = b'{"object":"list","data":[{"id":"model-a"},{"id":"model-b"}]}'
 
 
-def _sse_body() -> bytes:
-    """10,000 OpenAI chunks, one HTTP chunk each, then the finish and [DONE]."""
-    out = bytearray()
-    for i in range(EVENTS):
+def _sse_chunks(count: int) -> list[bytes]:
+    """`count` OpenAI chunks, one HTTP chunk each, then the finish, [DONE] and the last chunk."""
+    out = []
+    for i in range(count):
         delta = json.dumps({"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]})
         event = f"data: {delta}\n\n".encode()
-        out += b"%x\r\n%s\r\n" % (len(event), event)
+        out.append(b"%x\r\n%s\r\n" % (len(event), event))
     end = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
-    out += b"%x\r\n%s\r\n0\r\n\r\n" % (len(end), end)
-    return bytes(out)
+    out.append(b"%x\r\n%s\r\n0\r\n\r\n" % (len(end), end))
+    return out
 
 
 async def _serve() -> None:
     """The child process: answers POSTs with the stream and GETs with a small body, kept alive."""
-    stream = _sse_body()
+    stream = b"".join(_sse_chunks(EVENTS))
+    trickled = _sse_chunks(TRICKLED)
+    sse_head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
     small = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -53,11 +61,14 @@ async def _serve() -> None:
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":")[1])
                 await reader.readexactly(length)
-                if head.startswith(b"POST"):
-                    writer.write(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                        b"Transfer-Encoding: chunked\r\n\r\n" + stream
-                    )
+                if head.startswith(b"POST /trickle/"):
+                    writer.write(sse_head)
+                    for piece in trickled:
+                        writer.write(piece)
+                        await writer.drain()
+                        await asyncio.sleep(TRICKLE_GAP)
+                elif head.startswith(b"POST"):
+                    writer.write(sse_head + stream)
                 else:
                     writer.write(small % (len(SMALL_BODY), SMALL_BODY))
                 await writer.drain()
@@ -94,14 +105,21 @@ async def _measure(url: str, client_name: str, runs: int) -> dict[str, float]:
         client = ProxiedClient(None, plain=True)
     settings = AdapterSettings(name="openai", url=url + "/v1", api_key="k", model="m")
     adapter = OpenAIAdapter(settings, http_client=client)
+    slow = OpenAIAdapter(replace(settings, url=url + "/trickle/v1"), http_client=client)
     history = [Message(role="user", content="hi")]
     limits = Timeouts(connect=5.0, read=5.0, write=5.0)
 
-    async def stream() -> None:
+    async def read(adapter: OpenAIAdapter, count: int) -> None:
         texts = 0
         async for event in adapter.stream(history, []):
             texts += isinstance(event, TextDelta)
-        assert texts == EVENTS, texts
+        assert texts == count, texts
+
+    async def stream() -> None:
+        await read(adapter, EVENTS)
+
+    async def trickle() -> None:
+        await read(slow, TRICKLED)
 
     async def small() -> None:
         for _ in range(SMALL):
@@ -113,10 +131,12 @@ async def _measure(url: str, client_name: str, runs: int) -> dict[str, float]:
     await stream()  # warm up: connection, imports
     await small()
     sse = [await _cpu(stream)() for _ in range(runs)]
+    trickled = [await _cpu(trickle)() for _ in range(runs)]
     req = [await _cpu(small)() for _ in range(runs)]
     await adapter.aclose()
     return {
         "sse_s_per_10k": statistics.median(sse),
+        "trickled_us": statistics.median(trickled) / TRICKLED * 1e6,
         "request_ms": statistics.median(req) / SMALL * 1000,
     }
 
@@ -159,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     for key, label in (
         ("sse_s_per_10k", "CPU s per 10,000 SSE events"),
+        ("trickled_us", "CPU us per SSE event, one per socket read"),
         ("request_ms", "CPU ms per small keep-alive request"),
     ):
         ours, theirs = figures["ours"][key], figures["httpx"][key]
