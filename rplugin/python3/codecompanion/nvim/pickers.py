@@ -12,12 +12,18 @@ from ..workspace import Workspace
 from .bridge import Bridge
 
 
-async def pick(bridge: Bridge, prompt: str, items: list[str]) -> str | None:
-    """One of `items` chosen with vim.ui.select (by position, so equal labels are fine)."""
+async def pick_index(bridge: Bridge, prompt: str, items: list[str]) -> int | None:
+    """The position (0-based) of the item chosen with vim.ui.select, None when none was."""
     index = await bridge.ask_lua("codecompanion.chat", "pick", {"prompt": prompt, "items": items})
     if isinstance(index, int) and 1 <= index <= len(items):
-        return items[index - 1]
+        return index - 1
     return None
+
+
+async def pick(bridge: Bridge, prompt: str, items: list[str]) -> str | None:
+    """One of `items` chosen with vim.ui.select (by position, so equal labels are fine)."""
+    index = await pick_index(bridge, prompt, items)
+    return None if index is None else items[index]
 
 
 async def pick_adapter(
@@ -54,11 +60,9 @@ async def pick_restore(bridge: Bridge, workspace: Workspace) -> None:
         bridge.notice(Notice(text="no saved chats"))
         return
     labels = [f"{info.updated}  {info.title}" for info in saved]
-    index = await bridge.ask_lua(
-        "codecompanion.chat", "pick", {"prompt": "Restore chat", "items": labels}
-    )
-    if isinstance(index, int) and 1 <= index <= len(saved):
-        bridge.notify_lua("codecompanion", "chat", {"restore": saved[index - 1].id})
+    index = await pick_index(bridge, "Restore chat", labels)
+    if index is not None:
+        bridge.notify_lua("codecompanion", "chat", {"restore": saved[index].id})
 
 
 async def pick_rules(bridge: Bridge, chat: Chat) -> None:
@@ -70,10 +74,6 @@ async def pick_rules(bridge: Bridge, chat: Chat) -> None:
         )
         return
     labels = [f"{'[x]' if on else '[ ]'} {label}" for label, on in found]
-    index = await bridge.ask_lua(
-        "codecompanion.chat",
-        "pick",
-        {"prompt": "Rules files (pick one to turn it on or off)", "items": labels},
-    )
-    if isinstance(index, int) and 1 <= index <= len(found):
-        chat.view.notify(chat.context.toggle_rule(found[index - 1][0]))
+    index = await pick_index(bridge, "Rules files (pick one to turn it on or off)", labels)
+    if index is not None:
+        chat.view.notify(chat.context.toggle_rule(found[index][0]))
