@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ToolError
 from .settings import Permissions
 
 if TYPE_CHECKING:  # ctypes and the system calls load with the first confined command
@@ -63,7 +64,8 @@ class CommandSandbox:
         return f"{self.kind} sandbox: writes only in the project and a private temp, {net}"
 
     def launch(self, project: Path, *, network: bool = False) -> Launch | None:
-        """The run's confinement (None: the command runs unconfined)."""
+        """The run's confinement (None: the command runs unconfined); a ToolError when it
+        cannot be prepared, so nothing runs."""
         if not self.active:
             return None
         from .launcher import Boundary, PidCgroup, launch
@@ -73,7 +75,10 @@ class CommandSandbox:
             self._cgroup = PidCgroup.make(self.permissions.max_processes)
         found = self.availability
         boundary = Boundary(project, self.permissions, self.read_only, network)
-        return launch(boundary, found.abi, found.mounts, self._cgroup)
+        try:
+            return launch(boundary, found.abi, found.mounts, self._cgroup)
+        except OSError as exc:
+            raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
 
 
 def sandbox_of(tools: object) -> CommandSandbox | None:

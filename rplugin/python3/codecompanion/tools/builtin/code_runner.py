@@ -139,10 +139,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         file.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
         box = sandbox_of(self.tools)
         plan = await _plan(self, language, file, box)
-        try:
-            result = await _execute(plan, folder, own, box)
-        except OSError as exc:
-            raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
+        result = await _execute(plan, folder, own, box)
     finally:
         import shutil
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,14 +122,7 @@ def _confinement(self: Tool, root: Path, unconfined: bool) -> tuple[Confine, str
     if box is None or not box.active or unconfined:
         where = "unconfined" + (" (the user approved leaving the sandbox)" if unconfined else "")
         return (lambda: None), where, ""
-
-    def prepare() -> Launch | None:
-        try:
-            return box.launch(root)
-        except OSError as exc:
-            raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
-
-    return prepare, box.describe(), refusal_note(box, False, can_leave=True)
+    return partial(box.launch, root), box.describe(), refusal_note(box, False, can_leave=True)
 
 
 async def run(self: Tool, args: dict[str, Any]) -> Reply:

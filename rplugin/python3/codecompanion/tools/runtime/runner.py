@@ -832,8 +832,8 @@ async def run_command(
 
     try:
         launch = None if sandbox is None else sandbox.launch(cwd)
-    except OSError as exc:
-        return CmdResult("error", f"The sandbox could not be prepared ({exc}); nothing ran.")
+    except ToolError as exc:
+        return CmdResult("error", str(exc))
     finished, result = await bounded(
         run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output, env=env, sandbox=launch),
         None if timeout is None else timeout + _CANCEL_GRACE,
