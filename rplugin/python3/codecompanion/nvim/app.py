@@ -141,8 +141,10 @@ class App:
     def do_chat_new(self, args: dict[str, Any]) -> None:
         """Open a chat: a new one, one restored from disk, or one reattached after a restart."""
         chat_id = str(args["id"])
-        saved, damaged = self._saved(chat_id) if args.get("restore") else (None, None)
-        chat, notice = self._new_chat(args, saved or {})
+        saved, messages, damaged = (
+            self._saved(chat_id) if args.get("restore") else (None, None, None)
+        )
+        chat, notice = self._new_chat(args, saved or {}, messages)
         if damaged:
             chat.view.notify(damaged, "error")
         if saved:
@@ -174,20 +176,23 @@ class App:
         if chat is not None and isinstance(chat.view, NvimChatView):
             chat.view.flush()
 
-    def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, str | None]:
-        """A saved chat whose messages can be read, or the one line saying why it cannot."""
+    def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, MessageStore | None, str | None]:
+        """A saved chat and its messages (read once, here), or the one line saying why it
+        cannot be read."""
         store = self._workspace().store
         try:
             saved = store.load(chat_id)
-            if saved:
-                MessageStore.from_list(saved.get("messages") or [])
+            messages = MessageStore.from_list(saved.get("messages") or []) if saved else None
         except DamagedChat as exc:
-            return None, exc.line()
+            return None, None, exc.line()
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            return None, store.set_aside(chat_id, f"a message cannot be read: {exc}"[:160]).line()
-        return saved, None
+            line = store.set_aside(chat_id, f"a message cannot be read: {exc}"[:160]).line()
+            return None, None, line
+        return saved, messages, None
 
-    def _new_chat(self, args: dict[str, Any], saved: dict[str, Any]) -> tuple[Chat, str | None]:
+    def _new_chat(
+        self, args: dict[str, Any], saved: dict[str, Any], messages: MessageStore | None
+    ) -> tuple[Chat, str | None]:
         """The chat for a buffer, with the adapter and model asked for (or saved); and a notice."""
         workspace = self._workspace()
         adapter_name = args.get("adapter") or saved.get("adapter")
@@ -214,7 +219,7 @@ class App:
             cwd=cwd,
             editor=self.editor,
             yolo=bool(args.get("yolo")),
-            messages=MessageStore.from_list(saved.get("messages") or []) if saved else None,
+            messages=messages,
         )
         checkpoints = workspace.checkpoints()
         if checkpoints is not None:
