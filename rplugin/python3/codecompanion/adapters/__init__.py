@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..transport.http_types import HTTPClient
 from .base import AdapterSettings
 from .catalog import PROVIDERS, AdapterTable
-from .http_adapter import HTTPAdapter
 from .keys import KeyResolver
+
+if TYPE_CHECKING:
+    # Only named here: importing it would load streams/, which needs this package's events.
+    from ..transport.http_types import HTTPClient
+    from .http_adapter import HTTPAdapter
 
 __all__ = [
     "ADAPTERS",
