@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...model.tool import Tool
+
 
 def first_changed_line(old: Sequence[str], new: Sequence[str]) -> int:
     """The 1-based number of the first line that differs (one past the shorter at the end)."""
@@ -15,7 +17,7 @@ def first_changed_line(old: Sequence[str], new: Sequence[str]) -> int:
     return min(len(old), len(new)) + 1
 
 
-def file_edited(tool: Any, path: Path, line: int | None = None) -> None:
+def file_edited(tool: Tool, path: Path, line: int | None = None) -> None:
     """Fire the event with CodeCompanion's data: `path`, `tool` and, for an edit, the first
     changed `line` (Lua adds the file's `bufnr` when it is loaded)."""
     reporter = getattr(tool.tools, "reporter", None)
