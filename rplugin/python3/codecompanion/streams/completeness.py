@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent
+from ..adapters.http_errors import one_line
 from ..errors import AdapterError, ProviderError, StreamInterrupted
 from ..messages import ToolCall
 
@@ -68,7 +69,7 @@ class BodyWatch:
         if self.content:
             return None
         if skipped:  # everything the stream carried was unreadable (malformed JSON...)
-            quote = redact(_flat(skipped[0]))
+            quote = redact(one_line(skipped[0], 80))
             return ProviderError(f"{label} sent a stream with no readable event: {quote}")
         if ended and reason is None and self.head.strip():
             # An end marker ([DONE]) after objects none of which said anything or why it ended.
@@ -84,10 +85,4 @@ class BodyWatch:
 
     def quote(self) -> str:
         """The start of the body on one line."""
-        return _flat(self.head.decode("utf-8", errors="replace"))
-
-
-def _flat(text: str) -> str:
-    """`text` on one line, cut to 80 characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= 80 else flat[:79] + "…"
+        return one_line(self.head.decode("utf-8", errors="replace"), 80)

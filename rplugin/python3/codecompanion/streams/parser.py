@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEvent, Usage
+from ..adapters.http_errors import one_line
 from ..errors import AdapterError, ProviderError
 from ..messages import ToolCall
 from .framing import (
@@ -190,8 +191,7 @@ class ResponseParser:
 
     def text_error(self, text: str) -> AdapterError:
         """The error for a body that held only `text`, no JSON (adapters name known messages)."""
-        flat = " ".join(text.split())
-        quote = flat if len(flat) <= 80 else flat[:79] + "…"
+        quote = one_line(text, 80)
         return ProviderError(f"{self.label} sent a response that could not be read: {quote}")
 
     def finish(self) -> list[Event]:
