@@ -439,9 +439,7 @@ class App:
                 "on: tools run without asking (except excluded ones)" if chat.tools.yolo else "off"
             )
             chat.view.notify(f"YOLO mode {state}", "warn" if chat.tools.yolo else "info")
-            chat.view.render(
-                [SetVar(name="codecompanion_yolo", value=chat.tools.yolo), *_mode_vars(chat)]
-            )
+            chat.view.render(_mode_vars(chat))
 
     def do_chat_forget_approvals(self, args: dict[str, Any]) -> None:
         """Forget the chat's "always" approvals and turn YOLO off (`gtx`)."""
@@ -471,9 +469,7 @@ class App:
             return
         chat.tools.mode = wanted
         chat.view.notify(_mode_line(chat), "warn" if wanted == "yolo" else "info")
-        chat.view.render(
-            [SetVar(name="codecompanion_yolo", value=chat.tools.yolo), *_mode_vars(chat)]
-        )
+        chat.view.render(_mode_vars(chat))
 
     def do_chat_pick_adapter(self, args: dict[str, Any]) -> None:
         chat = self._idle_chat(args)
@@ -680,13 +676,14 @@ async def _show_sandbox(chat: Chat) -> None:
 
 
 def _mode_vars(chat: Chat, probe: bool = True) -> list[RenderOp]:
-    """The buffer variables status() and the statusline read: mode and sandbox kind (left out
-    until probed when `probe` is False)."""
+    """The buffer variables status() and the statusline read: mode, whether it is YOLO, and
+    sandbox kind (left out until probed when `probe` is False)."""
+    mode: list[RenderOp] = [
+        SetVar(name="codecompanion_mode", value=chat.tools.mode),
+        SetVar(name="codecompanion_yolo", value=chat.tools.yolo),
+    ]
     sandbox = chat.tools.sandbox
     if sandbox is not None and not probe and not sandbox.probed:
-        return [SetVar(name="codecompanion_mode", value=chat.tools.mode)]
+        return mode
     kind = sandbox.kind if sandbox is not None else "none"
-    return [
-        SetVar(name="codecompanion_mode", value=chat.tools.mode),
-        SetVar(name="codecompanion_sandbox", value=kind),
-    ]
+    return [*mode, SetVar(name="codecompanion_sandbox", value=kind)]
