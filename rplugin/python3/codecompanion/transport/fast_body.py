@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable
 
 from .http_connection import Connection
@@ -35,11 +36,9 @@ class Body:
         connection = self._connection
         if not self._complete:
             # An empty body (HEAD, 204, 304) may be whole already without a read.
-            try:
-                pieces, self._complete = self._connection.body_events()
-            except PeerBroke:  # closed below
-                pieces = [b""]
-            self._complete = self._complete and not pieces
+            with contextlib.suppress(PeerBroke):  # then not complete: closed below
+                pieces, ended = connection.body_events()
+                self._complete = ended and not pieces
         if self._complete and connection.reusable():
             self._keep(connection)
         else:
