@@ -17,10 +17,10 @@ from typing import Any, Literal
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
 from ..model import arguments
 from ..model.tool import Tool, invoke
+from .approval_memory import blanket_allowed
 from .approval_policy import (
     Question,
     QuestionKind,
-    allowed_in_yolo,
     approval_key,
     command_argument,
     confined,
@@ -85,12 +85,7 @@ def default_prompt(tool: Tool) -> str:
 def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments"]:
     """What "always" remembers: the whole tool, or only this command line / these arguments."""
     # A line the rules cannot read is never covered tool-wide: only this one line is remembered.
-    per_call = (
-        tool.opts.get("require_cmd_approval")
-        or not allowed_in_yolo(tool)
-        or doubts(tool, key)
-        or leaves_sandbox(tool)
-    )
+    per_call = not blanket_allowed(tool.opts) or doubts(tool, key) or leaves_sandbox(tool)
     if not per_call:
         return "tool"
     return "command" if command_argument(tool) is not None else "arguments"
