@@ -134,9 +134,7 @@ class App:
         """The workspace's one-line notices (an MCP server restarted) go to Neovim; the log
         masks every secret its adapters use."""
         mask_secrets(workspace.keys.known)
-        workspace.notify = lambda line: self.bridge.notify_lua(
-            "codecompanion.render", "notify", line, "warn"
-        )
+        workspace.notify = lambda line: self.bridge.notice(Notice(text=line, level="warn"))
 
     def do_chat_new(self, args: dict[str, Any]) -> None:
         """Open a chat: a new one, one restored from disk, or one reattached after a restart."""
@@ -589,7 +587,7 @@ class App:
 
         self.bridge.spawn(revert())
 
-    def ask_changes(self, args: dict[str, Any]) -> Any:
+    def ask_changes(self, args: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         session = self._checkpoints(args)
         if session is None:
             return {"error": "no checkpoints for this chat"}
