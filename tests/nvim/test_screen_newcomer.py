@@ -24,6 +24,28 @@ def last_line(screen: Tui) -> str:
     return screen.screen().rstrip("\n").splitlines()[-1]
 
 
+def send_in_a_chat(
+    tui: Callable[..., Tui],
+    tmp_path: Path,
+    server: LoopbackServer,
+    message: str,
+    extra: str = "",
+    width: int = 100,
+) -> Tui:
+    """A chat filling the window, in `tmp_path` with the loopback config plus `extra`, and
+    `message` typed and sent."""
+    screen = tui(
+        width=width,
+        setup={"window": {"layout": "buffer"}},
+        config_file=write_config(tmp_path, server, extra),
+        cwd=tmp_path,
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", message, "Escape", "Enter")
+    return screen
+
+
 def test_demo_chat_and_a_wrong_adapter_take_one_line_at_80_columns(
     tui: Callable[..., Tui], tmp_path: Path
 ) -> None:
@@ -52,15 +74,7 @@ def test_unknown_tool_and_http_error_take_one_line_at_200_columns(
 ) -> None:
     long_reason = "the upstream model is overloaded; " * 12
     provider_server.enqueue(openai_text("fine"), Turn.error(400, long_reason))
-    screen = tui(
-        width=200,
-        setup={"window": {"layout": "buffer"}},
-        config_file=write_config(tmp_path, provider_server),
-        cwd=tmp_path,
-    )
-    screen.command("CodeCompanionChat")
-    screen.wait_screen("## Me")
-    screen.keys("G", "o", "use @{no_such_tool} please", "Escape", "Enter")
+    screen = send_in_a_chat(tui, tmp_path, provider_server, "use @{no_such_tool} please", width=200)
     shown = screen.wait_screen("unknown tool @{no_such_tool}", "fine")
     assert "Press ENTER" not in shown
     screen.keys("G", "o", "again", "Escape", "Enter")
@@ -79,14 +93,7 @@ def test_qa_typed_at_the_stock_approval_prompt_quits_quietly(
 ) -> None:
     calls = [("c1", "run_command", {"cmd": "echo one"}), ("c2", "run_command", {"cmd": "echo 2"})]
     provider_server.enqueue(openai_tool_calls(calls, text="Two commands."), openai_text("done"))
-    screen = tui(
-        setup={"window": {"layout": "buffer"}},
-        config_file=write_config(tmp_path, provider_server),
-        cwd=tmp_path,
-    )
-    screen.command("CodeCompanionChat")
-    screen.wait_screen("## Me")
-    screen.keys("G", "o", "@{run_command} go", "Escape", "Enter")
+    screen = send_in_a_chat(tui, tmp_path, provider_server, "@{run_command} go")
     screen.wait_screen("Run the command `echo one`?", "Type number")
     screen.keys(":qa", "Enter")  # an Ex command, not a choice: Neovim quits
 
@@ -113,14 +120,9 @@ def test_quit_with_a_tool_and_an_mcp_server_running_leaves_a_clean_log(
         f"mcp = {{'servers': {json.dumps(servers)}}}\n"
     )
     provider_server.enqueue(openai_tool_calls([("s1", "run_command", {"cmd": "sleep 30"})]))
-    screen = tui(
-        setup={"window": {"layout": "buffer"}},
-        config_file=write_config(tmp_path, provider_server, extra),
-        cwd=tmp_path,
+    screen = send_in_a_chat(
+        tui, tmp_path, provider_server, "@{run_command} @{mcp:time} wait", extra
     )
-    screen.command("CodeCompanionChat")
-    screen.wait_screen("## Me")
-    screen.keys("G", "o", "@{run_command} @{mcp:time} wait", "Escape", "Enter")
     screen.wait_screen("sleep 30")
     wait_for(lambda: screen.lua("return require('codecompanion').status()").startswith("running"))
     screen.command("qa!")
@@ -220,14 +222,7 @@ def test_text_streamed_before_a_call_is_on_screen_when_the_stock_prompt_asks(
     said = "Before running it: this command only prints a word."
     calls = [("c1", "run_command", {"cmd": "echo hi"})]
     provider_server.enqueue(openai_tool_calls(calls, text=said), openai_text("done"))
-    screen = tui(
-        setup={"window": {"layout": "buffer"}},
-        config_file=write_config(tmp_path, provider_server),
-        cwd=tmp_path,
-    )
-    screen.command("CodeCompanionChat")
-    screen.wait_screen("## Me")
-    screen.keys("G", "o", "@{run_command} go", "Escape", "Enter")
+    screen = send_in_a_chat(tui, tmp_path, provider_server, "@{run_command} go")
     # The first screen that shows the question already shows the text before the call.
     shown = screen.wait_screen("Type number", timeout=20)
     assert said in shown
