@@ -106,6 +106,13 @@ function M.one_row(prompt)
   return vim.fn.strcharpart(prompt, 0, room - 1) .. "…"
 end
 
+--- True when vim.ui.select is Neovim's own (a numbered list in the message area).
+---@return boolean
+function M.stock_select()
+  local info = debug.getinfo(vim.ui.select, "S")
+  return info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
+end
+
 --- Ask with vim.ui.select once the preview is drawn (stock select blocks the screen at once).
 --- The stock select leaves its list in the message area: it is cleared before the answer is
 --- handled, so a message that follows is one line, not a "Press ENTER" prompt.
@@ -120,9 +127,7 @@ function M.select(items, opts, on_choice)
     -- typed while it asks tell: a cancel that began with `:` gives them back as that command.
     local keys = vim.api.nvim_create_namespace("codecompanion_select_keys")
     local typed_keys = {}
-    local info = debug.getinfo(vim.ui.select, "S")
-    local stock = info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
-    if stock then -- a picker of its own reads `:` itself
+    if M.stock_select() then -- a picker of its own reads `:` itself
       vim.on_key(function(key, typed)
         table.insert(typed_keys, (typed and typed ~= "") and typed or key)
       end, keys)

@@ -11,12 +11,6 @@ local function warn(text)
   require("codecompanion.render").notify(text, "warn")
 end
 
---- True when vim.ui.select is Neovim's own (a numbered list in the message area).
-local function stock_select()
-  local info = debug.getinfo(vim.ui.select, "S")
-  return info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
-end
-
 --- Ask for the argument with vim.ui.input (`completion` as in input()), then run `fn(arg)`.
 local function ask(prompt, completion, fn)
   vim.ui.input({ prompt = prompt, completion = completion }, function(value)
@@ -40,7 +34,7 @@ local function file(bufnr, arg)
   if arg then
     return add_file(bufnr, arg)
   end
-  if stock_select() then
+  if require("codecompanion.preview").stock_select() then
     -- The stock select would print every file of the project as a numbered list.
     return ask("Add a file: ", "file", function(path)
       add_file(bufnr, path)
