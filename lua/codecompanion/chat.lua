@@ -360,12 +360,8 @@ function M.foldtext()
   -- The status and the count stay in view: the title gives way when the window is narrow.
   local info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
   local room = (info and info.width - info.textoff or 80) - 2 - vim.fn.strdisplaywidth(tail)
-  if vim.fn.strdisplaywidth(title) > room and room > 1 then
-    title = vim.fn.strcharpart(title, 0, room - 1)
-    while vim.fn.strdisplaywidth(title) > room - 1 do
-      title = vim.fn.strcharpart(title, 0, vim.fn.strchars(title) - 1)
-    end
-    title = title .. "…"
+  if room > 1 then
+    title = require("codecompanion.notify").truncate(title, room)
   end
   return { { "  " .. title .. tail, "CodeCompanionFold" } }
 end

@@ -39,6 +39,21 @@ local function stock_notify()
   return info ~= nil and info.source:find("vim/_editor.lua", 1, true) ~= nil
 end
 
+--- `text` cut to `width` display cells, the last one "…" when it did not fit.
+---@param text string
+---@param width integer at least 1
+---@return string
+function M.truncate(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local cut = vim.fn.strcharpart(text, 0, width - 1)
+  while vim.fn.strdisplaywidth(cut) > width - 1 do
+    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  end
+  return cut .. "…"
+end
+
 --- `text` cut to one line of the message area with "…" when Neovim's own vim.notify shows it
 --- (the whole text goes to the log, :CodeCompanionLog); a notification plugin gets it whole.
 ---@param text string
@@ -51,12 +66,7 @@ function M.fit(text)
     return text
   end
   require("codecompanion.host").log({ text })
-  local chars = vim.fn.strchars(text)
-  local cut = vim.fn.strcharpart(text, 0, room - 1)
-  while vim.fn.strdisplaywidth(cut) > room - 1 and chars > 0 do
-    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
-  end
-  return cut .. "…"
+  return M.truncate(text, room)
 end
 
 --- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.
