@@ -39,7 +39,8 @@ end
 ---@param bufnr integer
 ---@param id string
 local function watch_close(bufnr, id)
-  vim.api.nvim_create_autocmd("WinClosed", {
+  -- Every window close runs it: it goes when the chat does (below).
+  local on_win_closed = vim.api.nvim_create_autocmd("WinClosed", {
     callback = function(ev)
       local win = tonumber(ev.match)
       if
@@ -63,6 +64,7 @@ local function watch_close(bufnr, id)
         return -- :bwipeout runs BufDelete and BufWipeout: the chat closes once
       end
       vim.b[bufnr].codecompanion_closed = true
+      pcall(vim.api.nvim_del_autocmd, on_win_closed)
       local current = chats.by_buf[bufnr] or id -- a cleared chat has a new id
       host.notify("chat_close", { id = current })
       vim.api.nvim_exec_autocmds("User", {
