@@ -9,7 +9,7 @@ from ..checkpoints import ChatCheckpoints
 from ..checkpoints.changes import FileChange, text_lines
 from ..tools.diffs import unified
 from .bridge import Bridge
-from .pickers import pick
+from .pickers import pick, pick_index
 
 MODULE = "codecompanion.checkpoints"
 
@@ -70,11 +70,12 @@ async def pick_rewind(bridge: Bridge, session: ChatCheckpoints) -> None:
     if not turns:
         session.chat.view.notify("no checkpoints in this chat yet", "info")
         return
-    labels = [_label(t.turn, t.time, t.text, t.files) for t in reversed(turns)]
-    chosen = await pick(bridge, "Rewind to just before", labels)
-    if chosen is None:
+    newest_first = list(reversed(turns))
+    labels = [_label(t.turn, t.time, t.text, t.files) for t in newest_first]
+    index = await pick_index(bridge, "Rewind to just before", labels)
+    if index is None:
         return
-    turn = list(reversed(turns))[labels.index(chosen)].turn
+    turn = newest_first[index].turn
     what = await pick(
         bridge, f"Restore to before turn {turn}", ["Code and conversation", "Code", "Conversation"]
     )
