@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tests.adapters.support import SECRET, AdapterFactory
+from tests.support.adapters import SECRET, AdapterFactory
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings

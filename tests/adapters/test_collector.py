@@ -40,7 +40,7 @@ def test_a_collector_turned_off_elsewhere_stays_off() -> None:
 
 
 async def test_an_adapter_sends_with_the_collector_paused() -> None:
-    from tests.adapters.support import collect
+    from tests.support.adapters import collect
 
     from codecompanion.adapters import create_adapter
     from codecompanion.adapters.base import AdapterSettings

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.adapters.support import AdapterFactory, collect
+from tests.support.adapters import AdapterFactory, collect
 
 from codecompanion.adapters.copilot import read_oauth_token
 from codecompanion.adapters.http_adapter import HTTPAdapter

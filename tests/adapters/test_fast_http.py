@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from tests.adapters.raw_server import RawServer, Reply
+from tests.support.raw_server import RawServer, Reply
 
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.openai import OpenAIAdapter
@@ -222,7 +222,7 @@ def test_a_direct_chat_never_imports_httpx() -> None:
 async def test_behind_a_proxy_the_answer_streams_through_httpx(
     serve: Serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.adapters.support import collect
+    from tests.support.adapters import collect
 
     from codecompanion.adapters.base import Finish, TextDelta
     from codecompanion.errors import StreamInterrupted

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from tests.adapters.support import LS_SCHEMA, SECRET, WEATHER_SCHEMA, AdapterFactory, collect
-from tests.adapters.support import conversation as sample_conversation
+from tests.support.adapters import LS_SCHEMA, SECRET, WEATHER_SCHEMA, AdapterFactory, collect
+from tests.support.adapters import conversation as sample_conversation
 
 from codecompanion.adapters.base import (
     Event,

@@ -7,7 +7,7 @@ import logging
 import socket
 
 import pytest
-from tests.adapters.support import SECRET, AdapterFactory, collect
+from tests.support.adapters import SECRET, AdapterFactory, collect
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.adapters.support import collect
+from tests.support.adapters import collect
 
 from codecompanion.adapters.base import AdapterSettings, TextDelta
 from codecompanion.adapters.openai import OpenAIAdapter

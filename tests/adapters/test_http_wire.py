@@ -16,8 +16,8 @@ import tracemalloc
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from tests.adapters.raw_server import RawServer, Reply, answer, endless, raw, sized, sse
-from tests.adapters.support import collect
+from tests.support.adapters import collect
+from tests.support.raw_server import RawServer, Reply, answer, endless, raw, sized, sse
 
 from codecompanion.adapters.base import AdapterSettings, TextDelta
 from codecompanion.adapters.openai import OpenAIAdapter

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.adapters.support import AdapterFactory, collect
+from tests.support.adapters import AdapterFactory, collect
 
 from codecompanion.adapters import ADAPTERS, PROVIDERS, create_adapter, default_adapter_name
 from codecompanion.adapters.base import AdapterSettings, ChatAdapter

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.adapters.support import (
+from tests.support.adapters import (
     LS_SCHEMA,
     SECRET,
     WEATHER_SCHEMA,

@@ -10,7 +10,7 @@ import zlib
 from typing import Any
 
 import pytest
-from tests.adapters.support import AdapterFactory, collect
+from tests.support.adapters import AdapterFactory, collect
 
 from codecompanion.adapters.base import Finish, ReasoningDelta, TextDelta, ToolCallEvent
 from codecompanion.errors import ProviderError

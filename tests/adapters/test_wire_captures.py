@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.adapters.support import WEATHER_SCHEMA, WIRE, AdapterFactory, collect
+from tests.support.adapters import WEATHER_SCHEMA, WIRE, AdapterFactory, collect
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, ToolCallEvent

@@ -14,7 +14,7 @@ from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
 from codecompanion.messages import ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, Event
-from tests.checkpoints.support import write
+from tests.support.checkpoints import write
 from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter
 
 

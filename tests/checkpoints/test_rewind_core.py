@@ -11,7 +11,7 @@ import pytest
 from codecompanion.checkpoints import Checkpoints, Settings
 from codecompanion.checkpoints.scan import ScanCache, ScanLimits, capture
 from codecompanion.checkpoints.store import ObjectStore
-from tests.checkpoints.support import Driver, state, tree_digest, write
+from tests.support.checkpoints import Driver, state, tree_digest, write
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecompanion.checkpoints import store
-from tests.checkpoints.support import Driver, state, write
+from tests.support.checkpoints import Driver, state, write
 
 NAMES = ["a.txt", "b.txt", "sub/c.txt", "sub/deep/d.bin", "e.txt"]
 contents = st.one_of(st.none(), st.binary(max_size=40), st.sampled_from([b"", b"same\n"]))

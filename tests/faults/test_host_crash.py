@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.faults.support import messages_area, saved_chat, turn_done
-from tests.hardening.proctable import kill_groups, wait_until_gone, with_marker
-from tests.hardening.shapes import check_openai, check_saved_messages
-from tests.nvim.harness import Editor, wait_for
+from tests.support.faults import messages_area, saved_chat, turn_done
+from tests.support.nvim import Editor, wait_for
+from tests.support.proctable import kill_groups, wait_until_gone, with_marker
+from tests.support.shapes import check_openai, check_saved_messages
 
 StartNvim = Callable[..., Editor]
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn
-from tests.faults.support import saved_chat, turn_done
 from tests.faults.test_host_crash import kill_host
-from tests.hardening.proctable import kill_groups, wait_until_gone, with_marker
-from tests.hardening.shapes import check_anthropic, check_gemini
-from tests.nvim.harness import Editor, wait_for
+from tests.support.faults import saved_chat, turn_done
+from tests.support.nvim import Editor, wait_for
+from tests.support.proctable import kill_groups, wait_until_gone, with_marker
+from tests.support.shapes import check_anthropic, check_gemini
 
 StartNvim = Callable[..., Editor]
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
-from tests.faults.support import codecompanion_lines, one_clear_line, saved_chat, turn_done
-from tests.hardening.shapes import check_openai, check_saved_messages
-from tests.nvim.harness import Editor
+from tests.support.faults import codecompanion_lines, one_clear_line, saved_chat, turn_done
+from tests.support.nvim import Editor
+from tests.support.shapes import check_openai, check_saved_messages
 
 StartNvim = Callable[..., Editor]
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from codecompanion.adapters.base import Event, Finish, TextDelta
 from codecompanion.messages import Message, ToolCall
-from tests.fakes import WAIT
 from tests.hardening.test_invariant_requests import (
     BUILDERS,
     PROVIDERS,
@@ -17,6 +16,7 @@ from tests.hardening.test_invariant_requests import (
     make_chat,
     settle,
 )
+from tests.support.fakes import WAIT
 
 
 class StallingAdapter(BatchAdapter):

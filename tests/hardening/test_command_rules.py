@@ -19,8 +19,8 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.approvals import rule_verdict
 from codecompanion.tools.runtime.shell_rules import read
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, ScriptedApprover
-from tests.hardening.shell_system import run_command_system
+from tests.support.fakes import RecordingChat, ScriptedApprover
+from tests.support.shell_system import run_command_system
 
 # Each deletes ./victim in bash; `script` is a file holding `rm victim`.
 SPELLINGS = [

@@ -20,7 +20,7 @@ from codecompanion.ports import Diagnostic, HunkDecision
 from codecompanion.tools import tool_registry
 from codecompanion.tools.diffs import hunks
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 SECRET = "outside secret: do not read"
 

@@ -23,8 +23,8 @@ from codecompanion.persistence.history import ChatStore
 from codecompanion.ports import HunkDecision
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
-from tests.hardening.shapes import check_saved_messages
+from tests.support.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.shapes import check_saved_messages
 
 ORIGINAL = "alpha\nbeta\ngamma\n"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.nvim.harness import Editor
+from tests.support.nvim import Editor
 
 SECRET = "outside secret: do not read"
 

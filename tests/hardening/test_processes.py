@@ -14,10 +14,10 @@ import pytest
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat
-from tests.hardening.proctable import kill_groups, members, wait_until_gone, with_marker
-from tests.hardening.shell_system import run_command_system
-from tests.nvim.harness import Editor, wait_for
+from tests.support.fakes import RecordingChat
+from tests.support.nvim import Editor, wait_for
+from tests.support.proctable import kill_groups, members, wait_until_gone, with_marker
+from tests.support.shell_system import run_command_system
 
 StartNvim = Callable[..., Editor]
 

@@ -19,7 +19,7 @@ import pytest
 from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 HOOKS = (
     "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit "

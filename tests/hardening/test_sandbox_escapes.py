@@ -27,9 +27,9 @@ from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import Permissions, read_permissions
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
-from tests.hardening.proctable import kill_groups, with_marker
-from tests.nvim.harness import nvim_binary, wait_for
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.nvim import nvim_binary, wait_for
+from tests.support.proctable import kill_groups, with_marker
 
 FOUND = detect()
 needs_landlock = pytest.mark.skipif(

@@ -13,7 +13,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from tests.hardening.test_secrets import everything_shown, everything_written
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

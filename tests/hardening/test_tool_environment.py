@@ -18,9 +18,9 @@ from codecompanion.loopback.server import LoopbackServer, openai_text, openai_to
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.child_env import EnvPolicy
 from codecompanion.workspace import tool_env_opts
-from tests.hardening.shell_system import run_command_system
 from tests.hardening.test_secrets import everything_shown, everything_written
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
+from tests.support.shell_system import run_command_system
 
 StartNvim = Callable[..., Editor]
 
@@ -122,7 +122,7 @@ def test_keys_never_reach_the_chat_the_log_or_the_request(
 async def test_a_command_tool_gets_the_same_cleaned_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.tools.harness import call, make
+    from tests.support.tools import call, make
     from tests.tools.test_commands import command_tool
 
     secrets = values()

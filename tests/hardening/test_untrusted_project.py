@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

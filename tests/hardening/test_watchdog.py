@@ -11,7 +11,7 @@ import uuid
 
 from codecompanion.tools.runtime.child_env import RUN_MARKER
 from codecompanion.tools.runtime.groupwatch import GroupWatch
-from tests.hardening.proctable import wait_until_gone, with_marker
+from tests.support.proctable import wait_until_gone, with_marker
 
 
 def start_group(

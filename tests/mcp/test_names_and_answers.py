@@ -17,8 +17,8 @@ from codecompanion.mcp.tools import register_servers
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
-from tests.tools.harness import call
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.tools import call
 
 SERVER = str(Path(__file__).with_name("garbling_server.py"))
 MAX_RESULT_CHARS = 4_000_000  # mcp.session.MAX_RESULT_CHARS

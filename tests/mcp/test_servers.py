@@ -17,10 +17,10 @@ import pytest
 from codecompanion.adapters.keys import KeyResolver
 from codecompanion.mcp import McpError, McpManager
 from codecompanion.mcp.tools import make_tool
-from tests.http_serve import serve
+from tests.support.http_serve import serve
+from tests.support.procs import children
 
 from .conftest import FETCH_CMD, TIME_CMD, TOKEN, HttpServer, start_http_server
-from .procs import children
 
 
 def manager(

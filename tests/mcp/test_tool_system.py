@@ -13,8 +13,8 @@ from codecompanion.mcp.tools import register_servers
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
-from tests.tools.harness import call
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.tools import call
 
 from .conftest import TIME_CMD, TOKEN, HttpServer
 
@@ -176,7 +176,7 @@ def test_the_sdk_is_imported_only_when_a_server_starts(tmp_path: Path) -> None:
 async def test_reload_stops_the_servers_and_cmd_values_are_resolved(
     tmp_path: Path, http_server: HttpServer, caplog: object
 ) -> None:
-    from .procs import children
+    from tests.support.procs import children
 
     config = tmp_path / "codecompanion.py"
     config.write_text(

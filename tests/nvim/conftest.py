@@ -9,8 +9,8 @@ from typing import Any
 import pynvim
 import pytest
 
-from tests.nvim.harness import INIT, Editor, ProjectNvim, nvim_binary, nvim_env
-from tests.nvim.tui import Tui
+from tests.support.nvim import INIT, Editor, ProjectNvim, nvim_binary, nvim_env
+from tests.support.tui import Tui
 
 pytestmark = pytest.mark.nvim
 

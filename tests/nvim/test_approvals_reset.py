@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, wait_for
 from tests.nvim.test_guide_nvim import ECHO
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import ProjectNvim, wait_for
+from tests.support.nvim import ProjectNvim, wait_for
 
 
 def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:

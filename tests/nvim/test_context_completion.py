@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.faults.support import chats_folder, codecompanion_lines, messages_area
-from tests.nvim.harness import Editor, wait_for
+from tests.support.faults import chats_folder, codecompanion_lines, messages_area
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 
 def buffer_state(ed: Editor, path: Path) -> dict[str, object]:

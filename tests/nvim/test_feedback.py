@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.harness import Editor, wait_for
-from tests.nvim.tui import HAVE_TMUX, Tui
+from tests.support.nvim import Editor, wait_for
+from tests.support.tui import HAVE_TMUX, Tui
 
 StartNvim = Callable[..., Editor]
 

@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.nvim.harness import ROOT, Editor
+from tests.support.nvim import ROOT, Editor
 
 StartNvim = Callable[..., Editor]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
-from tests.nvim.harness import INIT, Editor, nvim_binary, nvim_env, wait_for
+from tests.support.nvim import INIT, Editor, nvim_binary, nvim_env, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, ProjectNvim
+from tests.support.nvim import Editor, ProjectNvim
 
 COUNT_ASKS = """
 local editor = require("codecompanion.editor")

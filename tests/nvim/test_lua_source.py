@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.nvim.harness import ROOT, nvim_binary
+from tests.support.nvim import ROOT, nvim_binary
 
 CHECK = Path(__file__).with_name("source_check.lua")
 

@@ -16,7 +16,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.mcp.conftest import TOKEN, HttpServer, free_port, start_http_server
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor
+from tests.support.nvim import Editor
 
 StartNvim = Callable[..., Editor]
 

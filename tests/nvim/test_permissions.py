@@ -11,7 +11,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.sandbox.probe import detect
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 MODE = "return require('codecompanion').mode()"

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
 from tests.nvim.test_textcalls_e2e import prompt_mode
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 

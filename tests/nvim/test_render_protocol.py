@@ -8,7 +8,7 @@ from pathlib import Path
 
 from codecompanion import render_ops
 from codecompanion.render_ops import RenderOp
-from tests.nvim.harness import ROOT, Editor, wait_for
+from tests.support.nvim import ROOT, Editor, wait_for
 
 RENDER_LUA = ROOT / "lua" / "codecompanion" / "render.lua"
 

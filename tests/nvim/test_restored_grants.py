@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.faults.support import chats_folder, codecompanion_lines
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
 from tests.nvim.test_damaged_chat import logged, saved_chat_file
+from tests.support.faults import chats_folder, codecompanion_lines
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import ProjectNvim, wait_for
+from tests.support.nvim import ProjectNvim, wait_for
 
 ALLOW_MV = "opts = {'tools': {'run_command': {'allow': ['mv *']}}}\n"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from codecompanion.nvim.app import App
-from tests.nvim.harness import ROOT, Editor
+from tests.support.nvim import ROOT, Editor
 
 PACKAGE = ROOT / "rplugin" / "python3" / "codecompanion"
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import Editor
 from tests.nvim.test_tools_e2e import CALCULATOR
+from tests.support.nvim import Editor
 
 StartNvim = Callable[..., Editor]
 JSON_CALL = (

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.harness import Editor, ProjectNvim, wait_for
-from tests.tools.guides import SCHEMA_TEXT
+from tests.support.guides import SCHEMA_TEXT
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]
 

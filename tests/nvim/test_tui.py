@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.harness import INIT, nvim_binary, nvim_env, wait_for
+from tests.support.nvim import INIT, nvim_binary, nvim_env, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 from .test_real_model import TURN_TIMEOUT, config
 

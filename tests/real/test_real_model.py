@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.harness import Editor
 from tests.nvim.test_tools_e2e import CALCULATOR
+from tests.support.nvim import Editor
 
 StartNvim = Callable[..., Editor]
 TURN_TIMEOUT = 1500.0  # seconds: a CPU-only model takes a minute or more per request

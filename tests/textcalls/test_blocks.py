@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codecompanion.textcalls.blocks import read_block, typed
-from tests.textcalls.support import CATALOG
+from tests.support.textcalls import CATALOG
 
 CALC = {"num1": 100, "num2": 50, "operation": "multiply"}
 

@@ -21,7 +21,7 @@ from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 
 def calculate(self: Any, args: dict[str, Any], *_: Any) -> dict[str, Any]:

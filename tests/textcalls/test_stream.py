@@ -7,7 +7,7 @@ import random
 import pytest
 
 from codecompanion.textcalls.stream import CallScanner, Found, Piece, Policy, Shown
-from tests.textcalls.support import CATALOG
+from tests.support.textcalls import CATALOG
 
 CALL_JSON = (
     '```json\n{"name": "calculator", "arguments": '

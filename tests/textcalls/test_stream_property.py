@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codecompanion.textcalls.stream import CallScanner, Found, Piece, Shown
-from tests.textcalls.support import CATALOG
+from tests.support.textcalls import CATALOG
 
 PARTS = [
     "Some prose.\n",

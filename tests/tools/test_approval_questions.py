@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakes import ScriptedApprover
-from tests.tools.harness import call, make, simple
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import call, make, simple
 
 
 def note_tool(**opts: Any) -> dict[str, Any]:

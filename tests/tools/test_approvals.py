@@ -9,8 +9,8 @@ import pytest
 
 from codecompanion.ports import ApprovalDecision
 from codecompanion.tools.runtime.approvals import rule_verdict
-from tests.fakes import ScriptedApprover
-from tests.tools.harness import Harness, calculator, call, make, simple
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import Harness, calculator, call, make, simple
 
 ARGS = {"num1": 100, "num2": 50, "operation": "multiply"}
 

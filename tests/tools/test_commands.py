@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tests.fakes import ScriptedApprover
-from tests.tools.harness import call, make
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import call, make
 
 
 def command_tool(cmds: list[Any], env: Any = None, **opts: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.runner import raised_text
-from tests.tools.harness import call, make, simple
+from tests.support.tools import call, make, simple
 
 
 def test_a_user_tool_named_like_a_builtin_group_wins() -> None:

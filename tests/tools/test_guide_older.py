@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.guides import call, load, run
+from tests.support.guides import call, load, run
 
 
 def mapped(caplog: pytest.LogCaptureFixture, field: str) -> str:

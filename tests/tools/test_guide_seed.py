@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from codecompanion.messages import Message, MessageStore, ToolCall
-from tests.tools.guides import CALCULATOR, call, run
+from tests.support.guides import CALCULATOR, call, run
 
 APPROVAL = (
     CALCULATOR

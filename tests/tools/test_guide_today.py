@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tools.guides import CALCULATOR, call, run
+from tests.support.guides import CALCULATOR, call, run
 
 # The calculator as today's docs write it: fields straight in the entry, no `callback`.
 TODAY = (

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from codecompanion.messages import ToolCall
 from codecompanion.ports import ApprovalDecision
 from codecompanion.tools.runtime.protocol import FINAL_STATUSES
-from tests.fakes import ScriptedApprover
-from tests.tools.harness import make
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import make
 
 MODES = ["ok", "error", "raise", "hang", "twice", "never", "cancel_self"]
 ANSWERS = ["approve", "always", "approve_all", "reject", "cancel", "edit", "edit_bad"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from codecompanion.errors import ToolError
 from codecompanion.tools import tool
-from tests.fakes import ScriptedApprover
-from tests.tools.harness import calculator, call, make, raw_call, simple
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import calculator, call, make, raw_call, simple
 
 
 async def test_codecompanion_calculator_as_a_dict_asks_and_answers_5000() -> None:

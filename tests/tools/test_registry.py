@@ -6,7 +6,7 @@ import pytest
 
 from codecompanion.tools import Tool, tool, tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
-from tests.tools.harness import calculator, simple
+from tests.support.tools import calculator, simple
 
 
 @tool

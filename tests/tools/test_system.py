@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.fakes import WAIT, ScriptedApprover
-from tests.tools.harness import calculator, call, make, simple
+from tests.support.fakes import WAIT, ScriptedApprover
+from tests.support.tools import calculator, call, make, simple
 
 GROUPS = {
     "maths": {

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import pytest
 
 from codecompanion.tools import Tool, tool
-from tests.tools.harness import CALCULATOR_SCHEMA, calculate, calculator
+from tests.support.tools import CALCULATOR_SCHEMA, calculate, calculator
 
 
 def decorated_calculator() -> Tool:

@@ -15,7 +15,7 @@ from codecompanion.ports import HunkDecision
 from codecompanion.sandbox.settings import Mode
 from codecompanion.tools.runtime.approval_memory import ApprovalMemory
 from codecompanion.tools.runtime.approvals import ApprovalGate
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 
 
 @dataclass

@@ -15,7 +15,7 @@ from codecompanion.errors import ToolError
 from codecompanion.ports import Diagnostic
 from codecompanion.tools.builtin import get_diagnostics
 from codecompanion.tools.builtin._support import confined
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 

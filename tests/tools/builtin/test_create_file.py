@@ -7,7 +7,7 @@ from pathlib import Path
 
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.builtin import create_file
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 

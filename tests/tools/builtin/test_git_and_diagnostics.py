@@ -9,7 +9,7 @@ import pytest
 
 from codecompanion.ports import Diagnostic
 from codecompanion.tools.builtin import get_changed_files, get_diagnostics
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 

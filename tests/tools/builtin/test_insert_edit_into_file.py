@@ -12,7 +12,7 @@ import pytest
 
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.builtin import insert_edit_into_file as tool
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 SOURCE = """def first():

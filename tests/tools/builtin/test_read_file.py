@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.tools.builtin import read_file
-from tests.fakes import FakeEditor
+from tests.support.fakes import FakeEditor
 from tests.tools.builtin.conftest import FakeTools, run_tool
 
 

@@ -15,7 +15,7 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
 
 
 def _system(

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.nvim.harness import INIT, nvim_binary, nvim_env, wait_for
+from tests.support.nvim import INIT, nvim_binary, nvim_env, wait_for
 
 HAVE_TMUX = shutil.which("tmux") is not None
 

@@ -10,7 +10,7 @@ from typing import Any
 from codecompanion.messages import ToolCall
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 CALCULATOR_SCHEMA: dict[str, Any] = {
     "type": "function",

@@ -7,7 +7,7 @@ from typing import Any
 
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 
 def run_command_system(

@@ -12,7 +12,13 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import BatchOutcome, ToolSystem
-from tests.fakes import Answer, RecordedResult, RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import (
+    Answer,
+    RecordedResult,
+    RecordingChat,
+    RecordingEvents,
+    ScriptedApprover,
+)
 
 # The calculator's schema as CodeCompanion's guide writes it, for config files to share.
 SCHEMA_TEXT = """

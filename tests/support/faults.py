@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.nvim.harness import Editor, wait_for
+from tests.support.nvim import Editor, wait_for
 
 ERROR_MARKERS = ("Traceback", "stack traceback", "E5108", "Error executing", "Exception")
 
