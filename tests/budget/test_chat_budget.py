@@ -14,27 +14,7 @@ from codecompanion.context.rules import Rules, RulesOptions
 from codecompanion.errors import ContextTooLong, ProviderError
 from codecompanion.messages import Message, ToolCall
 from codecompanion.render_ops import Block, Context, Meter, Ready
-from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter, finish
-from tests.test_chat import make_chat as plain_chat
-
-
-class NoApprovals:
-    def count(self) -> int:
-        return 0
-
-
-class Tools(EchoTools):
-    """The echo tools, with the approvals a chat shows after a round."""
-
-    yolo = False
-    approvals = NoApprovals()
-
-
-def make_chat(adapter: ScriptedAdapter) -> tuple[Chat, RecordingView]:
-    chat, view = plain_chat(adapter)
-    chat.tools = Tools(chat)
-    return chat, view
-
+from tests.support.chat import RecordingView, ScriptedAdapter, finish, make_chat
 
 FILE = "\n".join(f"line {n}: value = compute({n}, 'x')" for n in range(300))
 

@@ -14,15 +14,8 @@ from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
 from codecompanion.messages import ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, Event
+from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter
 from tests.support.checkpoints import write
-from tests.test_chat import EchoTools, RecordingView, ScriptedAdapter
-
-
-class NoApprovals:
-    """The chat shows how many approvals are remembered: none here."""
-
-    def count(self) -> int:
-        return 0
 
 
 class WritingTools(EchoTools):
@@ -31,8 +24,6 @@ class WritingTools(EchoTools):
     def __init__(self, chat: Chat) -> None:
         super().__init__(chat)
         self.cwd: Path = Path(".")
-        self.yolo = False
-        self.approvals = NoApprovals()
 
     def read_only(self, calls: list[ToolCall]) -> bool:
         return False

@@ -30,8 +30,8 @@ from codecompanion.tools.builtin import (
     insert_edit_into_file,
     read_file,
 )
+from tests.support.builtin import FakeTools, Outcome, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, Outcome, run_tool
 
 SECRET = "outside secret: do not read"
 SWAPPER = """

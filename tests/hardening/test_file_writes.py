@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from codecompanion.tools.builtin import create_file, delete_file, insert_edit_into_file, read_file
+from tests.support.builtin import FakeTools, Outcome, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, Outcome, run_tool
 
 NOBODY = 65534
 ROOT = os.geteuid() == 0

@@ -23,9 +23,9 @@ from codecompanion.messages import Message, ToolCall
 from codecompanion.ports import ApprovalDecision
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.chat import RecordingView
 from tests.support.fakes import RecordingEvents, ScriptedApprover
 from tests.support.shapes import check_anthropic, check_gemini, check_openai
-from tests.test_chat import RecordingView
 from tests.tools.test_invariant import build, call_kinds, spec
 
 PROVIDERS = {

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -66,3 +68,17 @@ def kill_groups(pgids: set[int]) -> None:
             os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def read_pgid(folder: Path) -> int:
+    """The process group a test script wrote to `folder/pgid` (`echo $$ > pgid`)."""
+    return int((folder / "pgid").read_text().strip())
+
+
+async def wait_for_file(path: Path) -> None:
+    """Wait (2 s at most) until a script has written something to `path`."""
+    for _ in range(200):
+        if path.exists() and path.read_text().strip():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} never appeared")

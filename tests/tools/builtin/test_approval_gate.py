@@ -16,9 +16,9 @@ from codecompanion.tools.runtime.approval_policy import (
     Ruling,
     rules_for,
 )
+from tests.support.builtin import FakeTools
 from tests.support.fakes import ScriptedApprover
 from tests.support.tools import call, make, simple
-from tests.tools.builtin.conftest import FakeTools
 
 
 def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
@@ -106,8 +106,8 @@ async def test_file_tools_ask_through_the_gate_with_their_kind(
 
 async def test_the_diff_review_is_decided_by_the_gate(tools: FakeTools, project: Path) -> None:
     from codecompanion.tools.builtin import create_file
+    from tests.support.builtin import run_tool
     from tests.support.fakes import FakeEditor
-    from tests.tools.builtin.conftest import run_tool
 
     tools.editor = FakeEditor()
     await run_tool(create_file, {"filepath": "a.txt", "content": "x"}, tools)
@@ -161,8 +161,8 @@ async def test_edits_mode_writes_without_a_review(
     tools: FakeTools, mode: str, reviewed: int
 ) -> None:
     from codecompanion.tools.builtin import create_file
+    from tests.support.builtin import run_tool
     from tests.support.fakes import FakeEditor
-    from tests.tools.builtin.conftest import run_tool
 
     tools.editor = FakeEditor()
     tools.mode = mode  # type: ignore[assignment]

@@ -14,8 +14,8 @@ from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import code_runner
 from codecompanion.tools.builtin._support import sandbox
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 LOCAL = {"container": False}
 

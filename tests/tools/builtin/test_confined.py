@@ -15,8 +15,8 @@ from codecompanion.errors import ToolError
 from codecompanion.ports import Diagnostic
 from codecompanion.tools.builtin import get_diagnostics
 from codecompanion.tools.builtin._support import confined
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
 @pytest.fixture

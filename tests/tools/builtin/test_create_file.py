@@ -7,8 +7,8 @@ from pathlib import Path
 
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.builtin import create_file
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
 async def test_creates_file_and_parents_without_editor(tools: FakeTools, project: Path) -> None:

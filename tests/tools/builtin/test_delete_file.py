@@ -7,7 +7,7 @@ from pathlib import Path
 
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import delete_file
-from tests.tools.builtin.conftest import FakeTools, run_tool
+from tests.support.builtin import FakeTools, run_tool
 
 
 async def test_deletes_a_regular_file(tools: FakeTools, project: Path) -> None:

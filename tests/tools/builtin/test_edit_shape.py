@@ -11,7 +11,7 @@ import pytest
 from codecompanion.tools.builtin import insert_edit_into_file as tool
 from codecompanion.tools.builtin._support.edit_match import EditError, locate
 from codecompanion.tools.builtin._support.edits import Edit, apply_edits
-from tests.tools.builtin.conftest import FakeTools, run_tool
+from tests.support.builtin import FakeTools, run_tool
 
 FOUR = """class Store:
     def second(self):

@@ -9,8 +9,8 @@ import pytest
 
 from codecompanion.ports import Diagnostic
 from codecompanion.tools.builtin import get_changed_files, get_diagnostics
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
 def _git(root: Path, *argv: str) -> None:

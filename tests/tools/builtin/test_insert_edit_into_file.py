@@ -12,8 +12,8 @@ import pytest
 
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.builtin import insert_edit_into_file as tool
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 SOURCE = """def first():
     value = 1

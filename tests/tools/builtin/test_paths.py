@@ -15,7 +15,7 @@ from codecompanion.tools.builtin._support.paths import (
     is_inside,
     resolve_path,
 )
-from tests.tools.builtin.conftest import FakeTools
+from tests.support.builtin import FakeTools
 
 
 async def test_inside_paths_resolve_without_asking(tools: FakeTools, project: Path) -> None:

@@ -11,40 +11,12 @@ import pytest
 
 from codecompanion.tools.runtime.process import run_process
 from codecompanion.tools.runtime.protocol import cap_output
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes whose process group is `pgid`, from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state not in ("Z", "X"):
-            members.append(int(entry))
-    return members
+from tests.support.proctable import members, read_pgid, wait_for_file, with_marker
 
 
 def _write_pid_script(tmp_path: Path) -> str:
     """A shell line that records its group id, starts two grandchildren and waits."""
     return f"echo $$ > {tmp_path}/pgid; sleep 30 & sleep 30 & wait"
-
-
-def _read_pgid(tmp_path: Path) -> int:
-    return int((tmp_path / "pgid").read_text().strip())
-
-
-async def _wait_for_file(path: Path) -> None:
-    for _ in range(200):
-        if path.exists() and path.read_text().strip():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{path} never appeared")
 
 
 async def test_success_collects_stdout_stderr_and_exit_code(tmp_path: Path) -> None:
@@ -80,47 +52,31 @@ async def test_timeout_kills_whole_group_including_grandchildren(tmp_path: Path)
     result = await run_process(
         ["sh", "-c", "echo started; " + _write_pid_script(tmp_path)], cwd=tmp_path, timeout=0.5
     )
-    pgid = _read_pgid(tmp_path)
+    pgid = read_pgid(tmp_path)
     assert result.timed_out
     assert result.exit_code is None
     assert result.stdout == "started\n"
-    assert _group_members(pgid) == []
+    assert members({pgid}) == []
 
 
 async def test_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     script = f"trap '' TERM; echo $$ > {tmp_path}/pgid; sleep 30"
     result = await run_process(["sh", "-c", script], cwd=tmp_path, timeout=0.3)
     assert result.timed_out
-    assert _group_members(_read_pgid(tmp_path)) == []
+    assert members({read_pgid(tmp_path)}) == []
 
 
 async def test_cancellation_kills_group_and_reraises(tmp_path: Path) -> None:
     task = asyncio.create_task(
         run_process(["sh", "-c", _write_pid_script(tmp_path)], cwd=tmp_path, timeout=None)
     )
-    await _wait_for_file(tmp_path / "pgid")
-    pgid = _read_pgid(tmp_path)
-    assert _group_members(pgid)
+    await wait_for_file(tmp_path / "pgid")
+    pgid = read_pgid(tmp_path)
+    assert members({pgid})
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert _group_members(pgid) == []
-
-
-def _running_with_arg(marker: str) -> list[int]:
-    """Live processes whose command line contains `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat[stat.rindex(")") + 2] not in "ZX":
-            found.append(int(entry))
-    return found
+    assert members({pgid}) == []
 
 
 @pytest.mark.parametrize("yields", [0, 1, 3, 10])
@@ -134,7 +90,7 @@ async def test_cancel_while_starting_leaves_nothing_behind(tmp_path: Path, yield
     # A generous bound: the old failure mode waited for the 30 s grandchildren to exit.
     done, _ = await asyncio.wait({task}, timeout=15)
     assert task in done
-    assert _running_with_arg(marker) == []
+    assert with_marker(marker) == []
     with pytest.raises(asyncio.CancelledError):
         await task
 
@@ -145,7 +101,7 @@ async def test_background_child_holding_pipes_does_not_hang(tmp_path: Path) -> N
     assert result.exit_code == 0
     assert not result.timed_out
     assert result.stdout == "done\n"
-    assert _group_members(_read_pgid(tmp_path)) == []
+    assert members({read_pgid(tmp_path)}) == []
 
 
 async def test_output_beyond_cap_is_dropped_but_child_finishes(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from codecompanion.tools.builtin import read_file
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
 def _args(path: str, start: object = 0, end: object = -1) -> dict[str, object]:

@@ -10,8 +10,8 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import run_command
-from tests.tools.builtin.conftest import FakeTools, run_tool
-from tests.tools.builtin.test_process import _group_members, _read_pgid, _wait_for_file
+from tests.support.builtin import FakeTools, run_tool
+from tests.support.proctable import members, read_pgid, wait_for_file
 
 
 async def test_runs_through_the_shell_in_the_project_root(tools: FakeTools, project: Path) -> None:
@@ -47,18 +47,18 @@ async def test_timeout_kills_the_whole_group(tools: FakeTools, project: Path) ->
     assert "timed out (limit 0.5s)" in out.for_llm
     assert "started" in out.for_llm
     assert out.for_user is not None and "timed out" in out.for_user
-    assert _group_members(_read_pgid(project)) == []
+    assert members({read_pgid(project)}) == []
 
 
 async def test_cancel_kills_the_whole_group(tools: FakeTools, project: Path) -> None:
     cmd = f"echo $$ > {project}/pgid; sleep 30 & sleep 30"
     task = asyncio.create_task(run_tool(run_command, {"cmd": cmd}, tools))
-    await _wait_for_file(project / "pgid")
-    pgid = _read_pgid(project)
+    await wait_for_file(project / "pgid")
+    pgid = read_pgid(project)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert _group_members(pgid) == []
+    assert members({pgid}) == []
 
 
 async def test_output_is_capped(tools: FakeTools) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from codecompanion.tools.builtin import file_search, grep_search
 from codecompanion.tools.builtin._support.project_files import compile_glob, glob_filter
-from tests.tools.builtin.conftest import FakeTools, run_tool
+from tests.support.builtin import FakeTools, run_tool
 
 HAS_RG = shutil.which("rg") is not None
 ENGINES = [

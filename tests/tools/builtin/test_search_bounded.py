@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.tools.builtin import file_search, grep_search
-from tests.tools.builtin.conftest import FakeTools, run_tool
+from tests.support.builtin import FakeTools, run_tool
 
 PYTHON = {"rg_path": False}
 HOSTILE_GLOBS = [

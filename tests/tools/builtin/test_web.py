@@ -11,7 +11,7 @@ import pytest
 from codecompanion.loopback.server import LoopbackServer, Turn
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import fetch_webpage, web_search
-from tests.tools.builtin.conftest import FakeTools, run_tool
+from tests.support.builtin import FakeTools, run_tool
 
 HTML = b"""<html><head><title>T</title><script>var x = 1;</script></head>
 <body><h1>Guide</h1><p>Use <a href="/docs">the docs</a> and <b>be kind</b>.</p>

@@ -18,9 +18,9 @@ from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import fetch_webpage, web_search
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.transport.tls import LazyContext, build_trust
+from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.support.http_serve import serve
-from tests.tools.builtin.conftest import FakeTools, run_tool
 
 
 @pytest.fixture(scope="module")
