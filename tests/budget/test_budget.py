@@ -10,11 +10,13 @@ from codecompanion.budget.count import Ledger, estimate_request, estimate_text
 from codecompanion.budget.manager import Budget, BudgetOptions
 from codecompanion.budget.prices import price_for
 from codecompanion.budget.windows import (
+    ServerWindows,
     configured_window,
     known_window,
     llama_props_window,
     ollama_show_window,
 )
+from codecompanion.errors import AdapterError
 from codecompanion.messages import Message, MessageStore, ToolCall
 
 FILE = "\n".join(f"line {n}: value = compute({n}, 'x')" for n in range(300))
@@ -119,6 +121,35 @@ async def test_the_window_asks_the_server_once_per_model() -> None:
     assert await budget.window(adapter) == 4096  # type: ignore[arg-type]
     assert asked == ["local"]
     assert await budget.window(Named("gpt-4o", context_window=999)) == 999  # type: ignore[arg-type]
+
+
+async def test_every_chat_of_the_host_takes_what_the_server_said_of_its_window() -> None:
+    asked: list[str] = []
+    answers: list[int | None | Exception] = [None, AdapterError("cannot connect"), 8192]
+
+    class Probed(Named):
+        async def context_window(self, model: str) -> int | None:
+            asked.append(model)
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    servers = ServerWindows()
+    # The server says it reports no window: later chats do not ask again (the table is used).
+    assert await Budget(servers=servers).window(Probed("gpt-4o")) == 128_000  # type: ignore[arg-type]
+    assert await Budget(servers=servers).window(Probed("gpt-4o")) == 128_000  # type: ignore[arg-type]
+    assert asked == ["gpt-4o"]
+    # A server that could not be reached is asked again by the next chat, not by the same one.
+    failed = Budget(servers=servers)
+    assert await failed.window(Probed("local")) is None  # type: ignore[arg-type]
+    assert await failed.window(Probed("local")) is None  # type: ignore[arg-type]
+    assert await Budget(servers=servers).window(Probed("local")) == 8192  # type: ignore[arg-type]
+    assert await Budget(servers=servers).window(Probed("local")) == 8192  # type: ignore[arg-type]
+    assert asked == ["gpt-4o", "local", "local"]
+    servers.clear()  # a reloaded config asks again
+    answers.append(4096)
+    assert await Budget(servers=servers).window(Probed("local")) == 4096  # type: ignore[arg-type]
 
 
 def test_prices_table_and_setting() -> None:

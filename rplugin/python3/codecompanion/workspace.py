@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .adapters.base import AdapterSettings, ChatAdapter
+from .budget.windows import ServerWindows
 from .config import Config, load_config
 from .errors import ConfigError
 from .persistence.history import ChatStore
@@ -98,6 +99,8 @@ class Workspace:
         self._trust: TlsTrust | None = None
         self._checkpoints: Checkpoints | None = None
         self._sandbox: Detector | None = None
+        # What servers said of their models' windows, for every chat of this host.
+        self.server_windows = ServerWindows()
 
     def permissions(self) -> Permissions:
         """The `permissions` table: the config file's, then setup()'s keys over it."""
@@ -209,6 +212,7 @@ class Workspace:
         from .adapters import KeyResolver
 
         self.keys = KeyResolver()  # a fixed `cmd:` key is run again, not read from the cache
+        self.server_windows.clear()
         return self.config.error
 
     def ollama_address(self) -> tuple[str, int]:

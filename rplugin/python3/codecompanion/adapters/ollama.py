@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from ..budget.windows import ollama_show_window
 from ..context.images import message_images
-from ..errors import AdapterError, ProviderError
+from ..errors import ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
 from .base import Event, Usage
@@ -77,11 +77,9 @@ class OllamaAdapter(HTTPAdapter):
         return "tools" in capabilities if isinstance(capabilities, list) else None
 
     async def context_window(self, model: str) -> int | None:
-        """The context Ollama runs `model` with (`num_ctx`, else the model's own length)."""
-        try:
-            data = await self.show(model or await self.resolve_model())
-        except AdapterError:
-            return None
+        """The context Ollama runs `model` with (`num_ctx`, else the model's own length); a
+        failure is raised (the chat goes on without the window, the next chat asks again)."""
+        data = await self.show(model or await self.resolve_model())
         return ollama_show_window(data, self.settings.parameters)
 
     def new_parser(self) -> OllamaParser:

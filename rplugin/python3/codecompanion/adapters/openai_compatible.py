@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..budget.windows import llama_props_window
-from ..errors import AdapterError
+from ..errors import AuthenticationError, ModelNotFoundError
 from .openai import OpenAIAdapter
 
 
@@ -19,11 +19,12 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     key_required: ClassVar[bool] = False
 
     async def context_window(self, model: str) -> int | None:
-        """llama.cpp's window from `/props` at the server's root (other servers have none)."""
+        """llama.cpp's window from `/props` at the server's root (other servers have none: they
+        answer 404 or 401). A failure to reach the server is raised: it is asked again."""
         base, headers = await self.connection()
         root = base[: -len("/v1")] if base.endswith("/v1") else base
         try:
             response = await self._send("GET", root + "/props", headers, None, {}, None)
-        except AdapterError:
+        except (ModelNotFoundError, AuthenticationError):
             return None
         return llama_props_window(await self.read_json(response))

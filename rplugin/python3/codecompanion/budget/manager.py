@@ -21,7 +21,7 @@ from ..messages import Message, MessageStore
 from . import compact, prune
 from .count import Ledger
 from .prices import Price, price_for
-from .windows import configured_window, known_window
+from .windows import ServerWindows, configured_window, known_window
 
 log = logging.getLogger("codecompanion.budget")
 
@@ -96,23 +96,32 @@ def _k(n: int | None) -> str:
 class Budget:
     """One chat's accounting and its pruning and compaction policy."""
 
-    def __init__(self, options: BudgetOptions | None = None) -> None:
+    def __init__(
+        self, options: BudgetOptions | None = None, servers: ServerWindows | None = None
+    ) -> None:
         self.options = options or BudgetOptions()
         self.ledger = Ledger()
         self.cost: float | None = None
+        self.servers = servers or ServerWindows()
         self._windows: dict[tuple[str, str | None], int | None] = {}
 
     # ----- the window -------------------------------------------------------------------
 
     async def window(self, adapter: ChatAdapter) -> int | None:
-        """The model's window (setting, server, table), asked of the server once per model."""
+        """The model's window (setting, server, table), asked of the server once per model
+        and host (once per chat when the server could not be reached)."""
         model = adapter.settings.model
         set_by_user = configured_window(adapter.settings.extra, model, self.options.windows)
         if set_by_user is not None:
             return set_by_user
         key = (adapter.name, model)
         if key not in self._windows:
-            self._windows[key] = await _probe(adapter, model) or known_window(model)
+            asked, size = self.servers.known(adapter)
+            if not asked:
+                size, answered = await _probe(adapter, model)
+                if answered:
+                    self.servers.note(adapter, size)
+            self._windows[key] = size or known_window(model)
         return self._windows[key]
 
     def known_window(self, adapter: ChatAdapter) -> int | None:
@@ -290,13 +299,14 @@ class Budget:
             self.cost = float(cost)
 
 
-async def _probe(adapter: ChatAdapter, model: str | None) -> int | None:
+async def _probe(adapter: ChatAdapter, model: str | None) -> tuple[int | None, bool]:
+    """The window the server reports, and whether it answered (a failure is asked again)."""
     probe = getattr(adapter, "context_window", None)
     if probe is None:
-        return None
+        return None, True
     try:
         size = await asyncio.wait_for(probe(model or ""), PROBE_TIMEOUT)
     except (AdapterError, asyncio.TimeoutError, OSError) as exc:
         log.debug("asking %s for its window failed: %s", adapter.name, exc)
-        return None
-    return size if isinstance(size, int) and size > 0 else None
+        return None, False
+    return (size if isinstance(size, int) and size > 0 else None), True

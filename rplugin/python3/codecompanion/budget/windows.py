@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..adapters.base import ChatAdapter
 
 log = logging.getLogger("codecompanion.budget")
 
@@ -100,3 +103,29 @@ def ollama_show_window(data: Any, options: Mapping[str, Any] | None = None) -> i
             if key.endswith(".context_length") and _is_size(value):
                 return int(value)
     return None
+
+
+class ServerWindows:
+    """What servers said of their models' windows, kept for every chat of the host: a new
+    chat sends no extra request before its first. Keyed by adapter, URL and model."""
+
+    def __init__(self) -> None:
+        self._said: dict[tuple[str, str | None, str | None], int | None] = {}
+
+    @staticmethod
+    def key(adapter: ChatAdapter) -> tuple[str, str | None, str | None]:
+        """Which server and model an adapter asks."""
+        return (adapter.name, adapter.settings.url, adapter.settings.model)
+
+    def known(self, adapter: ChatAdapter) -> tuple[bool, int | None]:
+        """Whether the server was asked, and what it said (None: it reports no window)."""
+        key = self.key(adapter)
+        return key in self._said, self._said.get(key)
+
+    def note(self, adapter: ChatAdapter, size: int | None) -> None:
+        """Keep a server's answer."""
+        self._said[self.key(adapter)] = size
+
+    def clear(self) -> None:
+        """Forget every answer (the config was reloaded: URLs and options may differ)."""
+        self._said.clear()

@@ -270,7 +270,8 @@ class App:
             if chat.adapter.name == "demo"
             else Rules(cwd, RulesOptions.from_opts(opts.get("rules")))
         )
-        chat.context = ContextKeeper(chat, Budget(options), rules, summariser)
+        budget = Budget(options, workspace.server_windows)
+        chat.context = ContextKeeper(chat, budget, rules, summariser)
 
     def _restore(self, chat: Chat, saved: dict[str, Any], reattached: bool) -> None:
         """Give a chat its saved title and offered tools; remembered approvals and YOLO only
