@@ -265,3 +265,46 @@ async def test_writes_to_the_configured_hooks_folder_ask(tmp_path: Path, yolo: b
     assert not (root / ".husky" / "post-checkout").exists()
     assert len(approver.questions) == 3
     assert (root / "husky.txt").exists()  # outside the hooks folder: no such question
+
+
+async def _hooks_folder_write_asks(root: Path, target: str) -> bool:
+    """Whether creating `target` (relative to `root`) is asked about as a git control file."""
+    approver = ScriptedApprover(confirm_default=False)
+    tools, chat = system(root, approver, yolo=True)
+    await tools.run([ToolCall("c", "create_file", {"filepath": target, "content": "x\n"})])
+    return "control files" in chat.result("c").for_llm
+
+
+async def test_a_hooks_path_written_by_hand_in_any_case_is_seen(tmp_path: Path) -> None:
+    # Git's names are case-insensitive; a config edited by hand is read as git reads it.
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q")
+    with (root / ".git" / "config").open("a") as config:
+        config.write("[CORE]\n\tHOOKSPATH = hooks-here\n")
+    assert await _hooks_folder_write_asks(root, "hooks-here/pre-commit")
+    assert not await _hooks_folder_write_asks(root, "elsewhere/pre-commit")
+
+
+async def test_a_worktrees_hooks_path_is_seen(tmp_path: Path) -> None:
+    # A linked worktree has a `.git` file; its hooksPath lives in the main repository's config.
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "commit", "-q", "--allow-empty", "-m", "first")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    git(main, "config", "core.hooksPath", ".husky")
+    assert await _hooks_folder_write_asks(tmp_path / "linked", ".husky/pre-commit")
+
+
+async def test_the_hooks_folder_follows_the_config_as_it_changes(tmp_path: Path) -> None:
+    # Nothing is remembered between writes: a hooksPath set after a first write counts.
+    root = tmp_path / "project"
+    root.mkdir()
+    assert not await _hooks_folder_write_asks(root, "hooks/a")  # no repository at all
+    git(root, "init", "-q")
+    assert not await _hooks_folder_write_asks(root, "hooks/b")
+    git(root, "config", "core.hooksPath", "hooks")
+    assert await _hooks_folder_write_asks(root, "hooks/c")
+    git(root, "config", "--unset", "core.hooksPath")
+    assert not await _hooks_folder_write_asks(root, "hooks/d")

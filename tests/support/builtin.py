@@ -12,7 +12,7 @@ from typing import Any
 from codecompanion.messages import ToolCall
 from codecompanion.ports import HunkDecision
 from codecompanion.sandbox.settings import Mode
-from codecompanion.tools.runtime.approval_memory import ApprovalMemory
+from codecompanion.tools.runtime.approval_policy import ApprovalMemory
 from codecompanion.tools.runtime.approvals import ApprovalGate
 from tests.support.fakes import FakeEditor
 

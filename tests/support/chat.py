@@ -17,7 +17,7 @@ from codecompanion.chat.chat import Chat
 from codecompanion.messages import Message, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, RenderOp
-from codecompanion.tools.runtime.approval_memory import ApprovalMemory
+from codecompanion.tools.runtime.approval_policy import ApprovalMemory
 from codecompanion.tools.runtime.protocol import ToolResult
 
 

@@ -14,7 +14,7 @@ from ..context.sources import read_items
 from ..messages import MessageStore
 from ..persistence.history import DamagedChat
 from ..render_ops import Event, Notice, RenderOp, SetVar
-from ..tools.runtime.approval_memory import ApprovalMemory, describe, restorable
+from ..tools.runtime.approval_policy import ApprovalMemory, describe, restorable
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
 from .approver import NvimApprover

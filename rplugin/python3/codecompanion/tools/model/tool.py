@@ -7,6 +7,7 @@ import asyncio
 import copy
 import functools
 import inspect
+import json
 import re
 import types
 import typing
@@ -495,3 +496,16 @@ async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def as_text(value: Any) -> str:
+    """Data as text for the model: strings as they are, lists line by line, the rest as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return str(value)

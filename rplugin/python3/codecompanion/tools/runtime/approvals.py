@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
 from ..model import arguments
-from ..model.tool import Tool, invoke
-from .approval_memory import blanket_allowed
+from ..model.tool import Tool, as_text, invoke
 from .approval_policy import (
     Question,
     QuestionKind,
     approval_key,
+    blanket_allowed,
     command_argument,
     confined,
     decide,
@@ -32,7 +32,7 @@ from .approval_policy import (
     runs_commands,
 )
 from .approval_policy import rule_verdict as rule_verdict
-from .protocol import CallContext, as_text
+from .protocol import CallContext
 
 log = logging.getLogger("codecompanion.tools")
 

@@ -5,7 +5,6 @@ and progress reach it (`Reporter`), and what a running batch reads from its tool
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ...messages import ToolCall
 from ...ports import Approver, Editor, EventSink
 from ..model.registry import ToolEntry
-from .approval_memory import ApprovalMemory
+from ..model.tool import as_text
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox
     from ...sandbox.settings import Mode
+    from .approval_policy import ApprovalMemory
 
 Status = Literal["success", "error", "rejected", "cancelled", "timeout"]
 FINAL_STATUSES: tuple[Status, ...] = ("success", "error", "rejected", "cancelled", "timeout")
@@ -81,19 +81,6 @@ def capped(result: ToolResult, limit: int) -> ToolResult:
         for_user, _ = cap_output(for_user, limit)
     full = result.for_llm if cut else result.full_output
     return ToolResult(result.status, for_llm, for_user, full, result.detail)
-
-
-def as_text(value: Any) -> str:
-    """Data as text for the model: strings as they are, lists line by line, the rest as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return "\n".join(value)
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return str(value)
 
 
 def joined(values: list[Any]) -> str:

@@ -17,11 +17,10 @@ from ...ports import Approver, Editor, EventSink, HunkDecision
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
 from ..model.registry import ToolEntry, ToolRegistry
-from ..model.tool import Tool
-from .approval_memory import ApprovalMemory
-from .approval_policy import QuestionKind
+from ..model.tool import Tool, as_text
+from .approval_policy import ApprovalMemory, QuestionKind
 from .approvals import ApprovalGate
-from .protocol import OutputBuffer, Reporter, Status, ToolChat, as_text
+from .protocol import OutputBuffer, Reporter, Status, ToolChat
 from .runner import Orchestrator
 
 if TYPE_CHECKING:

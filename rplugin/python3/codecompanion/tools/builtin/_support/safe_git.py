@@ -84,6 +84,8 @@ async def hooks_folder(root: Path) -> Path | None:
 
     Files there are hooks git runs on the user's next commit, like those in `.git/hooks`.
     """
+    if _plainly_no_hooks_path(Path(os.path.realpath(root))):
+        return None
     from ...runtime.child_env import EnvPolicy
 
     env = EnvPolicy().environment()
@@ -97,6 +99,45 @@ async def hooks_folder(root: Path) -> Path | None:
     if value.exit_code != 0 or top.exit_code != 0 or not folder or not base:
         return None
     return Path(os.path.realpath(os.path.join(base, os.path.expanduser(folder))))
+
+
+def _plainly_no_hooks_path(root: Path) -> bool:
+    """True when the files alone show git would find no `core.hooksPath` for `root`.
+
+    This spares every write two git processes. It answers only the plain cases and leaves
+    everything else to git: no repository at all (no `.git` and no bare repository in `root` or
+    above), or a `.git` folder whose own config file never mentions hooksPath (git's names are
+    ASCII and case-insensitive; `--local` reads that one file). A `.git` file (worktrees,
+    submodules), a config that includes others, or anything unusual goes to git.
+    """
+    for folder in (root, *root.parents):
+        dotgit = folder / ".git"
+        if os.path.lexists(dotgit):
+            return _config_lacks_hooks_path(dotgit)
+        if os.path.lexists(folder / "HEAD") and os.path.lexists(folder / "objects"):
+            return False  # maybe a bare repository: git decides
+    return True
+
+
+def _config_lacks_hooks_path(dotgit: Path) -> bool:
+    """True if `dotgit` is a plain `.git` folder whose config file does not name hooksPath."""
+    config = dotgit / "config"
+    plain = (
+        not dotgit.is_symlink()
+        and dotgit.is_dir()
+        and (dotgit / "HEAD").is_file()
+        and (dotgit / "objects").is_dir()
+        and not os.path.lexists(dotgit / "commondir")
+        and not config.is_symlink()
+        and config.is_file()
+    )
+    if not plain:
+        return False
+    try:
+        text = config.read_bytes().lower()
+    except OSError:
+        return False
+    return b"hookspath" not in text and b"include" not in text
 
 
 def controls_git(root: Path, path: Path) -> bool:
