@@ -257,3 +257,27 @@ def test_tools_import_no_chat_provider_or_host_module() -> None:
         if target.startswith(above)
     ]
     assert wrong == []
+
+
+def test_one_recorder_makes_every_tool_result_message() -> None:
+    # A call's result enters a history in one place (MessageStore.record_result): the tool
+    # system's results, repeated calls', owed ones after a stop or crash, and a restored chat's.
+    makers = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for call in ast.walk(node):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Name)
+                        and call.func.id == "Message"
+                        and any(
+                            k.arg == "role"
+                            and isinstance(k.value, ast.Constant)
+                            and k.value.value == "tool"
+                            for k in call.keywords
+                        )
+                    ):
+                        makers.append(f"{module_name(path)}.{node.name}")
+    assert makers == ["codecompanion.messages.record_result"]

@@ -14,11 +14,10 @@ from codecompanion.adapters.base import (
     Event,
 )
 from codecompanion.chat.chat import Chat
-from codecompanion.messages import Message, ToolCall
+from codecompanion.messages import Message, ToolCall, ToolResult
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, RenderOp
 from codecompanion.tools.runtime.approval_policy import ApprovalMemory
-from codecompanion.tools.runtime.protocol import ToolResult
 
 
 class ScriptedAdapter:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from codecompanion.messages import ToolCall
+from codecompanion.messages import ToolCall, ToolResult
 from codecompanion.ports import (
     ApprovalDecision,
     ApprovalRequest,
@@ -21,7 +21,6 @@ from codecompanion.ports import (
     HunkDecision,
 )
 from codecompanion.tools.diffs import hunks
-from codecompanion.tools.runtime.protocol import ToolResult
 
 # A scripted answer: a decision, a choice name ("approve", "reject", ...), WAIT (never answer,
 # until cancelled), or a function of the request returning one of these.

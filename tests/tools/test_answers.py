@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from codecompanion.messages import ToolCall
-from codecompanion.tools.runtime.protocol import ToolResult
+from codecompanion.messages import ToolCall, ToolResult
 from codecompanion.tools.runtime.runner import Answers
 
 CALLS = [ToolCall("a", "t", {}), ToolCall("b", "t", {}), ToolCall("c", "t", {})]

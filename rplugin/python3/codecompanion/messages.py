@@ -23,6 +23,9 @@ INTERRUPTED = (
     "running, so its result (and whether it changed anything) is unknown."
 )
 
+# How a tool call ended.
+Status = Literal["success", "error", "rejected", "cancelled", "timeout"]
+
 
 @dataclass
 class ToolCall:
@@ -69,6 +72,25 @@ class ToolCall:
         if not isinstance(decoded, dict):
             return cls(str(data.get("id", "")), str(function.get("name", "")), {}, text)
         return cls(str(data.get("id", "")), str(function.get("name", "")), decoded)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The one answer a call gets: status, text for the model, text for the user.
+
+    `MessageStore.record_result` is the only place it becomes part of a history.
+    """
+
+    status: Status
+    for_llm: str
+    for_user: str | None = None
+    full_output: str | None = None
+    detail: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        """Anything but success is an error for the provider."""
+        return self.status != "success"
 
 
 @dataclass
@@ -262,43 +284,63 @@ class MessageStore:
         """Every message in its stored shape."""
         return [m.to_dict() for m in self._messages]
 
+    def record_result(
+        self,
+        call: ToolCall,
+        result: ToolResult,
+        extra: dict[str, Any] | None = None,
+        *,
+        after_answer: bool = False,
+    ) -> Message:
+        """The one recorder: a call's result becomes the call's tool message here, and nowhere
+        else (a result of the tool system, of a repeated call, one a stop or a crash left owed,
+        one given to a saved chat's unanswered call on load).
+
+        The message is appended, or with `after_answer` placed right after its answer's other
+        results (a restored history goes on after them). A result for a call that awaits none
+        is dropped (see `add`).
+        """
+        message = Message(
+            role="tool",
+            content=result.for_llm,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            is_error=result.is_error,
+            extra=dict(extra or {}),
+        )
+        if result.for_user is not None:
+            message.extra["for_user"] = result.for_user
+        if not after_answer:
+            return self.add(message)
+        if call.id not in self._unanswered():
+            log.warning("dropping a result for call %r, which awaits none", call.id)
+            return message
+        at = 1 + next(
+            i
+            for i, m in enumerate(self._messages)
+            if m.role == "llm" and any(c.id == call.id for c in m.tool_calls)
+        )
+        cycle = self._messages[at - 1].meta.cycle
+        while at < len(self._messages) and self._messages[at].role == "tool":
+            at += 1
+        message.meta = Meta(id=next(self._ids), cycle=cycle)
+        self._messages.insert(at, message)
+        for index, item in enumerate(self._messages):
+            item.meta.index = index
+        return message
+
     def answer_interrupted(self, text: str = INTERRUPTED) -> list[ToolCall]:
         """Give every call without a result an error result right after its answer's results.
 
         Only a writer that died while tools ran leaves such calls behind; answering them keeps
         the history valid for every provider. Returns the calls that were answered.
         """
-        answered = {m.tool_call_id for m in self._messages if m.role == "tool"}
-        rebuilt: list[Message] = []
-        owed: list[Message] = []
-        fixed: list[ToolCall] = []
-        for message in self._messages:
-            if owed and message.role != "tool":
-                rebuilt += owed
-                owed = []
-            rebuilt.append(message)
-            for call in message.tool_calls if message.role == "llm" else []:
-                if call.id not in answered:
-                    fixed.append(call)
-                    owed.append(self._interrupted(call, text, message.meta.cycle))
-        if not fixed:
-            return []
-        self._messages = rebuilt + owed
-        for index, item in enumerate(self._messages):
-            item.meta.index = index
-        return fixed
-
-    def _interrupted(self, call: ToolCall, text: str, cycle: int) -> Message:
-        message = Message(
-            role="tool",
-            content=text,
-            tool_call_id=call.id,
-            tool_name=call.name,
-            is_error=True,
-            extra={"interrupted": True},
-        )
-        message.meta = Meta(id=next(self._ids), cycle=cycle)
-        return message
+        owed = self.pending_calls()
+        for call in owed:
+            self.record_result(
+                call, ToolResult("error", text), {"interrupted": True}, after_answer=True
+            )
+        return owed
 
     @classmethod
     def from_list(cls, data: list[dict[str, Any]]) -> MessageStore:

@@ -14,12 +14,11 @@ from ..budget.keeper import ContextKeeper
 from ..context.images import ImageError
 from ..context.sources import ContextItem, context_ops
 from ..errors import AdapterError, ContextTooLong, ProviderError
-from ..messages import Message, MessageStore, Role, ToolCall
+from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
 from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
 from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
 from ..textcalls.session import answer_repeated, repeats_last_round
-from ..tools.runtime.protocol import Status, ToolResult
 from . import transcript
 from .compose import compose, first_line, unknown_mentions
 from .streamed_answer import Answer, stream_answer
@@ -429,27 +428,20 @@ class Chat:
     # ----- the tool system's view of the chat (ToolChat) ---------------------------------
 
     def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
-        """Store one call's result and show it: the one way a result reaches the chat (the tool
-        system's, a repeated call's, and a call a stop or crash left without one)."""
-        for_llm, for_user = result.for_llm, result.for_user
-        message = Message(
-            role="tool",
-            content=for_llm,
-            tool_call_id=call.id,
-            tool_name=call.name,
-            is_error=result.is_error,
-        )
-        if for_user is not None:
-            message.extra["for_user"] = for_user
+        """Store one call's result (through the store's one recorder) and show it: how the tool
+        system's results, a repeated call's and a call a stop or crash left without one arrive."""
+        extra: dict[str, Any] = {}
         ran = self._ran_arguments.pop(call.id, None)
         if ran is not None and ran != call.arguments:
             # The user edited the call: a restored chat shows what ran, not what was asked.
-            message.extra["arguments"] = ran
-        if result.full_output is not None and result.full_output != for_llm:
+            extra["arguments"] = ran
+        if result.full_output is not None and result.full_output != result.for_llm:
             self._full_outputs[call.id] = result.full_output
-        self.add(message)
+        self.messages.record_result(call, result, extra)
+        self.updated = _now()
+        self.save()
         # What the model was sent stays one keystroke away: folded under the user's text.
-        shown = transcript.tool_output(call.id, for_llm, for_user)
+        shown = transcript.tool_output(call.id, result.for_llm, result.for_user)
         if shown is not None:
             self.view.render([shown])
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import config_file_path
-from ..messages import ToolCall
+from ..messages import ToolCall, ToolResult
 from ..ports import ApprovalDecision, ApprovalRequest
-from ..tools.runtime.protocol import ToolResult
 from ..tools.runtime.system import ToolSystem
 from ..workspace import HostOptions, Workspace
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, ToolResult
 from ..tools.model.arguments import conform, violations
 from ..tools.model.registry import ToolEntry
-from ..tools.runtime.protocol import ToolChat, ToolResult
+from ..tools.runtime.protocol import ToolChat
 from .blocks import Catalog
 from .mode import asks_recovered, recovers, resolve_mode
 from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history

@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ...messages import ToolCall
+from ...messages import Status, ToolCall, ToolResult
 from ...ports import Approver, Editor, EventSink
 from ..model.registry import ToolEntry
 from ..model.tool import as_text
@@ -20,26 +20,9 @@ if TYPE_CHECKING:
     from ...sandbox.settings import Mode
     from .approval_policy import ApprovalMemory
 
-Status = Literal["success", "error", "rejected", "cancelled", "timeout"]
 FINAL_STATUSES: tuple[Status, ...] = ("success", "error", "rejected", "cancelled", "timeout")
 
 log = logging.getLogger("codecompanion.tools")
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """The one answer a call gets: status, text for the model, text for the user."""
-
-    status: Status
-    for_llm: str
-    for_user: str | None = None
-    full_output: str | None = None
-    detail: str = ""
-
-    @property
-    def is_error(self) -> bool:
-        """Anything but success is an error for the provider."""
-        return self.status != "success"
 
 
 @dataclass

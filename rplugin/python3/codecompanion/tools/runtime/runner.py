@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...messages import ToolCall
+from ...messages import Status, ToolCall, ToolResult
 from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model import arguments
 from ..model.function_tool import timeout_seconds
@@ -35,7 +35,7 @@ from ..model.tool import Tool, cmd_form, invoke, output_form
 from ..model.tool import call as call_fn
 from .approvals import ApprovalGate, Verdict
 from .child_env import tool_environment
-from .protocol import CallContext, OutputBuffer, Status, ToolResult, default_output
+from .protocol import CallContext, OutputBuffer, default_output
 
 log = logging.getLogger("codecompanion.tools")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...messages import MENTION, ToolCall
+from ...messages import MENTION, Status, ToolCall
 from ...ports import Approver, Editor, EventSink, HunkDecision
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
@@ -20,7 +20,7 @@ from ..model.registry import ToolEntry, ToolRegistry
 from ..model.tool import Tool, as_text
 from .approval_policy import ApprovalMemory, QuestionKind
 from .approvals import ApprovalGate
-from .protocol import OutputBuffer, Reporter, Status, ToolChat
+from .protocol import OutputBuffer, Reporter, ToolChat
 from .runner import Orchestrator
 
 if TYPE_CHECKING:
