@@ -15,10 +15,12 @@ import contextlib
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,25 +169,22 @@ def _verdict(
     return text, ""
 
 
-def table(data: dict[str, Any], loaded: bool = False) -> str:
-    """The markdown table of ROWS (medians, CodeCompanion / ours) and the growth line."""
-    lines = [
-        "| figure | CodeCompanion | ours | ratio | target |",
-        "|---|---|---|---|---|",
-    ]
-    for row in ROWS:
+def _cells(data: dict[str, Any], row: Row, loaded: bool) -> list[str] | None:
+    """CodeCompanion's median, ours, the ratio and the verdict of one row (None: no figures)."""
 
-        def pick(run: dict[str, Any], row: Row = row) -> float | None:
-            value = _get(run, row.metric)
-            return None if value is None else value - row.shift
+    def pick(run: dict[str, Any]) -> float | None:
+        value = _get(run, row.metric)
+        return None if value is None else value - row.shift
 
-        cc, ours = _median(data, "cc", row, pick), _median(data, "ours", row, pick)
-        if cc is None and ours is None:
-            continue
-        ratio, target = _verdict(row, cc, ours, loaded)
-        cells = (row.label, _cell(cc, row.unit), _cell(ours, row.unit), ratio, target)
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.extend(_growth_rows(data))
+    cc, ours = _median(data, "cc", row, pick), _median(data, "ours", row, pick)
+    if cc is None and ours is None:
+        return None
+    ratio, target = _verdict(row, cc, ours, loaded)
+    return [_cell(cc, row.unit), _cell(ours, row.unit), ratio, target]
+
+
+def _correct(data: dict[str, Any]) -> tuple[int, int]:
+    """(exchanges answered correctly, exchanges) of one run."""
     checks = [
         run[phase]["ok"]
         for run in data["runs"]
@@ -193,10 +192,44 @@ def table(data: dict[str, Any], loaded: bool = False) -> str:
         if isinstance(run.get(phase), dict) and "ok" in run[phase]
     ]
     checks += [p["ok"] for run in data["runs"] for p in run.get("points", [])]
-    lines.append(
-        f"\nEvery exchange correct: {sum(checks)}/{len(checks)} (answers verbatim, tool "
-        "results in order, request counts)."
-    )
+    return sum(checks), len(checks)
+
+
+_CORRECT = "(answers verbatim, tool results in order, request counts)"
+
+
+def table(data: dict[str, Any], loaded: bool = False) -> str:
+    """The markdown table of ROWS (medians, CodeCompanion / ours) and the growth line."""
+    lines = [
+        "| figure | CodeCompanion | ours | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        cells = _cells(data, row, loaded)
+        if cells is not None:
+            lines.append("| " + " | ".join([row.label, *cells]) + " |")
+    lines.extend(_growth_rows(data))
+    good, total = _correct(data)
+    lines.append(f"\nEvery exchange correct: {good}/{total} {_CORRECT}.")
+    return "\n".join(lines)
+
+
+def paired_table(quiet: dict[str, Any], loaded: dict[str, Any]) -> str:
+    """One table of both runs: each figure's quiet row, then its loaded row."""
+    lines = [
+        "| figure | load | CodeCompanion | ours | ratio | target |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        shown = False
+        for data, name in ((quiet, "quiet"), (loaded, "loaded")):
+            cells = _cells(data, row, name == "loaded")
+            if cells is not None:
+                lines.append("| " + " | ".join(["" if shown else row.label, name, *cells]) + " |")
+                shown = True
+    lines.extend(line.replace(" | ", " | quiet | ", 1) for line in _growth_rows(quiet))
+    counts = ["{}/{} {}".format(*_correct(d), n) for d, n in ((quiet, "quiet"), (loaded, "loaded"))]
+    lines.append(f"\nEvery exchange correct: {', '.join(counts)} {_CORRECT}.")
     return "\n".join(lines)
 
 
@@ -266,10 +299,18 @@ def cpu_hogs(count: int) -> Iterator[None]:
             hog.wait()
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on now (two runs at once must not share a fake server)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def run_harness(folder: Path, args: argparse.Namespace, out: Path, growth: int) -> int:
     """setup.sh, then bench.py with both plugins; returns its exit status."""
     anchor_root = Path(os.environ.get("ANCHOR_ROOT") or ROOT / ".anchor")
     env = {**os.environ, "ANCHOR_ROOT": str(anchor_root), "OURS_ROOT": str(ROOT)}
+    env.setdefault("FAKE_LLM_PORT", str(free_port()))
     subprocess.run(["bash", str(folder / "setup.sh")], env=env, check=True)
     command = [
         str(anchor_root / "venv" / "bin" / "python"), str(folder / "bench.py"),
@@ -317,8 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             status = _run(folder, args, load)
             if status != 0:
                 return status
-    for load in loads:
-        _print_table(args, load)
+    _print_table(args, loads)
     return 0
 
 
@@ -329,31 +369,84 @@ def loaded_path(out: Path) -> Path:
 
 def _run(folder: Path, args: argparse.Namespace, load: str) -> int:
     """One harness run, quiet or beside one CPU hog per core (started and stopped here)."""
-    began = time.time()
+    began, before = time.time(), os.getloadavg()
+    out = args.out if load == "quiet" else loaded_path(args.out)
     if load == "quiet":
-        status = run_harness(folder, args, args.out, args.growth)
+        status = run_harness(folder, args, out, args.growth)
     else:
         with cpu_hogs(os.cpu_count() or 1):
-            status = run_harness(folder, args, loaded_path(args.out), 0)
+            status = run_harness(folder, args, out, 0)
     print(f"bench.sbs: {load} run took {time.time() - began:.0f} s", file=sys.stderr)
+    if out.is_file():
+        data = json.loads(out.read_text())
+        data["meta"]["sbs"] = {
+            "load": load,
+            "hogs": 0 if load == "quiet" else os.cpu_count() or 1,
+            "loadavg_before": before,
+            "loadavg_after": os.getloadavg(),
+            "commit": commit(),
+            "runs": args.runs,
+            "machine": machine(),
+        }
+        out.write_text(json.dumps(data, indent=1))
     return status
 
 
-def _print_table(args: argparse.Namespace, load: str) -> None:
-    """The heading line and the table of one run's results."""
-    path = args.out if load == "quiet" else loaded_path(args.out)
-    if not path.is_file():
-        print(f"bench.sbs: no {load} results in {path}", file=sys.stderr)
-        return
-    data = json.loads(path.read_text())
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(data["meta"]["started"]))
-    what = (
-        "quiet machine (nothing else started)"
-        if load == "quiet"
-        else f"loaded: one busy process per core ({os.cpu_count()}) beside both plugins"
+def commit() -> str:
+    """The short commit of this checkout ("+" when it has changes), or "?"."""
+
+    def git(*words: str) -> str:
+        done = subprocess.run(["git", "-C", str(ROOT), *words], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "?"
+    return head + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def heading(data: dict[str, Any], load: str) -> str:
+    """Which run a table's figures come from: when, what commit, on what machine, what load."""
+    meta = data["meta"]
+    facts = meta.get("sbs", {})
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(meta["started"]))
+    if load == "quiet":
+        what = "quiet: nothing else started by the run"
+    else:
+        hogs = facts.get("hogs", os.cpu_count())
+        what = (
+            f"loaded: one busy process per core ({hogs} × `while True: pass`) in the run's own "
+            "session, beside both plugins"
+        )
+    load_avg = ""
+    if "loadavg_before" in facts:
+        before, after = facts["loadavg_before"][0], facts["loadavg_after"][0]
+        load_avg = f", load average {before:.2f} before and {after:.2f} after"
+    runs = facts.get("runs") or max(
+        Counter((r["plugin"], r["scenario"], r["probe"]) for r in data["runs"]).values(),
+        default=0,
     )
-    print(f"\n{what}. {when}; {machine()}; n = {args.runs} interleaved runs, medians\n")
-    print(table(data, loaded=load == "loaded"))
+    return (
+        f"{what}. Run {when}, commit {facts.get('commit', '?')}{load_avg}; "
+        f"{facts.get('machine', machine())}; n = {runs} interleaved runs, medians"
+    )
+
+
+def _print_table(args: argparse.Namespace, loads: tuple[str, ...]) -> None:
+    """The heading lines and the table of the runs' results (one table for both loads)."""
+    found = {}
+    for load in loads:
+        path = args.out if load == "quiet" else loaded_path(args.out)
+        if path.is_file():
+            found[load] = json.loads(path.read_text())
+        else:
+            print(f"bench.sbs: no {load} results in {path}", file=sys.stderr)
+    print()
+    for load, data in found.items():
+        print(f"- {heading(data, load)}")
+    print()
+    if len(found) == 2:
+        print(paired_table(found["quiet"], found["loaded"]))
+    for load, data in found.items() if len(found) == 1 else ():
+        print(table(data, loaded=load == "loaded"))
 
 
 if __name__ == "__main__":

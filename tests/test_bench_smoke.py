@@ -132,3 +132,30 @@ def test_cpu_hogs_are_busy_inside_the_block_and_gone_after_it() -> None:
         assert len(during) == 2
     time.sleep(0.1)
     assert not (busy_children() & during)
+
+
+def test_both_runs_make_one_table_with_each_loaded_row_below_its_quiet_row() -> None:
+    from bench.sbs import heading, paired_table
+
+    quiet = {"runs": [
+        _run("cc", "b20", False, turn1_end_to_turn2_recv_ms=50.0),
+        _run("ours", "b20", False, turn1_end_to_turn2_recv_ms=10.0),
+    ]}  # fmt: skip
+    loaded = {"runs": [
+        _run("cc", "b20", False, turn1_end_to_turn2_recv_ms=90.0),
+        _run("ours", "b20", False, turn1_end_to_turn2_recv_ms=40.0),
+    ]}  # fmt: skip
+    text = paired_table(quiet, loaded)
+    assert (
+        "| b20: 20 read_file calls, same | quiet | 50.0 ms | 10.0 ms | 5.0× | ≥ 4× ✓ |\n"
+        "|  | loaded | 90.0 ms | 40.0 ms | 2.2× | ≥ 3× ✗ |"
+    ) in text
+    assert "Every exchange correct: 2/2 quiet, 2/2 loaded" in text
+    loaded["meta"] = {"started": 0, "sbs": {
+        "hogs": 2, "loadavg_before": [0.5, 0, 0], "loadavg_after": [2.25, 0, 0],
+        "commit": "abc1234", "runs": 5, "machine": "a 2-core machine",
+    }}  # fmt: skip
+    line = heading(loaded, "loaded")
+    assert line.startswith("loaded: one busy process per core (2 × `while True: pass`)")
+    assert "1970-01-01 00:00 UTC, commit abc1234, load average 0.50 before and 2.25 after" in line
+    assert line.endswith("a 2-core machine; n = 5 interleaved runs, medians")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -9,7 +10,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pynvim
+import pytest
+
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
+from codecompanion.nvim.priority import autogroup_nice
 from tests.support.nvim import INIT, Editor, nvim_binary, nvim_env, wait_for
 
 StartNvim = Callable[..., Editor]
@@ -147,3 +152,47 @@ def test_reachable_ollama_is_the_default_without_keys(
     assert "hi from ollama" in ed.text(bufnr)
     assert "## LLM (ollama" in ed.text(bufnr)
     assert provider_server.requests[-1].path == "/api/chat"
+
+
+# Neovim runs in a session of its own whose autogroup is at nice 3, as a shell that lowered
+# its editor's priority (`echo 3 > /proc/self/autogroup`) would start it.
+_SESSION = """
+import errno, os, sys, time
+os.setsid()
+for _ in range(100):  # an unprivileged change is refused for 100 ms after anyone's
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("3")
+        break
+    except OSError as exc:
+        if exc.errno != errno.EAGAIN:
+            raise
+        time.sleep(0.05)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def test_host_takes_the_editors_cpu_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("no autogroup scheduling on this kernel")
+    for key, value in nvim_env(tmp_path, {}).items():
+        monkeypatch.setenv(key, value)
+    argv = [nvim_binary(), "--embed", "--headless", "-u", str(INIT), "-i", "NONE", "-n"]
+    nvim = pynvim.attach("child", argv=[sys.executable, "-c", _SESSION, *argv])
+    try:
+        ed = Editor(nvim, tmp_path)
+        editor = int(ed.lua("return vim.fn.getpid()"))
+        assert autogroup_nice(editor) == 3
+        ed.open_chat()
+        wait_for(lambda: ed.lua("return require('codecompanion.host').status().running"))
+        host = host_pid(ed)
+        # Neovim starts its jobs in sessions of their own: the host is in another autogroup.
+        assert os.getsid(host) != os.getsid(editor)
+        assert wait_for(lambda: autogroup_nice(host) == 3, timeout=5)
+    finally:
+        with contextlib.suppress(OSError, EOFError, pynvim.NvimError):
+            nvim.command("qa!")
+        with contextlib.suppress(OSError, EOFError, RuntimeError):
+            nvim.close()

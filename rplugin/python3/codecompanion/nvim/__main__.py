@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import types
 from typing import Any
@@ -35,6 +36,7 @@ def main() -> int:
     from .bridge import Bridge
 
     nvim = pynvim.attach("stdio")
+    _follow_editor(nvim.loop)
     bridge = Bridge(nvim)
     app = App(bridge)
 
@@ -61,6 +63,14 @@ def main() -> int:
         drain(bridge.loop)  # what closing the workspace started
         log.info("host stopped")
     return 0
+
+
+def _follow_editor(loop: asyncio.AbstractEventLoop, tries: int = 10) -> None:
+    """Take the editor's CPU priority (see `priority`); tried again while the kernel is busy."""
+    from . import priority
+
+    if priority.follow_editor(os.getppid()) == "busy" and tries > 1:
+        loop.call_later(0.15, _follow_editor, loop, tries - 1)
 
 
 def settle(loop: asyncio.AbstractEventLoop) -> None:
