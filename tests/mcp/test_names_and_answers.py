@@ -1,5 +1,6 @@
 """MCP tools never replace another tool, and a server's unreadable or huge answers end
-promptly: against a real SDK-built stdio server (tests/mcp/garbling_server.py)."""
+promptly, huge ones read in bounded memory: against a real SDK-built stdio server
+(tests/mcp/garbling_server.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,16 @@ import signal
 import subprocess
 import sys
 import time
+import tracemalloc
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from codecompanion.adapters.keys import KeyResolver
 from codecompanion.mcp import McpManager
+from codecompanion.mcp.config import parse_server
+from codecompanion.mcp.session import Connection
 from codecompanion.mcp.tools import register_servers
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
@@ -21,7 +27,8 @@ from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 from tests.support.tools import call
 
 SERVER = str(Path(__file__).with_name("garbling_server.py"))
-MAX_RESULT_CHARS = 4_000_000  # mcp.session.MAX_RESULT_CHARS
+MAX_RESULT_CHARS = 1_000_000  # mcp.session.MAX_RESULT_CHARS
+T = TypeVar("T")
 
 
 def server(*args: str, timeout: float = 30) -> dict[str, object]:
@@ -136,3 +143,52 @@ async def test_a_process_the_server_left_in_its_own_session_ends_with_it(tmp_pat
     for pid in left:  # never leave it behind, whatever the outcome
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+async def peak_allocated_during(work: Coroutine[Any, Any, T]) -> tuple[T, int]:
+    """`work`'s value and the most bytes Python held allocated (beyond the start) while it ran."""
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        value = await work
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return value, peak - start
+
+
+async def test_a_30_mb_answer_is_read_in_bounded_memory_and_cut(tmp_path: Path) -> None:
+    # The server sends one 60 MB line (text + structured copy); the host parses at most a few
+    # MB of it (the rest is read and cut in a process of its own).
+    _system, _chat, manager = system_for({"g": server(timeout=300)}, tmp_path)
+    try:
+        await manager.call("g", "echo", {"text": "started"})
+        outcome, peak = await peak_allocated_during(manager.call("g", "big", {"megabytes": 30}))
+        assert peak < 15_000_000, peak  # the SDK's reader held 30 MB+ several times over
+        assert not outcome.is_error, outcome.text[:200]
+        assert outcome.text.startswith("x" * 1000)
+        assert outcome.text.endswith("more characters of the answer cut]")
+        assert len(outcome.text) <= MAX_RESULT_CHARS
+        after = await manager.call("g", "echo", {"text": "still works"})
+        assert after.text == "still works"
+    finally:
+        await manager.aclose()
+
+
+async def test_a_message_over_the_cap_is_one_error_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    config = parse_server("g", server(timeout=300))
+    connection = Connection(config, {}, {}, errlog=None, max_message_bytes=3_000_000)
+    try:
+        await connection.start()
+        started = time.monotonic()
+        outcome = await connection.call("big", {"megabytes": 5}, 300)
+        assert outcome.is_error and "\n" not in outcome.text, outcome.text
+        assert "over the 3 MB limit" in outcome.text, outcome.text
+        assert time.monotonic() - started < 60  # not the call's timeout
+        fine = await connection.call("echo", {"text": "still works"}, 60)
+        assert (fine.text, fine.is_error) == ("still works", False)
+    finally:
+        await connection.stop()

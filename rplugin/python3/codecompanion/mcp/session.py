@@ -1,4 +1,5 @@
-"""One live connection to an MCP server, through the official `mcp` SDK (imported only here).
+"""One live connection to an MCP server, through the official `mcp` SDK's Client (stdio through
+our own transport, `stdio.py`).
 
 The SDK's transports are anyio context managers that must be entered and left in one task, so
 each connection runs in its own task that holds them open until `stop`. Calls from other tasks
@@ -27,6 +28,7 @@ from ..tools.runtime.child_env import RUN_MARKER
 from ..tools.runtime.descendants import kill_marked, run_id
 from ..tools.runtime.groupwatch import group_watch
 from .config import ServerConfig
+from .stdio import Limits, stdio_transport
 
 log = logging.getLogger("codecompanion.mcp")
 T = TypeVar("T")
@@ -34,8 +36,13 @@ T = TypeVar("T")
 # Servers that page their tool list endlessly must not hang the start.
 _MAX_PAGES = 50
 _CONNECT_TIMEOUT = 30.0
-# A tool's answer beyond this many characters is cut (the chat caps results again, shorter).
-MAX_RESULT_CHARS = 4_000_000
+# A tool's answer beyond this many characters is cut (the chat caps results again, shorter),
+# as a command's output is kept to 1,000,000 bytes.
+MAX_RESULT_CHARS = 1_000_000
+# A server's message over this many bytes is parsed in a process of its own (and cut there),
+# and one over MAX_MESSAGE_BYTES is dropped with an error.
+INLINE_BYTES = 1_000_000
+MAX_MESSAGE_BYTES = 64_000_000
 
 
 class ConnectionLost(Exception):
@@ -74,12 +81,14 @@ class Connection:
         *,
         errlog: TextIO | None,
         ssl_context: ssl.SSLContext | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.config = config
         self._env = dict(env)
         self._headers = dict(headers)
         self._errlog = errlog
         self._ssl = ssl_context
+        self._limits = Limits(INLINE_BYTES, max_message_bytes, MAX_RESULT_CHARS)
         self._client: Client | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -127,11 +136,7 @@ class Connection:
         params = StdioServerParameters(
             command=command, args=list(args), env=env, cwd=self.config.cwd
         )
-        from mcp.client.stdio import stdio_client
-
-        if self._errlog is None:
-            return None, stdio_client(params)
-        return None, stdio_client(params, errlog=self._errlog)
+        return None, stdio_transport(params, self._errlog, self._limits)
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         """Hold the transport open until `stop` (entered and left in this one task)."""
