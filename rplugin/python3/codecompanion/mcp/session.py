@@ -42,7 +42,7 @@ MAX_RESULT_CHARS = 1_000_000
 # A server's message over this many bytes is parsed in a process of its own (and cut there),
 # and one over MAX_MESSAGE_BYTES is dropped with an error.
 INLINE_BYTES = 1_000_000
-MAX_MESSAGE_BYTES = 64_000_000
+MAX_MESSAGE_BYTES = 128_000_000
 
 
 class ConnectionLost(Exception):
