@@ -13,9 +13,11 @@ from codecompanion.chat.chat import Chat
 from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
 from codecompanion.messages import ToolCall
 from codecompanion.persistence.history import ChatStore
-from codecompanion.render_ops import Append, Block, Event
+from codecompanion.render_ops import Append, Block, Event, SetVar
 from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter
 from tests.support.checkpoints import write
+
+CHECKPOINTS = "codecompanion_checkpoints"
 
 
 class WritingTools(EchoTools):
@@ -164,3 +166,78 @@ async def test_a_chat_in_the_home_folder_takes_no_checkpoints(
     assert (tmp_path / "a.py").read_text() == "a1\n"
     assert not (tmp_path / ".local" / "data" / "objects").exists()
     manager.close()
+
+
+def listed(view: RecordingView) -> list[tuple[int, str, list[str]]]:
+    """The turn list the chat last gave Lua."""
+    last = [op for op in view.ops if isinstance(op, SetVar) and op.name == CHECKPOINTS][-1]
+    return [(t["turn"], t["text"], t["files"]) for t in last.value]
+
+
+async def test_a_turn_is_captured_when_a_tool_round_first_writes(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a0\n"})
+    adapter = ScriptedAdapter(
+        [TextDelta("just talk")],
+        edit("c1", **{"a.py": "a1\n"}),
+        [TextDelta("edited")],
+        [TextDelta("talk again")],
+    )
+    view = RecordingView()
+    chat = Chat(
+        chat_id="c1",
+        adapter=adapter,
+        view=view,
+        events=None,  # type: ignore[arg-type]
+        tool_factory=WritingTools,
+    )
+    chat.tools.cwd = root
+    data = tmp_path / "data"
+    manager = Checkpoints(data)
+    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    await turn(chat, "talk")
+    # Nothing written: no capture, no journal, yet the turn is listed for the rewind picker.
+    assert not (data / "chats").exists() and "Checkpoint" not in view.events()
+    assert listed(view) == [(1, "talk", [])]
+    write(root, {"mine.txt": b"by hand\n"})  # the user, between the turns
+    await turn(chat, "edit")
+    assert listed(view) == [(1, "talk", ["a.py"]), (2, "edit", ["a.py"])]
+    await turn(chat, "talk again")
+    assert listed(view) == [(1, "talk", ["a.py"]), (2, "edit", ["a.py"]), (3, "talk again", [])]
+    # Back to before the first turn: the chat's edit is undone, the user's file stays.
+    assert await chat.checkpoints.rewind(1, code=True, conversation=True)
+    assert (root / "a.py").read_bytes() == b"a0\n"
+    assert (root / "mine.txt").read_bytes() == b"by hand\n"
+    assert [m.content for m in chat.messages if m.role == "user"] == []
+    assert await chat.checkpoints.undo()
+    assert (root / "a.py").read_bytes() == b"a1\n"
+    assert [t.turn for t in await chat.checkpoints.turns()] == [1, 2, 3]
+    manager.close()
+
+
+async def test_turns_not_captured_yet_are_recorded_when_the_chat_closes(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a0\n"})
+    adapter = ScriptedAdapter([TextDelta("one")], [TextDelta("two")])
+    chat = Chat(
+        chat_id="c1",
+        adapter=adapter,
+        view=RecordingView(),
+        events=None,  # type: ignore[arg-type]
+        tool_factory=WritingTools,
+    )
+    chat.tools.cwd = root
+    manager = Checkpoints(tmp_path / "data")
+    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    await turn(chat, "first")
+    await turn(chat, "second")
+    chat.checkpoints.close()
+    manager.close()
+    journal = manager.journals.load("c1", str(root))
+    assert [(r.kind, r.turn, r.text) for r in journal.records] == [
+        ("turn", 1, "first"),
+        ("turn", 2, "second"),
+    ]
+    again = Checkpoints(tmp_path / "data")
+    assert [t.turn for t in again.turns("c1", root)] == [1, 2]
+    again.close()

@@ -73,6 +73,18 @@ class Settings:
         )
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """A user turn sent while no capture was needed: recorded with the next one."""
+
+    chat_id: str
+    root: str
+    number: int
+    time: float
+    text: str
+    message_id: int
+
+
 @dataclass
 class TurnInfo:
     """What the rewind picker shows of one turn."""
@@ -171,6 +183,44 @@ class Checkpoints:
         journal.records.append(record)
         self.journals.save(journal)
         return record
+
+    def record_turns(self, waiting: list[Waiting]) -> list[Record]:
+        """Turns sent before anything was captured, recorded now with one capture of each
+        project: until a tool round writes, only the user can have changed the files since."""
+        records: list[Record] = []
+        trees: dict[str, str] = {}
+        for turn in waiting:
+            root = Path(turn.root)
+            if turn.root not in trees:
+                trees[turn.root] = self.snapshot(root)
+            journal = self.journal(turn.chat_id, root)
+            record = Record(
+                "turn",
+                "user",
+                trees[turn.root],
+                turn.time,
+                turn.number,
+                text=turn.text,
+                message_id=turn.message_id,
+            )
+            journal.records.append(record)
+            self.journals.save(journal)
+            records.append(record)
+        return records
+
+    def keep(self, waiting: list[Waiting]) -> None:
+        """Record waiting turns on the worker without waiting for it (a chat closing)."""
+
+        def record() -> None:
+            try:
+                self.record_turns(waiting)
+            except (OSError, ValueError) as exc:
+                log.warning("checkpoints: turns not recorded: %s", exc)
+
+        try:
+            self._worker.submit(record)
+        except RuntimeError:  # the worker is shut down: the host is exiting
+            log.warning("checkpoints: %d turn(s) not recorded, the host is exiting", len(waiting))
 
     def turns(self, chat_id: str, root: Path) -> list[TurnInfo]:
         """The chat's live turns with the files the chat changed since each (newest last)."""

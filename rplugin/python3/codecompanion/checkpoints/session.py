@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +16,7 @@ from ..ports import ChatView
 from ..render_ops import SetVar
 from .changes import FileChange, summary
 from .journal import By, Kind, Record
-from .manager import Checkpoints, Closed, Restored, TurnInfo
+from .manager import Checkpoints, Closed, Restored, TurnInfo, Waiting
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
     from ..adapters.base import ChatAdapter
@@ -107,9 +108,16 @@ class ChatCheckpoints:
         self.chat = chat
         self.manager = manager
         self.asker = asker
-        self._pending: asyncio.Future[Record] | None = None
+        self._pending: asyncio.Future[Any] | None = None
         self._after: asyncio.TimerHandle | None = None  # a deferred after-round capture
         self._failure = ""
+        # Turns are captured lazily: a turn waits until a tool round writes or the user asks
+        # for the turns. The list Lua was given, when known (a new chat has no turns), lets a
+        # turn that wrote nothing be listed without the worker.
+        self._waiting: list[Waiting] = []
+        fresh = not any(m.role == "user" for m in chat.messages)
+        self._listed: list[dict[str, Any]] | None = [] if fresh else None
+        self._listed_id = chat.id
 
     @property
     def root(self) -> Path:
@@ -126,12 +134,28 @@ class ChatCheckpoints:
     # ----- captures from the turn loop -------------------------------------------------
 
     def _queue(self, kind: Kind, by: By, **fields: Any) -> asyncio.Future[Record]:
+        self._keep_waiting()
         future = self.manager.run(self.manager.record, self.chat.id, self.root, kind, by, **fields)
         future.add_done_callback(self._recorded)
         self._pending = future
         return future
 
-    def _recorded(self, future: asyncio.Future[Record]) -> None:
+    def _keep_waiting(self) -> None:
+        """Record the turns still waiting (one capture), before any other work on the journal."""
+        if not self._waiting:
+            return
+        waiting, self._waiting = self._waiting, []
+        future = self.manager.run(self.manager.record_turns, waiting)
+        future.add_done_callback(self._recorded)
+        self._pending = future
+
+    def close(self) -> None:
+        """The chat is closing (or the host exiting): its waiting turns are recorded."""
+        if self._waiting:
+            waiting, self._waiting = self._waiting, []
+            self.manager.keep(waiting)
+
+    def _recorded(self, future: asyncio.Future[Any]) -> None:
         if future.cancelled():
             return
         exc = future.exception()
@@ -144,16 +168,27 @@ class ChatCheckpoints:
                 self.chat.view.notify(f"checkpoint failed: {exc}", "warn")
             return
         self._failure = ""
-        record = future.result()
-        self.chat.fire("Checkpoint", turn=record.turn, kind=record.kind, time=record.time)
+        result = future.result()
+        for record in result if isinstance(result, list) else [result]:
+            self.chat.fire("Checkpoint", turn=record.turn, kind=record.kind, time=record.time)
 
     def turn_started(self, text: str, message_id: int) -> None:
-        """Before a user turn is sent: capture (on the worker; the request does not wait)."""
+        """Before a user turn is sent: noted, captured before its first writing tool round
+        (or when the turns are asked for); a chat whose turns are not known yet captures now."""
         if not self.capturing:
             return
         self._flush()
-        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        self._queue("turn", "user", text=first[:80], message_id=message_id)
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")[:80]
+        if self.chat.id != self._listed_id:  # cleared into a new chat: a new journal
+            self._keep_waiting()
+            self._listed, self._listed_id = [], self.chat.id
+        if self._listed is None:
+            self._queue("turn", "user", text=first, message_id=message_id)
+            return
+        number = len(self._listed) + len(self._waiting) + 1
+        self._waiting.append(
+            Waiting(self.chat.id, str(self.root), number, time.time(), first, message_id)
+        )
 
     async def before_tools(self) -> None:
         """Before a tool round runs: its capture is on disk first."""
@@ -184,6 +219,9 @@ class ChatCheckpoints:
         if not self.capturing:
             return ""
         self._flush()
+        if self._waiting:  # nothing was captured this turn: no tool round wrote
+            self._show_listed()
+            return ""
         try:
             if self._pending is not None:
                 await asyncio.shield(self._pending)
@@ -193,6 +231,7 @@ class ChatCheckpoints:
             return ""
         except Exception as exc:  # a failed capture was reported when it failed
             log.warning("no summary of the turn's changes: %s", exc)
+            self._listed = None  # not known: the next turn is captured (and numbered) at once
             return ""
         prune = self.manager.run(self.manager.prune)  # past the size limit: oldest chats go
         prune.add_done_callback(_logged)
@@ -209,20 +248,33 @@ class ChatCheckpoints:
 
     async def push(self) -> None:
         """Give Lua the turn list (`checkpoints()` reads it without asking the host)."""
+        self._keep_waiting()
         self._show(await self.manager.run(self._turns))
 
     def _show(self, turns: list[TurnInfo]) -> None:
-        listing = [asdict(t) for t in turns]
+        self._listed, self._listed_id = [asdict(t) for t in turns], self.chat.id
+        self._show_listed()
+
+    def _show_listed(self) -> None:
+        """The turns Lua was given, and those waiting (no file changed since them)."""
+        waiting = [
+            asdict(TurnInfo(t.number, t.time, t.text, []))
+            for t in self._waiting
+            if t.chat_id == self.chat.id
+        ]
+        listing = [*(self._listed or []), *waiting]
         self.chat.view.render([SetVar(name="codecompanion_checkpoints", value=listing)])
 
     # ----- review and rewind -----------------------------------------------------------
 
     async def turns(self) -> list[TurnInfo]:
         """The live turns, oldest first."""
+        self._keep_waiting()
         return await self.manager.run(self._turns)
 
     async def changes(self, since_turn: int | None) -> list[FileChange]:
         """What the chat changed since a turn (its first when None), compared with now."""
+        self._keep_waiting()
         return await self.manager.run(self.manager.changes, self.chat.id, self.root, since_turn)
 
     async def rewind(self, turn: int, code: bool = True, conversation: bool = True) -> bool:
@@ -230,6 +282,7 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before rewinding", "warn")
             return False
+        self._keep_waiting()
         try:
             planned = await self.manager.run(self.manager.plan, self.chat.id, self.root, turn)
         except (OSError, ValueError) as exc:
@@ -266,6 +319,7 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before undoing", "warn")
             return False
+        self._keep_waiting()
         try:
             planned = await self.manager.run(self.manager.plan_undo, self.chat.id, self.root)
         except (OSError, ValueError) as exc:
@@ -291,6 +345,7 @@ class ChatCheckpoints:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before reverting", "warn")
             return False
+        self._keep_waiting()
         try:
             planned = await self.manager.run(
                 self.manager.plan_revert, self.chat.id, self.root, since_turn, path, hunk

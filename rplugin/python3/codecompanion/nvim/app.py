@@ -385,6 +385,8 @@ class App:
         if chat is not None:
             chat.stop()
             chat.save_now()
+            if chat.checkpoints is not None:
+                chat.checkpoints.close()
             self.bridge.spawn(chat.adapter.aclose())
 
     def do_chat_opened(self, args: dict[str, Any]) -> None:
@@ -640,6 +642,8 @@ class App:
         for chat in self.chats.values():
             chat.stop()
             chat.save_now()
+            if chat.checkpoints is not None:
+                chat.checkpoints.close()  # turns not captured yet are recorded before it ends
         if drain is not None:
             drain()
         if self.workspace is not None:
