@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import pytest
 from tests.support.adapters import AdapterFactory, collect
+from tests.support.copilot import copilot, sign_in, token_turn
 
 from codecompanion.adapters.copilot import read_oauth_token
-from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.errors import AuthenticationError
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
-
-
-def sign_in(directory: Path, name: str = "apps.json", token: str = "ghu_oauth") -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    key = "github.com:Iv1.abc" if name == "apps.json" else "github.com"
-    (directory / name).write_text(json.dumps({key: {"user": "me", "oauth_token": token}}))
-    return directory
-
-
-def token_turn(server: LoopbackServer, token: str, expires_in: float) -> Turn:
-    return Turn.json(
-        {
-            "token": token,
-            "expires_at": int(time.time() + expires_in),
-            "refresh_in": 1500,
-            "endpoints": {"api": server.url + "/api"},
-        }
-    )
 
 
 def test_oauth_token_from_apps_or_hosts(tmp_path: Path) -> None:
@@ -40,18 +20,6 @@ def test_oauth_token_from_apps_or_hosts(tmp_path: Path) -> None:
     (tmp_path / "bad" / "apps.json").write_text("{not json")
     assert read_oauth_token(tmp_path / "bad") is None
     assert read_oauth_token(tmp_path / "none") is None
-
-
-def copilot(make_adapter: AdapterFactory, server: LoopbackServer, config_dir: Path) -> HTTPAdapter:
-    return make_adapter(
-        "copilot",
-        url=None,
-        api_key=None,
-        extra={
-            "config_dir": str(config_dir),
-            "token_url": server.url + "/copilot_internal/v2/token",
-        },
-    )
 
 
 async def test_exchange_then_chat_with_the_api_token(

@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from tests.adapters.test_copilot import copilot, sign_in, token_turn
 from tests.support.adapters import AdapterFactory, collect
+from tests.support.copilot import copilot, sign_in, token_turn
 
 from codecompanion.adapters import ADAPTERS, create_adapter
 from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelta

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.conftest import config_file, start_nvim
+from tests.support.nvim_fixtures import config_file, start_nvim
 
 __all__ = ["config_file", "fast_config", "start_nvim"]
 

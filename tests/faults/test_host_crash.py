@@ -3,8 +3,6 @@ action, the chat restored from disk and valid, and no tool process left behind."
 
 from __future__ import annotations
 
-import os
-import signal
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,23 +10,12 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.support.faults import messages_area, saved_chat, turn_done
+from tests.support.faults import host_pid, kill_host, messages_area, saved_chat, turn_done
 from tests.support.nvim import Editor, wait_for
 from tests.support.proctable import kill_groups, wait_until_gone, with_marker
 from tests.support.shapes import check_openai, check_saved_messages
 
 StartNvim = Callable[..., Editor]
-
-
-def host_pid(ed: Editor) -> int:
-    return int(ed.lua("return vim.fn.jobpid(require('codecompanion.host').channel())"))
-
-
-def kill_host(ed: Editor) -> int:
-    pid = host_pid(ed)
-    os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: ed.lua("return require('codecompanion.host').channel()") is None)
-    return pid
 
 
 @pytest.fixture

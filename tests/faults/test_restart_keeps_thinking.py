@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn
-from tests.faults.test_host_crash import kill_host
-from tests.support.faults import saved_chat, turn_done
+from tests.support.faults import kill_host, saved_chat, turn_done
 from tests.support.nvim import Editor, wait_for
 from tests.support.proctable import kill_groups, wait_until_gone, with_marker
 from tests.support.shapes import check_anthropic, check_gemini

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.nvim.conftest import config_file, start_nvim
+from tests.support.nvim_fixtures import config_file, start_nvim
 
 __all__ = ["config_file", "start_nvim"]
 

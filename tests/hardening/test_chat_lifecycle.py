@@ -9,7 +9,7 @@ from typing import Any
 
 from codecompanion.adapters.base import Event, Finish, TextDelta
 from codecompanion.messages import Message, ToolCall
-from tests.hardening.test_invariant_requests import (
+from tests.support.batches import (
     BUILDERS,
     PROVIDERS,
     BatchAdapter,

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from codecompanion.messages import Message, MessageStore, ToolCall
-from tests.hardening.test_invariant_requests import (
+from tests.support.batches import (
     BUILDERS,
     PROVIDERS,
     BatchAdapter,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
-from tests.hardening.test_secrets import everything_shown, everything_written
 from tests.support.nvim import Editor, wait_for
+from tests.support.secrets import everything_shown, everything_written
 
 StartNvim = Callable[..., Editor]
 

@@ -3,7 +3,6 @@ saved chats, error messages or :checkhealth, including when the provider refuses
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -12,27 +11,9 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from tests.support.nvim import Editor, wait_for
+from tests.support.secrets import everything_shown, everything_written
 
 StartNvim = Callable[..., Editor]
-
-
-def everything_written(ed: Editor) -> dict[str, str]:
-    """Every file the editor and its host wrote (log, saved chats, state), by path."""
-    texts: dict[str, str] = {}
-    for folder in ("data", "state", "cache"):
-        for base, _dirs, files in os.walk(ed.tmp / folder):
-            for name in files:
-                path = Path(base, name)
-                texts[str(path)] = path.read_bytes().decode("utf-8", errors="replace")
-    return texts
-
-
-def everything_shown(ed: Editor) -> str:
-    """Every buffer's lines and the message area."""
-    shown = [str(ed.nvim.exec_lua("return vim.fn.execute('messages')"))]
-    for buffer in ed.nvim.api.list_bufs():
-        shown += ed.nvim.api.buf_get_lines(buffer, 0, -1, False)
-    return "\n".join(shown)
 
 
 @pytest.mark.parametrize("kind", ["literal", "env", "cmd"])

@@ -18,8 +18,8 @@ from codecompanion.loopback.server import LoopbackServer, openai_text, openai_to
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.child_env import EnvPolicy
 from codecompanion.workspace import tool_env_opts
-from tests.hardening.test_secrets import everything_shown, everything_written
 from tests.support.nvim import Editor, wait_for
+from tests.support.secrets import everything_shown, everything_written
 from tests.support.shell_system import run_command_system
 
 StartNvim = Callable[..., Editor]
@@ -122,8 +122,7 @@ def test_keys_never_reach_the_chat_the_log_or_the_request(
 async def test_a_command_tool_gets_the_same_cleaned_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.support.tools import call, make
-    from tests.tools.test_commands import command_tool
+    from tests.support.tools import call, command_tool, make
 
     secrets = values()
     for name, value in {**secrets, "NVIM": "/tmp/sock"}.items():

@@ -18,9 +18,8 @@ from codecompanion.adapters.keys import KeyResolver
 from codecompanion.mcp import McpError, McpManager
 from codecompanion.mcp.tools import make_tool
 from tests.support.http_serve import serve
+from tests.support.mcp_servers import FETCH_CMD, TIME_CMD, TOKEN, HttpServer, start_http_server
 from tests.support.procs import children
-
-from .conftest import FETCH_CMD, TIME_CMD, TOKEN, HttpServer, start_http_server
 
 
 def manager(

@@ -14,9 +14,8 @@ from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
 from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.mcp_servers import TIME_CMD, TOKEN, HttpServer
 from tests.support.tools import call
-
-from .conftest import TIME_CMD, TOKEN, HttpServer
 
 
 def system_for(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.test_guide_nvim import ECHO
+from tests.support.e2e import ECHO
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.support.faults import chats_folder, codecompanion_lines, messages_area
+from tests.support.faults import (
+    chats_folder,
+    codecompanion_lines,
+    logged,
+    messages_area,
+    saved_chat_file,
+)
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
@@ -42,27 +48,6 @@ DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
 def _with(data: bytes, **fields: object) -> bytes:
     """The saved chat with some fields replaced."""
     return json.dumps({**json.loads(data), **fields}).encode()
-
-
-def logged(ed: Editor, *words: str) -> list[str]:
-    """The plugin's lines holding every one of `words`: in the message area, or in the log
-    (where a notice cut to one line of the message area is whole)."""
-    log = ed.tmp / "state" / "nvim" / "codecompanion.log"
-    text = log.read_text(errors="replace") if log.exists() else ""
-    lines = codecompanion_lines(ed) + text.splitlines()
-    return [line for line in lines if all(word in line for word in words)]
-
-
-def saved_chat_file(ed: Editor) -> Path:
-    bufnr = ed.open_chat()
-    ed.send("remember 42")
-    ed.wait_event("CodeCompanionChatDone")
-    files = wait_for(lambda: sorted(chats_folder(ed).glob("*.json")))
-    assert len(files) == 1
-    ed.nvim.command(f"bwipeout! {bufnr}")
-    # A round trip: the host has handled the close (and its last save) before the file is hurt.
-    ed.lua("return { require('codecompanion.host').request('sync') }")
-    return files[0]
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))

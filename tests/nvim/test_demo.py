@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.demo import example_arguments
-from tests.nvim.test_tools_e2e import CALCULATOR
+from tests.support.e2e import CALCULATOR
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

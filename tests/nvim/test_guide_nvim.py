@@ -8,25 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from tests.support.e2e import ECHO
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
-
-ECHO = """
-def echo(self, args, opts):
-    return {"status": "success", "data": "echo says " + args["text"]}
-
-tools = {
-    "NAME": {
-        "description": "Echo text",
-        "cmds": [echo],
-        "schema": {"type": "function", "function": {"name": "NAME", "parameters": {
-            "type": "object", "properties": {"text": {"type": "string"}},
-            "required": ["text"]}}},
-        "opts": {"requires_approval": True},
-    },
-}
-"""
 
 
 def test_approval_events_fire_once_each_and_saved_calls_have_their_index(

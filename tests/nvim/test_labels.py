@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.nvim.test_tools_e2e import run_command_turn
+from tests.support.e2e import run_command_turn
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

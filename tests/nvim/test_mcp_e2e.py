@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.mcp.conftest import TOKEN, HttpServer, free_port, start_http_server
+from tests.support.mcp_servers import TOKEN, HttpServer, free_port, start_http_server
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.test_damaged_chat import logged, saved_chat_file
-from tests.support.faults import chats_folder, codecompanion_lines
+from tests.support.faults import chats_folder, codecompanion_lines, logged, saved_chat_file
 from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 StartNvim = Callable[..., Editor]

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
-from tests.nvim.test_screen_review import write_config
 from tests.support.nvim import wait_for
-from tests.support.tui import HAVE_TMUX, Tui
+from tests.support.tui import HAVE_TMUX, Tui, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
 

@@ -9,31 +9,9 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.support.nvim import wait_for
-from tests.support.tui import HAVE_TMUX, Tui
+from tests.support.tui import HAVE_TMUX, Tui, layout, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
-
-
-def write_config(tmp_path: Path, server: LoopbackServer, extra: str = "") -> Path:
-    path = tmp_path / "codecompanion.py"
-    path.write_text(
-        "adapter = 'openai'\n"
-        f"adapters = {{'openai': {{'url': '{server.url}/v1', 'api_key': 'k', 'model': 'm'}}}}\n"
-        + extra
-    )
-    return path
-
-
-def layout(screen: Tui) -> list[object]:
-    """Windows of the tab (buffer names) and which one has the cursor."""
-    return list(
-        screen.lua(
-            "local r = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do "
-            "local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) "
-            "table.insert(r, vim.fn.fnamemodify(name, ':t') "
-            ".. (w == vim.api.nvim_get_current_win() and '*' or '')) end return r"
-        )
-    )
 
 
 def test_diff_is_on_screen_while_the_stock_select_asks(

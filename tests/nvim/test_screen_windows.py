@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.test_screen_review import layout, write_config
 from tests.support.nvim import wait_for
-from tests.support.tui import HAVE_TMUX, Tui
+from tests.support.tui import HAVE_TMUX, Tui, layout, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.nvim.test_tools_e2e import CALCULATOR
+from tests.support.e2e import CALCULATOR, prompt_mode
 from tests.support.nvim import Editor
 
 StartNvim = Callable[..., Editor]
@@ -23,16 +23,6 @@ XML_CALL = (
     "```xml\n<tool>\n  <name>calculator</name>\n  <parameters>\n    <num1>100</num1>\n"
     "    <num2>50</num2>\n    <operation>multiply</operation>\n  </parameters>\n</tool>\n```"
 )
-
-
-def prompt_mode(config_file: Callable[[str], Path], extra: str) -> Path:
-    """The loopback config with the openai adapter switched to prompt mode."""
-    path = config_file(extra)
-    text = path.read_text().replace(
-        "'model': 'gpt-test'}", "'model': 'gpt-test', 'tool_calls': 'prompt'}"
-    )
-    path.write_text(text)
-    return path
 
 
 def test_recovered_call_runs_and_shows_as_a_tool_line(

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.conftest import start_nvim  # noqa: F401  (the real-Neovim fixture)
+from tests.support.nvim_fixtures import start_nvim  # noqa: F401  (the real-Neovim fixture)
 
 DEFAULT_URL = "http://127.0.0.1:8093/v1"
 

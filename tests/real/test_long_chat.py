@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.nvim import Editor, wait_for
-
-from .test_real_model import TURN_TIMEOUT, config
+from tests.support.real_model import TURN_TIMEOUT, config
 
 StartNvim = Callable[..., Editor]
 pytestmark = [pytest.mark.nvim, pytest.mark.timeout(4 * 3600)]

@@ -15,30 +15,12 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.test_tools_e2e import CALCULATOR
+from tests.support.e2e import CALCULATOR
 from tests.support.nvim import Editor
+from tests.support.real_model import TURN_TIMEOUT, config
 
 StartNvim = Callable[..., Editor]
-TURN_TIMEOUT = 1500.0  # seconds: a CPU-only model takes a minute or more per request
 pytestmark = [pytest.mark.nvim, pytest.mark.timeout(1800)]
-
-
-def config(url: str, tool_calls: str = "auto", recover: bool = True, extra: str = "") -> str:
-    """The user's config file: the real model as openai_compatible, temperature 0."""
-    adapter = {
-        "url": url,
-        "model": "local",
-        "parameters": {"temperature": 0},
-        "read_timeout": TURN_TIMEOUT,
-        "tool_calls": tool_calls,
-        "recover_text_calls": recover,
-    }
-    return (
-        "adapter = 'openai_compatible'\n"
-        f"adapters = {{'openai_compatible': {adapter!r}}}\n"
-        "opts = {'tool_system': {'max_auto_rounds': 4}, 'tools': {"
-        "'run_command': {'allow': ['echo *']}, 'code_runner': {'container': False}}}\n" + extra
-    )
 
 
 def chat_turn(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,35 @@ def turn_done(ed: Editor, count: int = 1, timeout: float = 10.0) -> None:
     """Wait for the `count`th ChatDone and the fresh `## Me` prompt."""
     ed.wait_event("CodeCompanionChatDone", count, timeout)
     wait_for(lambda: "## Me" in ed.lines()[-3:], 5)
+
+
+def host_pid(ed: Editor) -> int:
+    return int(ed.lua("return vim.fn.jobpid(require('codecompanion.host').channel())"))
+
+
+def kill_host(ed: Editor) -> int:
+    pid = host_pid(ed)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: ed.lua("return require('codecompanion.host').channel()") is None)
+    return pid
+
+
+def logged(ed: Editor, *words: str) -> list[str]:
+    """The plugin's lines holding every one of `words`: in the message area, or in the log
+    (where a notice cut to one line of the message area is whole)."""
+    log = ed.tmp / "state" / "nvim" / "codecompanion.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    lines = codecompanion_lines(ed) + text.splitlines()
+    return [line for line in lines if all(word in line for word in words)]
+
+
+def saved_chat_file(ed: Editor) -> Path:
+    bufnr = ed.open_chat()
+    ed.send("remember 42")
+    ed.wait_event("CodeCompanionChatDone")
+    files = wait_for(lambda: sorted(chats_folder(ed).glob("*.json")))
+    assert len(files) == 1
+    ed.nvim.command(f"bwipeout! {bufnr}")
+    # A round trip: the host has handled the close (and its last save) before the file is hurt.
+    ed.lua("return { require('codecompanion.host').request('sync') }")
+    return files[0]

@@ -158,3 +158,22 @@ def simple(
         },
         "opts": opts,
     }
+
+
+def command_tool(cmds: list[Any], env: Any = None, **opts: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "name": "runner",
+        "cmds": cmds,
+        "schema": {
+            "type": "function",
+            "function": {
+                "name": "runner",
+                "description": "runs commands",
+                "parameters": {"type": "object", "properties": {"lang": {"type": "string"}}},
+            },
+        },
+        "opts": opts,
+    }
+    if env is not None:
+        spec["env"] = env
+    return spec

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from codecompanion.loopback.server import LoopbackServer
 from tests.support.nvim import INIT, nvim_binary, nvim_env, wait_for
 
 HAVE_TMUX = shutil.which("tmux") is not None
@@ -103,3 +104,25 @@ class Tui:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=20)
         Path(self.socket).unlink(missing_ok=True)
         Path(self.listen).unlink(missing_ok=True)
+
+
+def write_config(tmp_path: Path, server: LoopbackServer, extra: str = "") -> Path:
+    path = tmp_path / "codecompanion.py"
+    path.write_text(
+        "adapter = 'openai'\n"
+        f"adapters = {{'openai': {{'url': '{server.url}/v1', 'api_key': 'k', 'model': 'm'}}}}\n"
+        + extra
+    )
+    return path
+
+
+def layout(screen: Tui) -> list[object]:
+    """Windows of the tab (buffer names) and which one has the cursor."""
+    return list(
+        screen.lua(
+            "local r = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do "
+            "local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) "
+            "table.insert(r, vim.fn.fnamemodify(name, ':t') "
+            ".. (w == vim.api.nvim_get_current_win() and '*' or '')) end return r"
+        )
+    )

@@ -7,26 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fakes import ScriptedApprover
-from tests.support.tools import call, make
-
-
-def command_tool(cmds: list[Any], env: Any = None, **opts: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "name": "runner",
-        "cmds": cmds,
-        "schema": {
-            "type": "function",
-            "function": {
-                "name": "runner",
-                "description": "runs commands",
-                "parameters": {"type": "object", "properties": {"lang": {"type": "string"}}},
-            },
-        },
-        "opts": opts,
-    }
-    if env is not None:
-        spec["env"] = env
-    return spec
+from tests.support.tools import call, command_tool, make
 
 
 async def test_placeholders_come_from_env_and_commands_run_in_order(tmp_path: Path) -> None:

@@ -1,0 +1,27 @@
+"""Everything a Neovim with the plugin showed or wrote, to look for a secret in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.support.nvim import Editor
+
+
+def everything_written(ed: Editor) -> dict[str, str]:
+    """Every file the editor and its host wrote (log, saved chats, state), by path."""
+    texts: dict[str, str] = {}
+    for folder in ("data", "state", "cache"):
+        for base, _dirs, files in os.walk(ed.tmp / folder):
+            for name in files:
+                path = Path(base, name)
+                texts[str(path)] = path.read_bytes().decode("utf-8", errors="replace")
+    return texts
+
+
+def everything_shown(ed: Editor) -> str:
+    """Every buffer's lines and the message area."""
+    shown = [str(ed.nvim.exec_lua("return vim.fn.execute('messages')"))]
+    for buffer in ed.nvim.api.list_bufs():
+        shown += ed.nvim.api.buf_get_lines(buffer, 0, -1, False)
+    return "\n".join(shown)
