@@ -242,15 +242,7 @@ def _growth_rows(data: dict[str, Any]) -> list[str]:
         for p in run["points"]
     ]
     for turns in sorted({p["prior_turns"] for _, p in points if p["prior_turns"]}):
-        medians = {}
-        for plugin in ("cc", "ours"):
-            values = [
-                p["submit_to_req1_recv_ms"]
-                for name, p in points
-                if name == plugin and p["prior_turns"] == turns
-            ]
-            medians[plugin] = statistics.median(values) if values else None
-        cc, ours = medians["cc"], medians["ours"]
+        cc, ours = (_submit_median(points, plugin, turns) for plugin in ("cc", "ours"))
         ratio = f"{cc / ours:.1f}×" if cc and ours else "—"
         ok = ours is not None and ours <= 20
         rows.append(
@@ -258,6 +250,16 @@ def _growth_rows(data: dict[str, Any]) -> list[str]:
             f"{_cell(ours, 'ms')} | {ratio} | ours ≤ 20 ms {'✓' if ok else '✗'} |"
         )
     return rows
+
+
+def _submit_median(points: list[tuple[str, Any]], plugin: str, turns: int) -> float | None:
+    """One plugin's median submit → first request time after `turns` prior turns."""
+    values = [
+        p["submit_to_req1_recv_ms"]
+        for name, p in points
+        if name == plugin and p["prior_turns"] == turns
+    ]
+    return statistics.median(values) if values else None
 
 
 def machine() -> str:

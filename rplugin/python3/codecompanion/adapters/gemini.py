@@ -132,32 +132,40 @@ class GeminiAdapter(HTTPAdapter):
                 response = {"id": call_id, "name": name, "response": _result(message)}
                 _push(out, "user", [{"functionResponse": response}])
             elif message.role == "user":
-                user_parts: list[dict[str, Any]] = []
-                if message.content:
-                    user_parts.append({"text": message.content})
-                user_parts += [
-                    {"inline_data": {"mime_type": image.mime, "data": image.data}}
-                    for image in message_images(message.extra)
-                ]
-                if user_parts:
+                if user_parts := _user_parts(message):
                     _push(out, "user", user_parts)
-            else:
-                parts: list[dict[str, Any]] = []
-                if message.content:
-                    parts.append({"text": message.content})
-                saved = _saved_signatures(message)
-                for index, call in enumerate(message.tool_calls):
-                    part: dict[str, Any] = {
-                        "functionCall": {"id": call.id, "name": call.name, "args": call.arguments}
-                    }
-                    signature = saved[index] if index < len(saved) else None
-                    signature = signature or self._signatures.get(call.id)
-                    if signature:
-                        part["thoughtSignature"] = signature
-                    parts.append(part)
-                if parts:
-                    _push(out, "model", parts)
+            elif parts := self._model_parts(message):
+                _push(out, "model", parts)
         return out
+
+    def _model_parts(self, message: Message) -> list[dict[str, Any]]:
+        """An answer's text and calls, each call with its thought signature when one is known."""
+        parts: list[dict[str, Any]] = []
+        if message.content:
+            parts.append({"text": message.content})
+        saved = _saved_signatures(message)
+        for index, call in enumerate(message.tool_calls):
+            part: dict[str, Any] = {
+                "functionCall": {"id": call.id, "name": call.name, "args": call.arguments}
+            }
+            signature = saved[index] if index < len(saved) else None
+            signature = signature or self._signatures.get(call.id)
+            if signature:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        return parts
+
+
+def _user_parts(message: Message) -> list[dict[str, Any]]:
+    """A user message's text and images."""
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"text": message.content})
+    parts += [
+        {"inline_data": {"mime_type": image.mime, "data": image.data}}
+        for image in message_images(message.extra)
+    ]
+    return parts
 
 
 def _saved_signatures(message: Message) -> list[str | None]:

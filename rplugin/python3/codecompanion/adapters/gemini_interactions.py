@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,6 +55,7 @@ _DELTAS = frozenset({"step.delta", "content.delta"})
 _STOPS = frozenset({"step.stop", "content.stop"})
 _CREATED = frozenset({"interaction.created", "interaction.start"})
 _COMPLETED = frozenset({"interaction.completed", "interaction.complete"})
+_STEP_EVENTS = _STARTS | _DELTAS | _STOPS
 
 
 def _texts(blocks: Any) -> str:
@@ -86,13 +87,25 @@ class InteractionsParser(ResponseParser):
         kind = str(obj.get("event_type") or event or "")
         if kind == "error" or (not kind and obj.get("error")):
             raise ProviderError(f"Gemini: {one_line(error_text(obj.get('error') or obj))}")
+        if not kind:  # no event type: the whole interaction, when it is one
+            whole = obj.get("object") == "interaction" or "steps" in obj or "outputs" in obj
+            return self._whole(obj) if whole else []
+        if kind in _STEP_EVENTS:
+            return self._on_step(kind, obj)
+        return self._on_interaction(kind, obj)
+
+    def _on_step(self, kind: str, obj: dict[str, Any]) -> list[Event]:
+        """A step's start, delta or stop."""
+        index = int(obj.get("index") or 0)
         if kind in _STARTS:
-            return self._start(int(obj.get("index") or 0), obj.get("step") or obj.get("content"))
+            return self._start(index, obj.get("step") or obj.get("content"))
         if kind in _DELTAS:
-            return self._delta(int(obj.get("index") or 0), obj.get("delta") or {})
-        if kind in _STOPS:
-            self._usage(obj.get("usage"))
-            return self._stop(int(obj.get("index") or 0))
+            return self._delta(index, obj.get("delta") or {})
+        self._usage(obj.get("usage"))
+        return self._stop(index)
+
+    def _on_interaction(self, kind: str, obj: dict[str, Any]) -> list[Event]:
+        """The interaction's own events: created, a status update, completed."""
         if kind in _CREATED:
             self._interaction(obj.get("interaction") or {})
         elif kind == "interaction.status_update":
@@ -100,10 +113,6 @@ class InteractionsParser(ResponseParser):
         elif kind in _COMPLETED:
             self._interaction(obj.get("interaction") or {})
             return self.finish()
-        elif not kind and (
-            obj.get("object") == "interaction" or "steps" in obj or "outputs" in obj
-        ):
-            return self._whole(obj)
         return []
 
     # -- streamed steps ------------------------------------------------------------------------
@@ -274,27 +283,26 @@ class GeminiInteractionsAdapter(GeminiAdapter):
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]], model: str
     ) -> RequestSpec:
         """model, input steps, system_instruction, function tools and generation_config."""
-        parameters = self.settings.parameters
         body: dict[str, Any] = {"model": model, "stream": self.settings.stream, "store": False}
-        history = [m for m in messages if m.role != "system"]
-        start = self._continuation(history) if self.stores else 0
-        if start and self._stored is not None:
-            body["previous_interaction_id"] = self._stored.interaction_id
-        body["input"] = self.format_messages(history[start:])
-        self._pending = (len(history), _digest(history)) if self.stores else None
+        body.update(self._input(messages))
         system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
         if system:
             body["system_instruction"] = system
         if tools:
             body["tools"] = [format_tool(tool) for tool in tools]
-        body.update({k: v for k, v in parameters.items() if k in TOP_LEVEL})
-        config = dict(parameters.get("generation_config") or {})
-        config.update(
-            {k: v for k, v in parameters.items() if k not in TOP_LEVEL | {"generation_config"}}
-        )
-        if config:
-            body["generation_config"] = config
+        body.update(_placed(self.settings.parameters))
         return RequestSpec("/interactions", body)
+
+    def _input(self, messages: Sequence[Message]) -> dict[str, Any]:
+        """The input steps: only the new ones when they continue the stored interaction."""
+        history = [m for m in messages if m.role != "system"]
+        start = self._continuation(history) if self.stores else 0
+        part: dict[str, Any] = {}
+        if start and self._stored is not None:
+            part["previous_interaction_id"] = self._stored.interaction_id
+        part["input"] = self.format_messages(history[start:])
+        self._pending = (len(history), _digest(history)) if self.stores else None
+        return part
 
     def _continuation(self, history: Sequence[Message]) -> int:
         """Where the new part of `history` starts when it continues the stored interaction, else 0.
@@ -366,3 +374,16 @@ def _result(message: Message, names: dict[str, str]) -> dict[str, Any]:
 def format_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """An OpenAI function schema as an Interactions function tool (a typed Gemini declaration)."""
     return {"type": "function", **gemini.format_tool(tool)}
+
+
+def _placed(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings' parameters where the API reads them: a few at the top, the rest in
+    generation_config (merged onto one given as such)."""
+    placed = {k: v for k, v in parameters.items() if k in TOP_LEVEL}
+    config = dict(parameters.get("generation_config") or {})
+    config.update(
+        {k: v for k, v in parameters.items() if k not in TOP_LEVEL | {"generation_config"}}
+    )
+    if config:
+        placed["generation_config"] = config
+    return placed

@@ -122,28 +122,26 @@ class OllamaAdapter(HTTPAdapter):
                 name = message.tool_name or names.get(message.tool_call_id or "", "")
                 out.append({"role": "tool", "content": content, "tool_name": name})
             elif message.role == "llm":
-                calls = [
-                    {"function": {"name": c.name, "arguments": c.arguments}}
-                    for c in message.tool_calls
-                ]
-                previous = out[-1] if out else None
-                if (
-                    calls
-                    and previous
-                    and previous["role"] == "assistant"
-                    and "tool_calls" not in previous
-                ):
-                    previous["tool_calls"] = calls
-                    previous["content"] += content
-                    continue
-                entry: dict[str, Any] = {"role": "assistant", "content": content}
-                if calls:
-                    entry["tool_calls"] = calls
-                out.append(entry)
+                _add_answer(out, message)
             else:
-                entry = {"role": message.role, "content": content}
+                entry: dict[str, Any] = {"role": message.role, "content": content}
                 images = [image.data for image in message_images(message.extra)]
                 if images:
                     entry["images"] = images
                 out.append(entry)
         return out
+
+
+def _add_answer(out: list[dict[str, Any]], message: Message) -> None:
+    """An answer's text and calls; calls that follow an answer's text join its message."""
+    content = message.content or ""
+    calls = [{"function": {"name": c.name, "arguments": c.arguments}} for c in message.tool_calls]
+    previous = out[-1] if out else {}
+    if calls and previous.get("role") == "assistant" and "tool_calls" not in previous:
+        previous["tool_calls"] = calls
+        previous["content"] += content
+        return
+    entry: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        entry["tool_calls"] = calls
+    out.append(entry)

@@ -23,6 +23,18 @@ class _Partial:
     pieces: list[str] = field(default_factory=list)
     whole: dict[str, Any] | None = None
 
+    def take(self, call_id: Any, function: dict[str, Any]) -> None:
+        """One fragment: the id and name when first seen, a piece (or all) of the arguments."""
+        if call_id and not self.id:
+            self.id = str(call_id)
+        if function.get("name") and not self.name:
+            self.name = str(function["name"])
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            self.pieces.append(arguments)
+        elif isinstance(arguments, dict):
+            self.whole = arguments
+
 
 class OpenAIParser(ResponseParser):
     """Chat Completions bodies: streamed chunks (deltas) or one `chat.completion` object."""
@@ -91,7 +103,14 @@ class OpenAIParser(ResponseParser):
         return out
 
     def _fragment(self, choice: int, part: dict[str, Any]) -> None:
-        index, call_id = part.get("index"), part.get("id")
+        call_id = part.get("id")
+        key = self._key(choice, part.get("index"), call_id)
+        self._last_key = key
+        self._partials.setdefault(key, _Partial()).take(call_id, part.get("function") or {})
+
+    def _key(self, choice: int, index: Any, call_id: Any) -> Any:
+        """Which call a fragment continues: by its slot (choice, index), else by id, else the
+        last one; a new key when none fits."""
         if index is None:
             key = ("id", call_id) if call_id else self._last_key
         else:
@@ -101,20 +120,7 @@ class OpenAIParser(ResponseParser):
             if key is None or (call_id and known is not None and known.id not in (None, call_id)):
                 key = ("slot", next(self._serial))
                 self._slots[(choice, int(index))] = key
-        if key is None:
-            key = ("slot", next(self._serial))
-        entry = self._partials.setdefault(key, _Partial())
-        self._last_key = key
-        if call_id and not entry.id:
-            entry.id = str(call_id)
-        function = part.get("function") or {}
-        if function.get("name") and not entry.name:
-            entry.name = str(function["name"])
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            entry.pieces.append(arguments)
-        elif isinstance(arguments, dict):
-            entry.whole = arguments
+        return key if key is not None else ("slot", next(self._serial))
 
     def flush_calls(self) -> list[Event]:
         """Every call assembled so far, in the order they started."""

@@ -15,6 +15,7 @@ from .http_errors import error_text, one_line
 REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
 )
+_CALL_PIECES = frozenset({"response.output_item.added", "response.function_call_arguments.delta"})
 
 
 class ResponsesParser(ResponseParser):
@@ -34,14 +35,8 @@ class ResponsesParser(ResponseParser):
             return text_events(obj.get("delta"))
         if kind in REASONING_DELTAS:
             return text_events(obj.get("delta"), reasoning=True)
-        if kind == "response.output_item.added":
-            item = obj.get("item") or {}
-            if item.get("type") == "function_call":
-                self._items[str(item.get("id"))] = {**item, "pieces": []}
-        elif kind == "response.function_call_arguments.delta":
-            entry = self._items.get(str(obj.get("item_id")))
-            if entry is not None:
-                entry["pieces"].append(str(obj.get("delta", "")))
+        if kind in _CALL_PIECES:
+            self._call_piece(kind, obj)
         elif kind == "response.output_item.done":
             return self._item_done(obj.get("item") or {})
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
@@ -49,6 +44,17 @@ class ResponsesParser(ResponseParser):
         elif obj.get("object") == "response":
             return self._whole(obj)
         return []
+
+    def _call_piece(self, kind: str, obj: dict[str, Any]) -> None:
+        """A function call item starts, or a piece of its arguments arrives."""
+        if kind == "response.output_item.added":
+            item = obj.get("item") or {}
+            if item.get("type") == "function_call":
+                self._items[str(item.get("id"))] = {**item, "pieces": []}
+            return
+        entry = self._items.get(str(obj.get("item_id")))
+        if entry is not None:
+            entry["pieces"].append(str(obj.get("delta", "")))
 
     def _item_done(self, item: dict[str, Any]) -> list[Event]:
         if item.get("type") != "function_call":

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..adapters.base import ChatAdapter
+from ..adapters.base import Usage as TokenCount
 from ..adapters.http_errors import is_context_overflow
 from ..budget.keeper import ContextKeeper
 from ..context.images import ImageError
@@ -407,9 +408,12 @@ class Chat:
             self.add(message)
         if not answer.cancelled and not answer.error:
             self.context.answered(answer.usage, message)
-        if answer.usage and answer.usage.total_tokens:
-            # The header shows the whole turn: automatic tool rounds add up.
-            self._turn_tokens += answer.usage.total_tokens
+        self._count_tokens(answer.usage)
+
+    def _count_tokens(self, usage: TokenCount | None) -> None:
+        """Add an answer's tokens to the turn's, shown in its header (tool rounds add up)."""
+        if usage and usage.total_tokens:
+            self._turn_tokens += usage.total_tokens
             self.view.render([Usage(text=f"({self._turn_tokens} tokens)")])
 
     def _answer_pending(self, status: Status) -> None:

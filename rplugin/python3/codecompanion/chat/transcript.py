@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..context.sources import replay_ops
@@ -105,38 +105,52 @@ def replay(messages: Iterable[Message], adapter: str, model: str | None) -> list
     in_answer = False
     for message in history:
         if message.role == "user" and message.visible:
-            typed = message.extra.get("typed")
-            text = typed if isinstance(typed, str) else message.content or ""
-            ops += [header("user", USER_HEADER), append(text)]
-            ops += replay_ops(message.extra.get("context"))
+            ops += _user_ops(message)
             in_answer = False
-            continue
-        if message.role == "system" and (message.tag or "").startswith("compaction:"):
+        elif message.role == "system" and (message.tag or "").startswith("compaction:"):
             summarised = message.extra.get("summarised", "earlier")
             ops.append(block(f"_[context: compacted {summarised} earlier messages here]_"))
-            continue
-        hidden_text = not message.visible and not message.tool_calls  # calls are stored hidden
-        if message.role not in ("llm", "tool") or hidden_text:
-            continue
-        if not in_answer:
-            ops.append(header("llm", llm_header(adapter, model)))
-            in_answer = True
-        if message.role == "tool" and message.tool_call_id:
-            shown = tool_output(
-                message.tool_call_id, message.content or "", message.extra.get("for_user")
-            )
-            ops += [shown] if shown else []
-        elif message.tool_calls:
-            ops += [
-                Tool(call_id=c.id, title=tool_title(ran.get(c.id, c)), status=status.get(c.id))
-                for c in message.tool_calls
-            ]
-        elif message.content:
-            # An answer with call blocks shows its text without them, as it did live.
-            shown = message.extra.get("shown", message.content)
-            ops += [block(shown)] if shown.strip() else []
-        changes = message.extra.get("changes")
-        if isinstance(changes, str) and changes:  # what the turn's tools changed
-            ops.append(block(f"_{changes}_"))
+        elif _shown_in_answer(message):
+            if not in_answer:
+                ops.append(header("llm", llm_header(adapter, model)))
+                in_answer = True
+            ops += _answer_ops(message, status, ran)
     ops.append(Ready(text=USER_HEADER))
+    return ops
+
+
+def _user_ops(message: Message) -> list[RenderOp]:
+    """A user's turn: its heading, the text as typed, then its context lines."""
+    typed = message.extra.get("typed")
+    text = typed if isinstance(typed, str) else message.content or ""
+    return [header("user", USER_HEADER), append(text), *replay_ops(message.extra.get("context"))]
+
+
+def _shown_in_answer(message: Message) -> bool:
+    """Whether a message is part of an answer on screen (calls are stored hidden, yet shown)."""
+    return message.role in ("llm", "tool") and (message.visible or bool(message.tool_calls))
+
+
+def _answer_ops(
+    message: Message, status: Mapping[str | None, str], ran: Mapping[str, ToolCall]
+) -> list[RenderOp]:
+    """One message of an answer: a tool's output, its tool lines, or its text; then its changes."""
+    ops: list[RenderOp] = []
+    if message.role == "tool" and message.tool_call_id:
+        shown = tool_output(
+            message.tool_call_id, message.content or "", message.extra.get("for_user")
+        )
+        ops += [shown] if shown else []
+    elif message.tool_calls:
+        ops += [
+            Tool(call_id=c.id, title=tool_title(ran.get(c.id, c)), status=status.get(c.id))
+            for c in message.tool_calls
+        ]
+    elif message.content:
+        # An answer with call blocks shows its text without them, as it did live.
+        text = message.extra.get("shown", message.content)
+        ops += [block(text)] if text.strip() else []
+    changes = message.extra.get("changes")
+    if isinstance(changes, str) and changes:  # what the turn's tools changed
+        ops.append(block(f"_{changes}_"))
     return ops

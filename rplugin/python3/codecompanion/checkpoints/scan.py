@@ -20,6 +20,17 @@ Pair = tuple[str, "Entry | str"]  # a folder's item: a file's entry, or a sub-fo
 _KEPT = frozenset((stat.S_IFREG, stat.S_IFLNK))
 
 
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    """A folder's items in name order (none when it cannot be read)."""
+    try:
+        with os.scandir(folder) as listing:
+            items = list(listing)
+    except OSError:
+        return []
+    items.sort(key=_name)
+    return items
+
+
 def _name(item: os.DirEntry[str]) -> str:
     return item.name
 
@@ -95,15 +106,9 @@ class _Scan:
     def folder(self, rel: str) -> str:
         """Capture one folder (and those below it); its tree id."""
         pairs: list[Pair] = []
-        try:
-            with os.scandir(self.root / rel if rel else self.root) as listing:
-                items = list(listing)
-        except OSError:
-            items = []
-        items.sort(key=_name)
         prefix = f"{rel}/" if rel else ""
         old_files, new_files, exclude = self.old.files, self.new.files, self.limits.exclude
-        for item in items:
+        for item in _listing(self.root / rel if rel else self.root):
             name = item.name
             if name in exclude:
                 continue
@@ -119,11 +124,8 @@ class _Scan:
             # The hot path of a capture: a file whose stat is unchanged is what it was.
             if (
                 old is not None
-                and old[3] == st.st_mtime_ns
-                and old[2] == st.st_size
-                and old[4] == st.st_ctime_ns
-                and old[5] == st.st_ino
-                and old[1] == st.st_mode & 0o7777
+                and old[1:6]
+                == (st.st_mode & 0o7777, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
                 and self.result.files < self.limits.max_files
                 and stat.S_IFMT(st.st_mode) in _KEPT
             ):
@@ -134,6 +136,10 @@ class _Scan:
             if entry is not None:
                 new_files[path] = entry
                 pairs.append((name, entry))
+        return self._tree(rel, pairs)
+
+    def _tree(self, rel: str, pairs: list[Pair]) -> str:
+        """The folder's tree id: the last capture's when its items are the same, else stored."""
         cached = self.old.dirs.get(rel)
         if cached is not None and cached[0] == pairs:
             oid = cached[1]

@@ -282,6 +282,16 @@ class ObjectStore:
     def sweep(self, keep: set[str]) -> int:
         """Delete every object not in `keep`; the bytes freed. A pack holding some is
         written anew with only those."""
+        freed = self._sweep_loose(keep) + self._sweep_packs(keep)
+        for orphan in self.packs.glob("*.pack") if self.packs.is_dir() else []:
+            if not (self.packs / f"{orphan.stem}.idx").exists():  # a write killed midway
+                freed += _size(orphan)
+                orphan.unlink(missing_ok=True)
+        self._trees.clear()
+        return freed
+
+    def _sweep_loose(self, keep: set[str]) -> int:
+        """Delete the loose objects not in `keep`; the bytes freed."""
         freed = 0
         for oid, size in list(self.stored()):
             if oid not in keep:
@@ -290,6 +300,12 @@ class ObjectStore:
                     freed += size
                 except OSError as exc:
                     log.debug("cannot remove checkpoint object %s: %s", oid, exc)
+        return freed
+
+    def _sweep_packs(self, keep: set[str]) -> int:
+        """Write each pack that holds an object not in `keep` anew with only the kept ones;
+        the bytes freed."""
+        freed = 0
         by_pack: dict[str, list[str]] = {}
         for oid, (name, _offset, _length) in self._pack_index().items():
             by_pack.setdefault(name, []).append(oid)
@@ -305,11 +321,6 @@ class ObjectStore:
             for oid in oids:
                 if self._packed is not None and self._packed.get(oid, ("",))[0] == name:
                     del self._packed[oid]
-        for orphan in self.packs.glob("*.pack") if self.packs.is_dir() else []:
-            if not (self.packs / f"{orphan.stem}.idx").exists():  # a write killed midway
-                freed += _size(orphan)
-                orphan.unlink(missing_ok=True)
-        self._trees.clear()
         return freed
 
 

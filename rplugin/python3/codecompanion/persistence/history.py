@@ -228,12 +228,7 @@ class ChatStore:
                 continue  # gone meanwhile, or a name that is not a chat id
             if data is None:
                 continue
-            if not any(
-                isinstance(m, dict)
-                and m.get("role") == "user"
-                and (m.get("opts") or {}).get("visible", True)
-                for m in data.get("messages") or []
-            ):
+            if not _has_user_message(data):
                 continue  # an empty chat (never used, or just cleared) is nothing to restore
             info = SavedChatInfo(
                 id=path.stem,
@@ -245,6 +240,16 @@ class ChatStore:
         # Newest last message first (a file's mtime also changes when Neovim quits).
         infos.sort(key=lambda item: (item[1].updated, item[0]), reverse=True)
         return [info for _, info in infos], damaged
+
+
+def _has_user_message(data: dict[str, Any]) -> bool:
+    """Whether a saved chat has a message the user sent (and sees)."""
+    return any(
+        isinstance(m, dict)
+        and m.get("role") == "user"
+        and (m.get("opts") or {}).get("visible", True)
+        for m in data.get("messages") or []
+    )
 
 
 def _first_line(data: dict[str, Any]) -> str:

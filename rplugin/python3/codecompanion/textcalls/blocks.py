@@ -103,6 +103,15 @@ def _json_call(item: Any, catalog: Catalog) -> TextCall | None:
     name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
     if name is None or not catalog.offers(name):
         return None
+    arguments = _json_arguments(item)
+    if arguments is None:
+        return None
+    return TextCall(name, arguments, "json", json.dumps(item, ensure_ascii=False))
+
+
+def _json_arguments(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A call object's arguments (an object, or a JSON string of one); None when the object is
+    not shaped like a call."""
     key = next((k for k in _ARGUMENT_KEYS if k in item), None)
     arguments: Any = {} if key is None else item[key]
     if isinstance(arguments, str):  # arguments as a JSON string, as in the wire format
@@ -112,9 +121,7 @@ def _json_call(item: Any, catalog: Catalog) -> TextCall | None:
             return None
     if key is None and set(item) - {"name", "type", "id"}:
         return None  # extra keys but no arguments: not the shape of a call
-    if not isinstance(arguments, dict):
-        return None
-    return TextCall(name, arguments, "json", json.dumps(item, ensure_ascii=False))
+    return arguments if isinstance(arguments, dict) else None
 
 
 # XML

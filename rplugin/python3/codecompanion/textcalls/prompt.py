@@ -157,24 +157,30 @@ def prompt_history(messages: Sequence[Message], tools: Sequence[ToolText]) -> li
     if system:
         out.append(Message(role="system", content="\n\n".join(system)))
     for message in messages:
-        if message.role == "system":
-            continue
-        if message.role == "tool":
-            call = calls.get(message.tool_call_id or "") or ToolCall(
-                message.tool_call_id or "", message.tool_name or "tool"
-            )
-            tool = by_name.get(call.name)
-            text = result_text(call, message.content or "", message.is_error, tool)
-            _add(out, "user", text)
-        elif message.role == "llm" and message.tool_calls:
-            if message.extra.get(TEXT_CALLS) != PROMPT:  # the answer's text lacks these calls
-                blocks = (
-                    f"```xml\n{xml_call(c.name, c.arguments)}\n```" for c in message.tool_calls
-                )
-                _add(out, "llm", "\n\n".join(blocks))
-        elif message.content:
-            _add(out, message.role, message.content)
+        text = _as_text(message, calls, by_name)
+        if text:
+            _add(out, "user" if message.role == "tool" else message.role, text)
     return out
+
+
+def _as_text(
+    message: Message, calls: Mapping[str, ToolCall], by_name: Mapping[str, ToolText]
+) -> str | None:
+    """What one message of the history says in prompt mode (None: nothing)."""
+    if message.role == "system":
+        return None  # joined into the one system message
+    if message.role == "tool":
+        call_id = message.tool_call_id or ""
+        call = calls.get(call_id) or ToolCall(call_id, message.tool_name or "tool")
+        return result_text(call, message.content or "", message.is_error, by_name.get(call.name))
+    if message.role == "llm" and message.tool_calls:
+        if message.extra.get(TEXT_CALLS) == PROMPT:
+            return None
+        # The answer's text lacks these calls: they are written out as the model would have.
+        return "\n\n".join(
+            f"```xml\n{xml_call(c.name, c.arguments)}\n```" for c in message.tool_calls
+        )
+    return message.content
 
 
 def _add(out: list[Message], role: str, text: str) -> None:

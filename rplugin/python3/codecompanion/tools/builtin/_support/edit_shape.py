@@ -131,20 +131,34 @@ def _choose(fit: _Fit, new_lines: list[str], old_lines: list[str], found: list[s
     newText's first line against the first matched line, then whose indentation step newText
     uses. Still undecided means oldText's: the model usually writes in its own style.
     """
-    ways = list(_WAYS)
     copied = [(i, j) for i, j in _pairs(old_lines, new_lines) if i < len(found)]
     first = next((j for j, line in enumerate(new_lines) if line.strip()), None)
+    ways = list(_WAYS)
     for group in (copied, [(0, first)] if first is not None else []):
-        scores = {w: sum(fit.lands(w, new_lines[j], found[i]) for i, j in group) for w in ways}
-        if group:
-            ways = [w for w in ways if scores[w] == max(scores.values())]
+        ways = _landing_best(fit, ways, group, new_lines, found)
     if len({tuple(fit.apply(w, new_lines)) for w in ways}) > 1:
-        own = fit.new_step
-        if own is not None and own == fit.file_step != fit.model_step:
-            ways = [w for w in ways if w != "re-indented"] or ways
-        elif own is not None and own == fit.model_step != fit.file_step and "re-indented" in ways:
-            ways = ["re-indented"]
+        ways = _by_step(fit, ways)
     return ways[0]
+
+
+def _landing_best(
+    fit: _Fit, ways: list[str], group: list[tuple[int, int]], new_lines: list[str], found: list[str]
+) -> list[str]:
+    """The ways under which most of `group`'s (oldText line, newText line) pairs land right."""
+    if not group:
+        return ways
+    scores = {w: sum(fit.lands(w, new_lines[j], found[i]) for i, j in group) for w in ways}
+    return [w for w in ways if scores[w] == max(scores.values())]
+
+
+def _by_step(fit: _Fit, ways: list[str]) -> list[str]:
+    """Between ways that still differ: newText's own indentation step tells whose style it is."""
+    own = fit.new_step
+    if own is not None and own == fit.file_step != fit.model_step:
+        return [w for w in ways if w != "re-indented"] or ways
+    if own is not None and own == fit.model_step != fit.file_step and "re-indented" in ways:
+        return ["re-indented"]
+    return ways
 
 
 def _keep_file_lines(
