@@ -3,27 +3,16 @@ action, the chat restored from disk and valid, and no tool process left behind."
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.support.faults import host_pid, kill_host, messages_area, saved_chat, turn_done
 from tests.support.nvim import Editor, wait_for
-from tests.support.proctable import kill_groups, wait_until_gone, with_marker
+from tests.support.proctable import wait_until_gone, with_marker
 from tests.support.shapes import check_openai, check_saved_messages
 
 StartNvim = Callable[..., Editor]
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    """A unique word for this test's processes; whatever still carries it is killed after."""
-    word = f"ccmark{uuid.uuid4().hex[:12]}"
-    yield word
-    kill_groups({p.pgid for p in with_marker(word)})
 
 
 def test_host_killed_mid_stream_restarts_and_the_chat_continues(

@@ -4,8 +4,7 @@ signatures are restored from the saved chat and sent back with the calls they le
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +13,10 @@ import pytest
 from codecompanion.loopback.server import LoopbackServer, Turn
 from tests.support.faults import kill_host, saved_chat, turn_done
 from tests.support.nvim import Editor, wait_for
-from tests.support.proctable import kill_groups, wait_until_gone, with_marker
+from tests.support.proctable import wait_until_gone, with_marker
 from tests.support.shapes import check_anthropic, check_gemini
 
 StartNvim = Callable[..., Editor]
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    word = f"ccmark{uuid.uuid4().hex[:12]}"
-    yield word
-    kill_groups({p.pgid for p in with_marker(word)})
 
 
 def anthropic_event(kind: str, **fields: Any) -> str:

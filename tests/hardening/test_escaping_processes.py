@@ -8,11 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
@@ -48,18 +45,6 @@ def escapees(marker: str) -> str:
             f"until {waits}; do sleep 0.05; done",
         ]
     )
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    word = f"ccesc{uuid.uuid4().hex[:12]}"
-    yield word
-    for proc in with_marker(word):  # a failing test leaves nothing behind
-        with contextlib.suppress(OSError):
-            import os
-            import signal
-
-            os.kill(proc.pid, signal.SIGKILL)
 
 
 def escaped(marker: str) -> list[Proc]:

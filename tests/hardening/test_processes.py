@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,10 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import RecordingChat
 from tests.support.nvim import Editor, wait_for
-from tests.support.proctable import kill_groups, members, wait_until_gone, with_marker
+from tests.support.proctable import members, wait_until_gone, with_marker
 from tests.support.shell_system import run_command_system
 
 StartNvim = Callable[..., Editor]
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    """A unique word in this test's command lines; anything still carrying it is killed after."""
-    word = f"ccmark{uuid.uuid4().hex[:12]}"
-    yield word
-    kill_groups({p.pgid for p in with_marker(word)})
 
 
 def family(marker: str, ignore_term: bool = False) -> str:
