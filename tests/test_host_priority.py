@@ -1,4 +1,4 @@
-"""The host's CPU priority follows its editor's autogroup nice (`nvim/priority`).
+"""The host's CPU priority follows its editor's autogroup nice (`priority`).
 
 A real Neovim in a session at nice 3 is in tests/nvim/test_host.py; these use a stand-in for
 /proc, with what a real kernel may not show: no autogroup at all, another nice than the host's.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codecompanion.nvim.priority import autogroup_nice, follow_editor
+from codecompanion.priority import autogroup_nice, follow_editor
 
 
 def _proc(root: Path, **groups: str) -> Path:

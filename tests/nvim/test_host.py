@@ -14,8 +14,9 @@ import pynvim
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
-from codecompanion.nvim.priority import autogroup_nice
+from codecompanion.priority import autogroup_nice
 from tests.support.nvim import INIT, Editor, nvim_binary, nvim_env, wait_for
+from tests.support.sessions import at_nice
 
 StartNvim = Callable[..., Editor]
 
@@ -154,33 +155,14 @@ def test_reachable_ollama_is_the_default_without_keys(
     assert provider_server.requests[-1].path == "/api/chat"
 
 
-# Neovim runs in a session of its own whose autogroup is at nice 3, as a shell that lowered
-# its editor's priority (`echo 3 > /proc/self/autogroup`) would start it.
-_SESSION = """
-import errno, os, sys, time
-os.setsid()
-for _ in range(100):  # an unprivileged change is refused for 100 ms after anyone's
-    try:
-        with open("/proc/self/autogroup", "w") as f:
-            f.write("3")
-        break
-    except OSError as exc:
-        if exc.errno != errno.EAGAIN:
-            raise
-        time.sleep(0.05)
-os.execv(sys.argv[1], sys.argv[1:])
-"""
-
-
 def test_host_takes_the_editors_cpu_priority(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not Path("/proc/self/autogroup").exists():
-        pytest.skip("no autogroup scheduling on this kernel")
+    # Neovim in a session at nice 3, as a shell that lowered its editor's priority starts it.
+    argv = at_nice(3, [nvim_binary(), "--embed", "--headless", "-u", str(INIT), "-i", "NONE", "-n"])
     for key, value in nvim_env(tmp_path, {}).items():
         monkeypatch.setenv(key, value)
-    argv = [nvim_binary(), "--embed", "--headless", "-u", str(INIT), "-i", "NONE", "-n"]
-    nvim = pynvim.attach("child", argv=[sys.executable, "-c", _SESSION, *argv])
+    nvim = pynvim.attach("child", argv=argv)
     try:
         ed = Editor(nvim, tmp_path)
         editor = int(ed.lua("return vim.fn.getpid()"))

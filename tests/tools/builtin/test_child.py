@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.tools.runtime.process import run_process
+from tests.support.sessions import at_nice
 
 
 async def test_no_thread_is_started_per_command(
@@ -85,3 +87,23 @@ async def test_no_descriptor_is_left_open(tmp_path: Path) -> None:
     for cmd in ("echo a", "exit 1", "sleep 5"):
         await run_process(["sh", "-c", cmd], cwd=tmp_path, timeout=0.3, stdin_data=b"x")
     assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_command_gets_the_hosts_cpu_priority_in_its_own_session(tmp_path: Path) -> None:
+    # The host in a session at nice 4; its command starts a session of its own (a group of its
+    # own for the scheduler), which must not fall back to nice 0.
+    script = (
+        "import asyncio, os, sys\n"
+        "from codecompanion.tools.runtime.process import run_process\n"
+        "argv = ['sh', '-c', 'ps -o sid= -p $$; cat /proc/self/autogroup']\n"
+        "result = asyncio.run(run_process(argv, cwd='.', timeout=10))\n"
+        "print(os.getsid(0), result.stdout)\n"
+    )
+    done = subprocess.run(
+        at_nice(4, [sys.executable, "-c", script]),
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    host_sid, command_sid, group = done.stdout.split(maxsplit=2)
+    assert host_sid != command_sid
+    assert group.rstrip().endswith("nice 4"), group

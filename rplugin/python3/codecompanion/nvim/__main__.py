@@ -67,7 +67,7 @@ def main() -> int:
 
 def _follow_editor(loop: asyncio.AbstractEventLoop, tries: int = 10) -> None:
     """Take the editor's CPU priority (see `priority`); tried again while the kernel is busy."""
-    from . import priority
+    from .. import priority
 
     if priority.follow_editor(os.getppid()) == "busy" and tries > 1:
         loop.call_later(0.15, _follow_editor, loop, tries - 1)

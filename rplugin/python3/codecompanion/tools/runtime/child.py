@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ...priority import share
+
 _CHUNK = 262144  # bytes per read: a full pipe in one go
 
 
@@ -64,7 +66,7 @@ def spawn(
     child itself there, never this process. `fds` stay open in the child (the native
     sandbox launcher's ruleset, pipes and cgroup).
     """
-    return subprocess.Popen(
+    popen = subprocess.Popen(
         args,
         cwd=str(cwd),
         env=env,
@@ -75,6 +77,9 @@ def spawn(
         preexec_fn=confine,  # noqa: PLW1509 - only prepared system calls run there
         pass_fds=fds,
     )
+    # A session of its own is a scheduling group of its own: it gets the host's priority.
+    share("self", popen.pid)
+    return popen
 
 
 class Child:
