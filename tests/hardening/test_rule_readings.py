@@ -47,6 +47,7 @@ READ_ONLY_LINES = [
     "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec=./mk",
     "tar -xf a.tar",
     "tar xf a.tar",
+    "tar tfI a.tar ./mk",
     "sort -o out data",
     "sort data -o out",
     "sort --outp=out data",
@@ -205,6 +206,60 @@ def test_a_deny_rule_catches_what_a_read_only_option_runs() -> None:
              "git grep -Orm x", "sort --compress-program=rm data"]  # fmt: skip
     allowed = {"deny": ["rm *"], "allow": ["*"]}
     assert [line for line in lines if rule_verdict(allowed, line, shell=True) != "deny"] == []
+
+
+# Options of rg, tar and git's reading subcommands that their tables do not list: asked about
+# under allow rules for the programs (whatever a newer version or a misspelling makes of them).
+UNKNOWN_OPTION_LINES = [
+    "rg --bogus alpha",
+    "rg -Y alpha",
+    "rg --pre-command=./mk alpha",
+    "rg --hyperlink-format=x alpha",
+    "tar -tf a.tar --bogus",
+    "tar -tf a.tar -Q",
+    "tar -tf a.tar --to-cmd=./mk",
+    "tar tQf a.tar",
+    "git grep --bogus alpha",
+    "git grep -Y alpha",
+    "git diff --bogus HEAD~1",
+    "git diff -Y HEAD~1",
+    "git show --bogus HEAD",
+    "git log --bogus -1",
+    "git log --pager=./mk -1",
+    "git whatchanged --bogus -1",
+]
+# Their known reading options stay covered.
+KNOWN_OPTION_LINES = [
+    "rg -n alpha",
+    "rg --hidden -g 'da*' -e alpha --max-count 2 .",
+    "rg -uu --no-ignore-vcs -C2 -i alpha",
+    "tar -tvf a.tar",
+    "tar --list --file=a.tar --wildcards 'p*'",
+    "tar -t -f a.tar --strip-components=1 -v",
+    "git grep -n -e alpha --cached",
+    "git diff --cached --stat",
+    "git diff -U5 --word-diff HEAD~1",
+    "git show --name-only --format=%H HEAD",
+    "git log --author=t --since=1.week -5 --format=%s",
+    "git log -p -S alpha --follow -- data",
+]
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+async def test_unknown_options_of_rg_tar_and_git_are_asked_about(
+    tmp_path: Path, shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    root = make_project(tmp_path)
+    monkeypatch.setenv("PATH", f"{sh_folder(tmp_path, shell)}{os.pathsep}{os.environ['PATH']}")
+    opts = {"allow": ["rg *", "tar *", "git *"]}
+    approver, chat, calls = await run_lines(root, UNKNOWN_OPTION_LINES, opts)
+    assert [r.arguments["cmd"] for r in approver.requests] == UNKNOWN_OPTION_LINES
+    assert [c.arguments["cmd"] for c in calls if "rejected" not in _outcome(chat, c)] == []
+    approver, chat, calls = await run_lines(root, KNOWN_OPTION_LINES, opts)
+    assert approver.requests == []
+    assert [c.arguments["cmd"] for c in calls if chat.result(c.id).is_error] == []
 
 
 # --- bash evaluates array subscripts in "literal" names --------------------------------------

@@ -130,15 +130,31 @@ def scan(program: str, args: Sequence[Word], spec: Spec) -> Scan:
             takes = _long(name, spec, program, out)
             if equals:
                 out.values.append((name, value))
-            elif takes and index < len(args):
-                out.values.append((name, args[index].text))
-                index += 1
-            else:
+            elif not takes:
                 out.flags.append(name)
-        elif _short(text, spec, program, out) and index < len(args):
-            out.values.append((text[-1], args[index].text))
+            if equals or not takes:
+                continue
+        elif _short(text, spec, program, out):
+            name = text[-1]
+        else:
+            continue
+        if index < len(args):
+            out.values.append((name, args[index].text))
+            _shadow(args[index].text, spec, program, out)
             index += 1
     return out
+
+
+def _shadow(value: str, spec: Spec, program: str, out: Scan) -> None:
+    """A value that looks like an option also counts as one for what it runs or writes: the
+    table may think an option takes a value where the program reads none."""
+    if value.startswith("-") and len(value) > 1:
+        seen = Scan()
+        if value.startswith("--"):
+            _long(value[2:].partition("=")[0], spec, program, seen)
+        else:
+            _short(value, spec, program, seen)
+        out.effects += [effect for effect in seen.effects if effect.kind != "unknown"]
 
 
 # --- the programs -------------------------------------------------------------------------
@@ -164,11 +180,76 @@ _SED = _spec(
     "line-length expression file",
     writes="i in-place", optional="i",
 )  # fmt: skip
-_RG = _spec("", "", "", "pre hostname-bin", runs="pre hostname-bin", complete=False)
-_GIT_GREP = _spec("", "", "", "", runs="O open-files-in-pager", complete=False, optional="O")
-_GIT_OUTPUT = _spec(
-    "o", "", "", "output output-directory", writes="output output-directory", complete=False
-)
+# ripgrep 13's options (`rg --help`, hidden negations included); `--pre` runs a program per file.
+_RG = _spec(
+    ".0HILNPSUVabcFhilnopqsuvwxz", "ABCEMTefgjmrt",
+    "auto-hybrid-regex binary block-buffered byte-offset case-sensitive column count "
+    "count-matches crlf debug files files-with-matches files-without-match fixed-strings follow "
+    "glob-case-insensitive help heading hidden ignore ignore-case ignore-dot ignore-exclude "
+    "ignore-file-case-insensitive ignore-files ignore-global ignore-messages ignore-parent "
+    "ignore-vcs include-zero invert-match json line-buffered line-number line-regexp "
+    "max-columns-preview messages mmap multiline multiline-dotall no-auto-hybrid-regex "
+    "no-binary no-block-buffered no-column no-config no-context-separator no-crlf no-encoding "
+    "no-filename no-fixed-strings no-follow no-glob-case-insensitive no-heading no-hidden "
+    "no-ignore no-ignore-dot no-ignore-exclude no-ignore-file-case-insensitive no-ignore-files "
+    "no-ignore-global no-ignore-messages no-ignore-parent no-ignore-vcs no-json "
+    "no-line-buffered no-line-number no-max-columns-preview no-messages no-mmap no-multiline "
+    "no-multiline-dotall no-one-file-system no-pcre2 no-pcre2-unicode no-pre no-require-git "
+    "no-search-zip no-stats no-text no-trim no-unicode null null-data one-file-system "
+    "only-matching passthru pcre2 pcre2-unicode pcre2-version pretty print0 quiet require-git "
+    "search-zip smart-case stats text trace trim type-list unicode unrestricted version vimgrep "
+    "with-filename word-regexp",
+    "after-context before-context color colors context context-separator dfa-size-limit "
+    "encoding engine field-context-separator field-match-separator file glob iglob ignore-file "
+    "max-columns max-count max-depth max-filesize path-separator pre-glob regex-size-limit "
+    "regexp replace sort sortr threads type type-add type-clear type-not",
+    runs="pre hostname-bin",
+)  # fmt: skip
+# git grep's, and git log's, show's and diff's options (their man pages, git 2.39).
+_GIT_GREP = _spec(
+    "0123456789EFGHILPWachilnopqrvwz", "ABCefm",
+    "all-match and basic-regexp break cached color column count exclude-standard "
+    "extended-regexp files-with-matches files-without-match fixed-strings full-name "
+    "function-context heading ignore-case invert-match line-number name-only no-color "
+    "no-exclude-standard no-index no-recursive no-textconv not null only-matching "
+    "open-files-in-pager or perl-regexp quiet recurse-submodules recursive show-function text "
+    "textconv untracked word-regexp",
+    "after-context before-context context max-count max-depth threads",
+    runs="O open-files-in-pager", optional="O",
+)  # fmt: skip
+_GIT_LOG = _spec(
+    "0123456789DEFPRWabcgimpstuwz", "GILOSUln",
+    "cached staged merge-base no-index "
+    "abbrev abbrev-commit all all-match alternate-refs ancestry-path author-date-order "
+    "basic-regexp binary bisect boundary branches break-rewrites cc check cherry cherry-mark "
+    "cherry-pick children clear-decorations color color-moved color-words combined-all-paths "
+    "compact-summary cumulative date-order decorate dense diff-filter dirstat dirstat-by-file "
+    "do-walk exclude-first-parent-only exclude-hidden exit-code expand-tabs ext-diff "
+    "extended-regexp find-copies find-copies-harder find-renames first-parent fixed-strings "
+    "follow full-diff full-history full-index function-context graph histogram ignore-all-space "
+    "ignore-blank-lines ignore-cr-at-eol ignore-missing ignore-space-at-eol ignore-space-change "
+    "ignore-submodules indent-heuristic invert-grep irreversible-delete ita-invisible-in-index "
+    "left-only left-right log-size mailmap merge merges minimal name-only name-status "
+    "no-abbrev-commit no-color no-color-moved no-color-moved-ws no-decorate no-diff-merges "
+    "no-expand-tabs no-ext-diff no-indent-heuristic no-mailmap no-max-parents no-merges "
+    "no-min-parents no-notes no-patch no-prefix no-relative no-rename-empty no-renames "
+    "no-standard-notes no-textconv no-use-mailmap no-walk not notes numstat oneline parents "
+    "patch patch-with-raw patch-with-stat patience perl-regexp pickaxe-all pickaxe-regex pretty "
+    "quiet raw reflog regexp-ignore-case relative relative-date remerge-diff remotes "
+    "remove-empty rename-empty reverse right-only shortstat show-linear-break show-notes "
+    "show-pulls show-signature simplify-by-decoration simplify-merges single-worktree source "
+    "sparse standard-notes stat stdin submodule summary tags text textconv topo-order "
+    "use-mailmap walk-reflogs word-diff",
+    "after anchored author before color-moved-ws committer date decorate-refs "
+    "decorate-refs-exclude diff-algorithm diff-merges dst-prefix encoding exclude find-object "
+    "format glob grep grep-reflog ignore-matching-lines inter-hunk-context line-prefix "
+    "max-count max-parents min-parents output output-indicator-context output-indicator-new "
+    "output-indicator-old rotate-to since since-as-filter skip skip-to src-prefix unified until "
+    "word-diff-regex ws-error-highlight",
+    writes="output", optional="BCMX",
+)  # fmt: skip
+_GIT_OTHER = _spec("o", "", "", "output output-directory", writes="output output-directory",
+                   complete=False)  # fmt: skip
 # git's own options before the subcommand: these name configuration or programs to run.
 _GIT_STEERING = ("-c", "--config-env", "--exec-path")
 # ...and those taking a value (the next word unless attached), then those taking none.
@@ -365,71 +446,87 @@ def _find(args: Sequence[Word]) -> list[Effect]:
     return out.effects
 
 
-_TAR_READ_MODES = frozenset("t d".split())
-_TAR_LONG_READ = ("list", "diff", "compare", "test-label")
-_TAR_LONG_WRITE = ("extract", "get", "create", "append", "update", "catenate", "concatenate",
-                   "delete", "index-file", "listed-incremental", "volno-file")  # fmt: skip
-_TAR_LONG_RUNS = ("use-compress-program", "checkpoint-action", "to-command", "info-script",
-                  "new-volume-script", "rsh-command", "rmt-command")  # fmt: skip
-_TAR_VALUES = "bCfFgHIKLNTVX"
+# GNU tar 1.34's options (`tar --help`): modes other than listing and comparing write, and
+# these run programs: a compressor, a command per member or checkpoint, volume scripts, rsh.
+_TAR = _spec(
+    "?ABGJMOPRSUWZacdhijklmnoprstuvwxz", "CFHIKLNTVXbfg",
+    "absolute-names acls anchored append auto-compress block-number bzip2 catenate "
+    "check-device check-links clamp-mtime compare compress concatenate confirmation create "
+    "delay-directory-restore delete dereference diff exclude-backups exclude-caches "
+    "exclude-caches-all exclude-caches-under exclude-vcs exclude-vcs-ignores extract "
+    "force-local full-time get gunzip gzip hard-dereference help ignore-case "
+    "ignore-command-error ignore-failed-read ignore-zeros incremental interactive "
+    "keep-directory-symlink keep-newer-files keep-old-files list lzip lzma lzop multi-volume "
+    "no-acls no-anchored no-auto-compress no-check-device no-delay-directory-restore "
+    "no-ignore-case no-ignore-command-error no-null no-overwrite-dir no-recursion "
+    "no-same-owner no-same-permissions no-seek no-selinux no-unquote no-verbatim-files-from "
+    "no-wildcards no-wildcards-match-slash no-xattrs null numeric-owner old-archive overwrite "
+    "overwrite-dir portability posix preserve-order preserve-permissions read-full-records "
+    "recursion recursive-unlink remove-files restrict same-order same-owner same-permissions "
+    "seek selinux show-defaults show-omitted-dirs show-snapshot-field-ranges show-stored-names "
+    "show-transformed-names skip-old-files sparse test-label to-stdout touch uncompress "
+    "ungzip unlink-first unquote update usage utc verbatim-files-from verbose verify version "
+    "wildcards wildcards-match-slash xattrs xz zstd occurrence one-top-level atime-preserve "
+    "backup checkpoint totals",
+    "add-file after-date blocking-factor checkpoint-action directory exclude exclude-from "
+    "exclude-ignore exclude-ignore-recursive exclude-tag exclude-tag-all exclude-tag-under file "
+    "files-from format group group-map hole-detection index-file info-script label level "
+    "listed-incremental mode mtime new-volume-script newer newer-mtime no-quote-chars "
+    "owner owner-map pax-option quote-chars quoting-style record-size rmt-command rsh-command "
+    "sort sparse-version starting-file strip-components suffix tape-length to-command "
+    "transform use-compress-program volno-file warning xattrs-exclude xattrs-include xform",
+    runs="I F use-compress-program checkpoint-action to-command info-script new-volume-script "
+    "rsh-command rmt-command",
+    writes="x c r u A g extract get create append update catenate concatenate delete "
+    "index-file listed-incremental volno-file backup remove-files",
+)  # fmt: skip
 
 
 def _tar(args: Sequence[Word]) -> list[Effect]:
-    """tar: its mode (only listing and comparing read), and options that run programs."""
-    out = Scan()
-    words = list(args)
-    if words and words[0].known and not words[0].text.startswith("-"):
-        words[0] = Word("-" + words[0].text, True)  # `tar tf x`: the old bundled form
-    archives: list[str] = []
-    local = False
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if not word.known or word.glob:
-            out.add("unknown", "an argument of `tar` the shell computes")
-            continue
-        text = word.text
-        if text.startswith("--"):
-            name, equals, value = text[2:].partition("=")
-            local = local or "force-local".startswith(name) and len(name) > 2
-            if any(known.startswith(name) for known in _TAR_LONG_RUNS):
-                out.add("runs", f"`tar --{name}` runs other programs")
-            elif any(known.startswith(name) for known in _TAR_LONG_WRITE):
-                out.add("writes", f"`tar --{name}` writes files")
-            elif "file".startswith(name) and len(name) > 1:
-                archives.append(value if equals else _next(words, index))
-                index += 0 if equals else 1
-        elif text.startswith("-") and len(text) > 1:
-            index = _tar_cluster(text, words, index, out, archives)
+    """tar: its mode (only listing and comparing read), options that run programs, and an
+    archive on another host (`-f host:file` runs a remote shell)."""
+    found = scan("tar", _tar_words(args), _TAR)
+    archives = [value for option, value in found.values if option == "f" or _is(option, "file")]
+    local = any(_is(name, "force-local") for name in found.flags)
     if not local and any(":" in name for name in archives):
-        out.add("runs", "`tar -f host:file` runs a remote shell")
-    return out.effects
+        found.add("runs", "`tar -f host:file` runs a remote shell")
+    return found.effects
 
 
-def _next(words: Sequence[Word], index: int) -> str:
-    return words[index].text if index < len(words) else ""
+def _is(name: str, option: str) -> bool:
+    """Whether `--name` is `--option` or an abbreviation of it as long as GNU getopt takes."""
+    return len(name) > 2 and option.startswith(name)
 
 
-def _tar_cluster(text: str, words: list[Word], index: int, out: Scan, archives: list[str]) -> int:
-    for position, letter in enumerate(text[1:], start=1):
-        if letter == "I" or letter == "F":
-            out.add("runs", f"`tar -{letter}` runs other programs")
-        elif letter in "xcruA":
-            out.add("writes", f"`tar -{letter}` writes files")
-        elif letter == "g":
-            out.add("writes", "`tar -g` writes a snapshot file")
-        if letter in _TAR_VALUES:
-            value = text[position + 1 :]
-            if letter == "f":
-                archives.append(value or _next(words, index))
-            return index if value else index + 1
-    return index
+def _tar_words(args: Sequence[Word]) -> list[Word]:
+    """The arguments in getopt's form: the old bundled first word (`tar tfI x.tar prog`) gives
+    each letter its own option, and each letter taking a value the next word in turn."""
+    if not args or not args[0].known or args[0].text.startswith("-"):
+        return list(args)
+    words, rest = [], list(args[1:])
+    for letter in args[0].text:
+        words.append(Word("-" + letter, True))
+        if letter in _TAR.values and rest:
+            words.append(rest.pop(0))
+    return words + rest
 
 
 def _git(args: Sequence[Word]) -> list[Effect]:
     """git: options pointing it at other configuration, then the subcommand's own options."""
     out = Scan()
+    index = _git_options(args, out)
+    if index >= len(args):
+        return out.effects
+    subcommand, rest = args[index].text, args[index + 1 :]
+    if subcommand in _GIT_SPECS:
+        out.effects += scan(f"git {subcommand}", rest, _GIT_SPECS[subcommand]).effects
+        if subcommand == "format-patch" and not any(w.text == "--stdout" for w in rest):
+            out.add("writes", "`git format-patch` writes patch files")
+    return out.effects
+
+
+def _git_options(args: Sequence[Word], out: Scan) -> int:
+    """Read git's own options (before the subcommand) into `out`; the subcommand's index."""
     index = 0
     while index < len(args) and args[index].text.startswith("-"):
         word = args[index]
@@ -445,17 +542,13 @@ def _git(args: Sequence[Word]) -> list[Effect]:
         elif name not in _GIT_FLAGS:
             out.add("unknown", f"`git {name}` is an option the rules do not know")
         index += 1
-    if index >= len(args):
-        return out.effects
-    subcommand, rest = args[index].text, args[index + 1 :]
-    if subcommand == "grep":
-        out.effects += scan("git grep", rest, _GIT_GREP).effects
-    elif subcommand in ("diff", "show", "log", "whatchanged", "format-patch", "range-diff"):
-        out.effects += scan(f"git {subcommand}", rest, _GIT_OUTPUT).effects
-        if subcommand == "format-patch" and not any(w.text == "--stdout" for w in rest):
-            out.add("writes", "`git format-patch` writes patch files")
-    return out.effects
+    return index
 
+
+_GIT_SPECS = {
+    "grep": _GIT_GREP, "diff": _GIT_LOG, "show": _GIT_LOG, "log": _GIT_LOG,
+    "whatchanged": _GIT_LOG, "format-patch": _GIT_OTHER, "range-diff": _GIT_OTHER,
+}  # fmt: skip
 
 PROGRAMS: dict[str, Callable[[Sequence[Word]], list[Effect]]] = {
     "sed": _sed,
