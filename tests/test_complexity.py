@@ -16,14 +16,7 @@ LIMIT = 15
 FOLDERS = (ROOT / "rplugin" / "python3" / "codecompanion", ROOT / "bench")
 
 # file (from the package or bench/) :: function → its complexity when the check came.
-OVER = {
-    "tools/runtime/shell_parse.py::_Reader.read_word": 20,
-    "tools/runtime/shell_rules.py::_shell": 26,
-    "tools/runtime/shell_rules.py::_unwrap": 19,
-    "tools/runtime/shell_rules.py::_evaluates_subscripts": 19,
-    "mcp/config.py::parse_server": 19,
-    "mcp/schema.py::_keyword": 17,
-}
+OVER = {}
 
 
 def complexities(source: str) -> dict[str, int]:

@@ -93,31 +93,35 @@ def parse_server(name: str, value: Any) -> ServerConfig:
     if ("cmd" in value) == ("url" in value):
         raise ValueError(f"server {name}: set either cmd (stdio) or url (streamable HTTP)")
     try:
-        url = value.get("url")
-        if url is not None and not (isinstance(url, str) and re.match(r"https?://", url)):
-            raise ValueError("url must be an http(s):// URL")
-        timeout = value.get("timeout")
-        if timeout is not None and not (
-            isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
-        ):
-            raise ValueError("timeout must be a positive number of seconds")
-        approval = value.get("requires_approval", True)
-        if not isinstance(approval, bool):
-            raise ValueError("requires_approval must be true or false")
-        return ServerConfig(
-            name=name,
-            cmd=_command(value["cmd"]) if "cmd" in value else (),
-            url=url,
-            env=_strings(value.get("env", {}), "env"),
-            headers=_strings(value.get("headers", {}), "headers"),
-            cwd=str(value["cwd"]) if value.get("cwd") is not None else None,
-            requires_approval=approval,
-            tools=_tools(value.get("tools", {})),
-            timeout=float(timeout) if timeout is not None else None,
-            description=str(value.get("description") or ""),
-        )
+        return _server(name, value)
     except ValueError as exc:
         raise ValueError(f"server {name}: {exc}") from None
+
+
+def _server(name: str, value: Mapping[str, Any]) -> ServerConfig:
+    url = value.get("url")
+    if url is not None and not (isinstance(url, str) and re.match(r"https?://", url)):
+        raise ValueError("url must be an http(s):// URL")
+    timeout = value.get("timeout")
+    if timeout is not None and not (
+        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
+    ):
+        raise ValueError("timeout must be a positive number of seconds")
+    approval = value.get("requires_approval", True)
+    if not isinstance(approval, bool):
+        raise ValueError("requires_approval must be true or false")
+    return ServerConfig(
+        name=name,
+        cmd=_command(value["cmd"]) if "cmd" in value else (),
+        url=url,
+        env=_strings(value.get("env", {}), "env"),
+        headers=_strings(value.get("headers", {}), "headers"),
+        cwd=str(value["cwd"]) if value.get("cwd") is not None else None,
+        requires_approval=approval,
+        tools=_tools(value.get("tools", {})),
+        timeout=float(timeout) if timeout is not None else None,
+        description=str(value.get("description") or ""),
+    )
 
 
 def check_mcp(value: Any) -> tuple[dict[str, Any] | None, list[str]]:

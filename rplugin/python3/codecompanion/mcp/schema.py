@@ -71,10 +71,13 @@ def _keyword(key: str, value: Any, defs: Mapping[str, Any], depth: int) -> dict[
         return {key: value} if value in _FORMATS else {}
     if key == "const":
         return {"enum": [value]}
-    if key in _RENAME and not isinstance(value, bool):  # draft 4's boolean form is dropped
-        return {_RENAME[key]: _clean(value, defs, depth + 1)}
-    if key in _RENAME:
-        return {}
+    if key in _RENAME:  # draft 4's boolean form is dropped
+        return {} if isinstance(value, bool) else {_RENAME[key]: _clean(value, defs, depth + 1)}
+    return _shaped(key, value, defs, depth)
+
+
+def _shaped(key: str, value: Any, defs: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    """`type` lists and `properties` rewritten, any other keyword's value cleaned."""
     if key == "type" and isinstance(value, list):
         kinds = [kind for kind in value if kind != "null"]
         return {key: kinds[0] if kinds else "string"}

@@ -184,41 +184,55 @@ class _Reader:
             if char in _META:
                 break
             before = len(parts)
-            if char == "\\":
-                if self.peek(1) == "\n":
-                    self.out.doubt("a line continuation")
-                else:
-                    parts.append(self.peek(1))
-                self.i += 2
-            elif char == "'":
-                end = self.text.find("'", self.i + 1)
-                if end < 0:
-                    self.out.doubt("an unbalanced quote")
-                    end = len(self.text)
-                parts.append(self.text[self.i + 1 : end])
-                self.i = end + 1
+            if char == "\\" or char == "'":
+                self._escaped(parts) if char == "\\" else self._single_quoted(parts)
+                pattern.append(literal_pattern("".join(parts[before:])))
             elif char == '"' or (char == "$" and self.peek(1) == '"'):
-                translated = char == "$"  # bash's $"...": a translation, unknown until it runs
-                self.i += 2 if translated else 1
-                expanded = not self._doubleliteral_pattern(parts) or translated
-                known = not expanded and known
-                pattern.append(EXPANDED if expanded else literal_pattern("".join(parts[before:])))
-                continue
+                known = self._double_quoted(parts, pattern) and known
             elif char == "$" or char == "`":
-                self.ansi = None
-                known = self._expansion(parts) and known
-                literal = parts[before:] == ["$"]
-                ansi = None if self.ansi is None else literal_pattern(self.ansi)
-                pattern.append("$" if literal else ansi or EXPANDED)
-                continue
+                known = self._dollar(parts, pattern) and known
             else:
                 bare.append(char)
                 parts.append(char)
                 pattern.append(char)
                 self.i += 1
-                continue
-            pattern.append(literal_pattern("".join(parts[before:])))
         return Word("".join(parts), known, expands(bare), "".join(pattern))
+
+    def _escaped(self, parts: list[str]) -> None:
+        """A backslash and the character it quotes (a line continuation is doubted)."""
+        if self.peek(1) == "\n":
+            self.out.doubt("a line continuation")
+        else:
+            parts.append(self.peek(1))
+        self.i += 2
+
+    def _single_quoted(self, parts: list[str]) -> None:
+        end = self.text.find("'", self.i + 1)
+        if end < 0:
+            self.out.doubt("an unbalanced quote")
+            end = len(self.text)
+        parts.append(self.text[self.i + 1 : end])
+        self.i = end + 1
+
+    def _double_quoted(self, parts: list[str], pattern: list[str]) -> bool:
+        """`"..."`, or bash's `$"..."` (a translation, unknown until it runs); False if it
+        expands."""
+        before = len(parts)
+        translated = self.peek() == "$"
+        self.i += 2 if translated else 1
+        expanded = not self._doubleliteral_pattern(parts) or translated
+        pattern.append(EXPANDED if expanded else literal_pattern("".join(parts[before:])))
+        return not expanded
+
+    def _dollar(self, parts: list[str], pattern: list[str]) -> bool:
+        """A `$...` or backtick expansion; False unless it was a literal `$`."""
+        before = len(parts)
+        self.ansi = None
+        known = self._expansion(parts)
+        literal = parts[before:] == ["$"]
+        ansi = None if self.ansi is None else literal_pattern(self.ansi)
+        pattern.append("$" if literal else ansi or EXPANDED)
+        return known
 
     def _doubleliteral_pattern(self, parts: list[str]) -> bool:
         """Read up to the closing `"`; False if something inside expands."""

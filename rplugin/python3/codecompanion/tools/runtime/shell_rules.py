@@ -271,9 +271,16 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
         return
     program = os.path.basename(first.text) or first.text
     out.append(Command(program, first.text, tuple(words[1:])))
+    if not _runs_more(program, words, parsed, out):
+        _look_inside(program, words, parsed, out, depth)
+
+
+def _look_inside(
+    program: str, words: list[Word], parsed: Parsed, out: list[Command], depth: int
+) -> None:
+    """Read what `program` runs in turn: a shell's script, eval's text, find's -exec, the
+    command of a wrapper, the assignments of `declare`; programs the rules cannot see into."""
     rest = words[1:]
-    if _runs_more(program, words, parsed, out):
-        return
     if program in _OPAQUE or _LOADER.fullmatch(program):
         _unknown(words, parsed, out, f"`{program}` runs commands the rules cannot see")
     elif program in _SHELLS:
@@ -330,15 +337,18 @@ def _evaluates_subscripts(program: str, rest: list[Word]) -> bool:
         return True
     if program in _DECLARE and any(t.startswith(("-", "+")) and "i" in t for t in texts):
         return True
+    return any("[" in word.text or not word.known for word in _named(program, rest))
+
+
+def _named(program: str, rest: list[Word]) -> list[Word]:
+    """The words `program` takes as variable names (printf's -v value, test's -v operands)."""
     if program == "printf":
-        names = [b for a, b in pairwise(rest) if a.text == "-v"] + [
+        return [b for a, b in pairwise(rest) if a.text == "-v"] + [
             w for w in rest if w.text.startswith("-v") and len(w.text) > 2
         ]
-    elif program in ("test", "["):
-        names = rest if "-v" in texts else []
-    else:
-        names = rest
-    return any("[" in word.text or not word.known for word in names)
+    if program in ("test", "["):
+        return rest if any(w.text == "-v" for w in rest) else []
+    return rest
 
 
 _ARITHMETIC_TESTS = frozenset("-eq -ne -lt -le -gt -ge".split())
@@ -423,11 +433,26 @@ def _option(text: str, spec: Options) -> int | None:
 
 
 def _shell(program: str, rest: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
-    """`sh -c 'script'` is read inside; a shell reading its input is uncertain.
+    """`sh -c 'script'` is read inside; a shell reading its input is uncertain."""
+    options = _shell_options(rest)
+    whole = [Word(program), *rest]
+    if options is None:
+        _unknown(whole, parsed, out, f"options of `{program}` not modelled")
+        return
+    command_string, reads_input, index = options
+    if index > len(rest) or any(not w.known for w in rest[:index]):
+        _unknown(whole, parsed, out, f"options of `{program}` not modelled")
+    elif command_string and index < len(rest) and rest[index].known:
+        _nested(rest[index].text, parsed, out, depth)
+    elif command_string or reads_input or index >= len(rest):
+        _unknown(whole, parsed, out, f"`{program}` reading commands it is given")
 
-    Options are read as the shell reads them: `-x` sets and `+x` unsets, `-o`/`+o`/`-O`/`+O`
-    take the next word, and `c` anywhere in them makes the first operand the script.
-    """
+
+def _shell_options(rest: list[Word]) -> tuple[bool, bool, int] | None:
+    """(a `-c` script, reads its input, index after the options) of a shell's arguments, read
+    as the shell reads them: `-x` sets and `+x` unsets, `-o`/`+o`/`-O`/`+O` take the next
+    word, and `c` anywhere in them makes the first operand the script; None for an option
+    letter not modelled."""
     command_string, reads_input, index = False, False, 0
     while index < len(rest):
         word = rest[index]
@@ -437,27 +462,28 @@ def _shell(program: str, rest: list[Word], parsed: Parsed, out: list[Command], d
         if text in ("--", "-"):
             index += 1
             break
-        if text.startswith("--") and text[2:] in _SHELL_OPTIONS.long_flags:
-            index += 1
-            continue
-        if text.startswith("--") and text[2:] in _SHELL_OPTIONS.long_values:
-            index += 2
+        step = _shell_long(text)
+        if step:
+            index += step
             continue
         if len(text) < 2 or text[0] not in "-+" or text.startswith(("--", "++")):
             break
         letters = text[1:]
         if any(c not in _SHELL_OPTIONS.flags + "oOcsil" for c in letters):
-            _unknown([Word(program), *rest], parsed, out, f"options of `{program}` not modelled")
-            return
+            return None
         command_string = command_string or "c" in letters
         reads_input = reads_input or "s" in letters or "i" in letters
         index += 1 + sum(c in "oO" for c in letters)
-    if index > len(rest) or any(not w.known for w in rest[:index]):
-        _unknown([Word(program), *rest], parsed, out, f"options of `{program}` not modelled")
-    elif command_string and index < len(rest) and rest[index].known:
-        _nested(rest[index].text, parsed, out, depth)
-    elif command_string or reads_input or index >= len(rest):
-        _unknown([Word(program), *rest], parsed, out, f"`{program}` reading commands it is given")
+    return command_string, reads_input, index
+
+
+def _shell_long(text: str) -> int:
+    """How many words a long option of the shell takes up (0: not one it knows)."""
+    if not text.startswith("--"):
+        return 0
+    if text[2:] in _SHELL_OPTIONS.long_flags:
+        return 1
+    return 2 if text[2:] in _SHELL_OPTIONS.long_values else 0
 
 
 def _find(rest: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
