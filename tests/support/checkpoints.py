@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from codecompanion.checkpoints import Checkpoints
-from codecompanion.checkpoints.rewind import Plan
+from codecompanion.checkpoints.rewind import RestorePlan
 
 
 def state(root: Path, skip: tuple[str, ...] = (".git",)) -> dict[str, tuple[int, bytes]]:
@@ -53,7 +53,7 @@ class Driver:
         write(self.root, writes)
         self.cp.record(self.chat, self.root, "tools_done", "chat")
 
-    def rewind(self, turn: int, take_conflicts: bool) -> Plan:
+    def rewind(self, turn: int, take_conflicts: bool) -> RestorePlan:
         planned = self.cp.plan(self.chat, self.root, turn)
         assert planned is not None
         turn_record, before, plan = planned
@@ -72,7 +72,7 @@ class Driver:
         )
         return plan
 
-    def undo(self, take_conflicts: bool = True) -> Plan:
+    def undo(self, take_conflicts: bool = True) -> RestorePlan:
         planned = self.cp.plan_undo(self.chat, self.root)
         assert planned is not None
         rewound, _before, plan = planned

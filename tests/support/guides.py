@@ -11,7 +11,7 @@ from codecompanion.config import load_config
 from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
-from codecompanion.tools.runtime.system import BatchOutcome, ToolSystem
+from codecompanion.tools.runtime.system import BatchSummary, ToolSystem
 from tests.support.fakes import (
     Answer,
     RecordedResult,
@@ -65,7 +65,7 @@ class Ran:
     chat: RecordingChat
     approver: ScriptedApprover
     events: RecordingEvents
-    outcome: BatchOutcome
+    outcome: BatchSummary
 
     def result(self, call_id: str = "c1") -> RecordedResult:
         """The one result of `call_id`."""

@@ -162,7 +162,7 @@ def test_typed(text: str, kind: str, value: object) -> None:
 def test_a_block_copied_from_attached_context_or_a_result_is_a_quote() -> None:
     from codecompanion.messages import Message
     from codecompanion.textcalls.quotes import QuoteCheck, read_texts
-    from codecompanion.textcalls.stream import CallScanner, Found
+    from codecompanion.textcalls.stream import CallScanner, FoundCalls
 
     call = '{"name": "calculator", "arguments": {"num1": 1, "num2": 2, "operation": "add"}}'
     block = f"```json\n{call}\n```"
@@ -170,6 +170,8 @@ def test_a_block_copied_from_attached_context_or_a_result_is_a_quote() -> None:
     typed = Message("user", "what does it say?")
     check = QuoteCheck(read_texts([context, typed]), CATALOG)
     scanner = CallScanner(CATALOG, "prompt")
-    found = [p for p in [*scanner.feed(block + "\n"), *scanner.close()] if isinstance(p, Found)]
+    found = [
+        p for p in [*scanner.feed(block + "\n"), *scanner.close()] if isinstance(p, FoundCalls)
+    ]
     assert found and check.quoted(found[0])
     assert not QuoteCheck(read_texts([typed]), CATALOG).quoted(found[0])

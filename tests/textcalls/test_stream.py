@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from codecompanion.textcalls.stream import CallScanner, Found, Piece, Policy, Shown
+from codecompanion.textcalls.stream import CallScanner, FoundCalls, Piece, Policy, ShownText
 from tests.support.textcalls import CATALOG
 
 CALL_JSON = (
@@ -31,14 +31,14 @@ def scan(text: str, policy: Policy, sizes: int | None = None) -> tuple[str, list
         pieces += scanner.feed(text[position : position + step])
         position += step
     pieces += scanner.close()
-    shown = "".join(p.text for p in pieces if isinstance(p, Shown))
+    shown = "".join(p.text for p in pieces if isinstance(p, ShownText))
     assert shown == "".join(scanner.shown)
     assert "".join(scanner.raw) == text
     return shown, pieces
 
 
 def calls(pieces: list[Piece]) -> list[str]:
-    return [c.name for p in pieces if isinstance(p, Found) for c in p.calls]
+    return [c.name for p in pieces if isinstance(p, FoundCalls) for c in p.calls]
 
 
 @pytest.mark.parametrize("seed", [None, 1, 2, 3, 4, 5])
@@ -101,7 +101,7 @@ def test_recover_never_for_invalid_arguments_or_tools_not_offered(seed: int | No
 
 def test_prompt_mode_passes_invalid_arguments_on_for_an_error_result() -> None:
     _, pieces = scan(BAD_ARGS, "prompt")
-    found = [p for p in pieces if isinstance(p, Found)]
+    found = [p for p in pieces if isinstance(p, FoundCalls)]
     assert found[0].calls[0].arguments == {"num1": "a lot"}
 
 
@@ -151,17 +151,17 @@ def test_ordinary_code_blocks_pass_through_while_streaming(seed: int | None) -> 
 
 def test_text_is_shown_as_it_streams_not_at_the_end() -> None:
     scanner = CallScanner(CATALOG, "recover")
-    assert scanner.feed("Hello") == [Shown("Hello")]
-    assert scanner.feed(" world\n``") == [Shown(" world\n")]  # the fence start waits
-    assert scanner.feed("`python\n") == [Shown("```python\n")]
-    assert scanner.feed("x") == [Shown("x")]
+    assert scanner.feed("Hello") == [ShownText("Hello")]
+    assert scanner.feed(" world\n``") == [ShownText(" world\n")]  # the fence start waits
+    assert scanner.feed("`python\n") == [ShownText("```python\n")]
+    assert scanner.feed("x") == [ShownText("x")]
 
 
 def test_a_held_block_waits_and_text_after_it_releases_it() -> None:
     scanner = CallScanner(CATALOG, "recover")
-    assert scanner.feed("ok\n" + CALL_JSON) == [Shown("ok\n")]
+    assert scanner.feed("ok\n" + CALL_JSON) == [ShownText("ok\n")]
     assert scanner.feed("\n  ") == []
-    assert scanner.feed("so") == [Shown(CALL_JSON + "\n  so")]
+    assert scanner.feed("so") == [ShownText(CALL_JSON + "\n  so")]
     assert scanner.close() == []
 
 

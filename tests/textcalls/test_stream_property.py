@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codecompanion.textcalls.stream import CallScanner, Found, Piece, Shown
+from codecompanion.textcalls.stream import CallScanner, FoundCalls, Piece, ShownText
 from tests.support.textcalls import CATALOG
 
 PARTS = [
@@ -51,10 +51,10 @@ def test_shown_text_and_call_blocks_rebuild_the_answer(
 ) -> None:
     text = "".join(parts)
     pieces = pieces_of(text, cuts, policy)
-    rebuilt = "".join(p.text if isinstance(p, Shown) else p.raw for p in pieces)
+    rebuilt = "".join(p.text if isinstance(p, ShownText) else p.raw for p in pieces)
     assert rebuilt == text
     for piece in pieces:
-        if isinstance(piece, Found):
+        if isinstance(piece, FoundCalls):
             assert piece.calls
             if policy == "recover":
                 assert all(CATALOG.validate(c.name, c.arguments) is None for c in piece.calls)
@@ -66,5 +66,5 @@ def test_the_split_does_not_change_what_is_found(parts: list[str], policy: str) 
     text = "".join(parts)
     whole = pieces_of(text, [], policy)
     bytewise = pieces_of(text, list(range(len(text))), policy)
-    names = [[c.name for c in p.calls] for p in whole if isinstance(p, Found)]
-    assert names == [[c.name for c in p.calls] for p in bytewise if isinstance(p, Found)]
+    names = [[c.name for c in p.calls] for p in whole if isinstance(p, FoundCalls)]
+    assert names == [[c.name for c in p.calls] for p in bytewise if isinstance(p, FoundCalls)]

@@ -26,7 +26,7 @@ from .streamed_answer import Answer, stream_answer
 
 if TYPE_CHECKING:
     from ..checkpoints import ChatCheckpoints
-    from ..tools.runtime.system import BatchOutcome, ToolSystem
+    from ..tools.runtime.system import BatchSummary, ToolSystem
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -283,7 +283,7 @@ class Chat:
                 self.fire("ChatStopped")
             self.fire("ChatDone", status=status)
 
-    async def _tool_round(self, calls: list[ToolCall]) -> BatchOutcome:
+    async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
         """Run one batch of calls; the project is captured before and after one that writes."""
         writes = not self.tools.read_only(calls)
         if writes:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..budget.keeper import ContextKeeper
 
 
-class Asking(Protocol):
+class StreamingChat(Protocol):
     """What streaming an answer needs of the chat."""
 
     adapter: ChatAdapter
@@ -51,7 +51,7 @@ class Answer:
     calls_extra: dict[str, Any] = field(default_factory=dict)  # of the calls message
 
 
-async def stream_answer(chat: Asking, answer: Answer, continuation: bool = False) -> None:
+async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool = False) -> None:
     """Send `chat`'s history and stream the answer into its buffer and into `answer`."""
     # A round after tool results starts its text on a fresh line below the tool output.
     state = {"separate": continuation, "streaming": False, "reasoning": False}

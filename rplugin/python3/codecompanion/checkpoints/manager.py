@@ -30,7 +30,7 @@ from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, captu
 from .store import Entry, ObjectStore
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
-    from .rewind import Plan
+    from .rewind import RestorePlan
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
@@ -264,7 +264,9 @@ class Checkpoints:
             end = record.tree
         return file_changes(self.store, paths, records[0].tree, end)
 
-    def plan(self, chat_id: str, root: Path, turn: int) -> tuple[Record, Record, Plan] | None:
+    def plan(
+        self, chat_id: str, root: Path, turn: int
+    ) -> tuple[Record, Record, RestorePlan] | None:
         """Record the state before a rewind and plan it: the turn's record, the state before
         and the plan; None when the turn is unknown."""
         journal = self.journal(chat_id, root)
@@ -280,7 +282,7 @@ class Checkpoints:
             plan_rewind(self.store, journal.records, start, before.tree),
         )
 
-    def plan_undo(self, chat_id: str, root: Path) -> tuple[Record, Record, Plan] | None:
+    def plan_undo(self, chat_id: str, root: Path) -> tuple[Record, Record, RestorePlan] | None:
         """Record the state before undoing the newest rewind and plan it; None when none."""
         journal = self.journal(chat_id, root)
         index = journal.last_rewind()
@@ -298,11 +300,11 @@ class Checkpoints:
 
     def plan_revert(
         self, chat_id: str, root: Path, since_turn: int | None, path: str, hunk: int | None
-    ) -> tuple[Record, str, Plan] | None:
+    ) -> tuple[Record, str, RestorePlan] | None:
         """Review's revert of one file (or one of its hunks, by index) to the turn's state:
         the state before it recorded, the turn's tree, and the plan; None when out of date."""
         from ..tools.diffs import apply_hunks
-        from .rewind import Plan, Restore
+        from .rewind import Restore, RestorePlan
 
         journal = self.journal(chat_id, root)
         number = since_turn if since_turn is not None else 1
@@ -328,10 +330,10 @@ class Checkpoints:
                 target = None
         if same(target, current):
             return None
-        return before, base, Plan(restore=[Restore(path, target, current)])
+        return before, base, RestorePlan(restore=[Restore(path, target, current)])
 
     def restore(
-        self, chat_id: str, root: Path, plan: Plan, chosen: list[str], target: str
+        self, chat_id: str, root: Path, plan: RestorePlan, chosen: list[str], target: str
     ) -> list[str]:
         """Write the chosen paths of a plan; one line per failure."""
         from .rewind import apply

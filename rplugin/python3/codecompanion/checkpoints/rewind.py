@@ -23,7 +23,7 @@ class Restore:
 
 
 @dataclass
-class Plan:
+class RestorePlan:
     """A rewind's or an undo's files: safe to restore, to ask about, and beyond restoring."""
 
     restore: list[Restore] = field(default_factory=list)
@@ -31,7 +31,7 @@ class Plan:
     unrestorable: list[str] = field(default_factory=list)  # its bytes then or now not stored
 
 
-def _add(plan: Plan, item: Restore, conflict: bool) -> None:
+def _add(plan: RestorePlan, item: Restore, conflict: bool) -> None:
     # A file not stored is never written (no bytes to write) nor replaced (no undo for it).
     if any(entry is not None and entry.kind == "b" for entry in (item.target, item.current)):
         plan.unrestorable.append(item.path)
@@ -41,12 +41,12 @@ def _add(plan: Plan, item: Restore, conflict: bool) -> None:
         plan.restore.append(item)
 
 
-def plan_rewind(store: ObjectStore, records: list[Record], start: int, now: str) -> Plan:
+def plan_rewind(store: ObjectStore, records: list[Record], start: int, now: str) -> RestorePlan:
     """Every file the chat changed after `records[start]` goes back to that record's state;
     a file the user changed as well is a conflict; files only the user changed are left."""
     who = attribute(store, records, start, now)
     base = records[start].tree
-    plan = Plan()
+    plan = RestorePlan()
     for path in sorted(who.chat):
         target, current = store.entry(base, path), store.entry(now, path)
         if not same(target, current):
@@ -54,9 +54,11 @@ def plan_rewind(store: ObjectStore, records: list[Record], start: int, now: str)
     return plan
 
 
-def plan_undo(store: ObjectStore, before: str, after: str, now: str, paths: list[str]) -> Plan:
+def plan_undo(
+    store: ObjectStore, before: str, after: str, now: str, paths: list[str]
+) -> RestorePlan:
     """Files a rewind wrote go back to `before`; one changed since the rewind is a conflict."""
-    plan = Plan()
+    plan = RestorePlan()
     for path in sorted(paths):
         target, current = store.entry(before, path), store.entry(now, path)
         if not same(target, current):

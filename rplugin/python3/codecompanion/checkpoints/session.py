@@ -20,7 +20,7 @@ from .manager import Checkpoints, Closed, Restored, TurnInfo, Waiting
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
     from ..adapters.base import ChatAdapter
-    from .rewind import Plan, Restore
+    from .rewind import Restore, RestorePlan
     from .store import Entry
 
 log = logging.getLogger("codecompanion.checkpoints")
@@ -382,7 +382,7 @@ class ChatCheckpoints:
 
         self._show(await self.manager.run(record))
 
-    async def _restore(self, plan: Plan, target: str) -> Restored:
+    async def _restore(self, plan: RestorePlan, target: str) -> Restored:
         """Ask about conflicts and unsaved buffers, write the rest, reload their buffers."""
         done = Restored(unrestorable=list(plan.unrestorable))
         chosen = [item.path for item in plan.restore]

@@ -19,7 +19,7 @@ from .config import ServerConfig, parse_server
 
 if TYPE_CHECKING:
     from ..adapters.keys import KeyResolver
-    from .session import Connection, Outcome, ToolInfo
+    from .session import Connection, McpCallOutput, ToolInfo
 
 log = logging.getLogger("codecompanion.mcp")
 
@@ -112,7 +112,7 @@ class McpManager:
         connection = await self._connection(name)
         return connection.config, list(connection.tools)
 
-    async def call(self, name: str, tool: str, args: dict[str, Any]) -> Outcome:
+    async def call(self, name: str, tool: str, args: dict[str, Any]) -> McpCallOutput:
         """Call `tool` on server `name`: McpError if the server is down or goes away mid-call."""
         from .session import ConnectionLost
 

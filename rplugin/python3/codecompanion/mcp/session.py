@@ -63,7 +63,7 @@ class ToolInfo:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class McpCallOutput:
     """A call's answer as text, and whether the server marked it an error."""
 
     text: str
@@ -204,7 +204,7 @@ class Connection:
                 break
         return tools
 
-    async def call(self, tool: str, args: dict[str, Any], timeout: float | None) -> Outcome:
+    async def call(self, tool: str, args: dict[str, Any], timeout: float | None) -> McpCallOutput:
         """Call `tool`: ConnectionLost when the server is gone; an MCP error is an error outcome."""
         client = self._client
         if client is None or not self.alive:
@@ -214,18 +214,18 @@ class Connection:
                 client.call_tool(tool, args, read_timeout_seconds=timeout)
             )
         except Unreadable as exc:
-            return Outcome(f"MCP error: {exc}", True)
+            return McpCallOutput(f"MCP error: {exc}", True)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise ConnectionLost(str(exc)) from None
-            return Outcome(f"MCP error {exc.code}: {exc}", True)
+            return McpCallOutput(f"MCP error {exc.code}: {exc}", True)
         if not isinstance(result, mcp_types.CallToolResult):
-            return Outcome(f"unexpected MCP result: {type(result).__name__}", True)
+            return McpCallOutput(f"unexpected MCP result: {type(result).__name__}", True)
         text = result_text(result)
         if len(text) > MAX_RESULT_CHARS:
             cut = len(text) - MAX_RESULT_CHARS
             text = text[:MAX_RESULT_CHARS] + f"\n[{cut:,} more characters of the answer cut]"
-        return Outcome(text, bool(result.is_error))
+        return McpCallOutput(text, bool(result.is_error))
 
     async def stop(self) -> None:
         """Leave the transport (the SDK ends the process or the HTTP session) and wait for it."""

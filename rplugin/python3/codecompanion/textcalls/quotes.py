@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..messages import Message
 from .blocks import Catalog, TextCall
-from .stream import CallScanner, Found
+from .stream import CallScanner, FoundCalls
 
 _MIN_QUOTE = 12  # characters: shorter blocks say too little to be told apart
 
@@ -50,7 +50,7 @@ class QuoteCheck:
     _flat_texts: list[str] | None = None
     _calls: set[str] = field(default_factory=set)
 
-    def quoted(self, found: Found) -> bool:
+    def quoted(self, found: FoundCalls) -> bool:
         """True if `found`'s block appears in what was read, or its calls are ones it holds."""
         if not self.texts:
             return False
@@ -75,4 +75,4 @@ def _calls_in(text: str, check: QuoteCheck) -> list[TextCall]:
     """The calls a text holds, read as prompt mode reads an answer."""
     scanner = CallScanner(check.catalog, "prompt")
     pieces = [*scanner.feed(text), *scanner.close()]
-    return [call for piece in pieces if isinstance(piece, Found) for call in piece.calls]
+    return [call for piece in pieces if isinstance(piece, FoundCalls) for call in piece.calls]

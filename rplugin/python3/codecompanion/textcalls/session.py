@@ -24,7 +24,7 @@ from .blocks import Catalog
 from .mode import asks_recovered, recovers, resolve_mode
 from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
 from .quotes import QuoteCheck, read_texts
-from .stream import CallScanner, Found, Piece, Policy, Shown
+from .stream import CallScanner, FoundCalls, Piece, Policy, ShownText
 
 log = logging.getLogger("codecompanion.textcalls")
 
@@ -67,13 +67,13 @@ class AnswerReader:
             return ""
         pieces = self.scanner.close()
         if native_calls and self.policy == "recover":
-            return "".join(p.text if isinstance(p, Shown) else p.raw for p in pieces)
+            return "".join(p.text if isinstance(p, ShownText) else p.raw for p in pieces)
         return self._pieces(pieces)
 
     def _pieces(self, pieces: list[Piece]) -> str:
         shown = []
         for piece in pieces:
-            if isinstance(piece, Found):
+            if isinstance(piece, FoundCalls):
                 if self.quotes is not None and self.quotes.quoted(piece):
                     log.warning("a call block copied from what the model read is shown as text")
                     shown.append(piece.raw)

@@ -34,21 +34,21 @@ _MAX_HELD = 200_000  # characters held back at most before they are shown as tex
 
 
 @dataclass(frozen=True)
-class Shown:
+class ShownText:
     """Text for the buffer."""
 
     text: str
 
 
 @dataclass(frozen=True)
-class Found:
+class FoundCalls:
     """Calls read from call blocks; `raw` is the text of the blocks, not shown."""
 
     calls: tuple[TextCall, ...]
     raw: str
 
 
-Piece = Shown | Found
+Piece = ShownText | FoundCalls
 
 
 @dataclass
@@ -247,14 +247,14 @@ class CallScanner:
 
     def _emit(self, text: str) -> None:
         self.shown.append(text)
-        if self._out and isinstance(self._out[-1], Shown):
-            self._out[-1] = Shown(self._out[-1].text + text)
+        if self._out and isinstance(self._out[-1], ShownText):
+            self._out[-1] = ShownText(self._out[-1].text + text)
         else:
-            self._out.append(Shown(text))
+            self._out.append(ShownText(text))
 
     def _found(self, calls: list[TextCall], raw: str) -> None:
         self.calls.extend(calls)
-        self._out.append(Found(tuple(calls), raw))
+        self._out.append(FoundCalls(tuple(calls), raw))
 
     def _take(self) -> list[Piece]:
         out, self._out = self._out, []

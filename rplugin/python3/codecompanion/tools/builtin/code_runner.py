@@ -11,7 +11,14 @@ from typing import Any
 
 from ...errors import ToolError
 from ...sandbox.commands import CommandSandbox, sandbox_of
-from ..model.function_tool import Failure, Reply, arg_text, function_tool, one_line, time_limits
+from ..model.function_tool import (
+    Failure,
+    FunctionOutput,
+    arg_text,
+    function_tool,
+    one_line,
+    time_limits,
+)
 from ..model.tool import Tool
 from ..runtime.process import ProcessResult, run_process
 from ..runtime.protocol import cap_output
@@ -89,7 +96,7 @@ def _report(lang: str, where: str, result: ProcessResult, limits: sandbox.Limits
 
 async def _plan(
     self: Tool, language: sandbox.Language, file: Path, box: CommandSandbox | None
-) -> sandbox.Plan:
+) -> sandbox.RunPlan:
     limits = _limits(self.opts)
     cwd = file.parent
     program = await sandbox.container_runtime(self.opts.get("container", "auto"), cwd)
@@ -104,7 +111,7 @@ async def _plan(
 
 
 async def _execute(
-    plan: sandbox.Plan, cwd: Path, timeout: float, box: CommandSandbox | None
+    plan: sandbox.RunPlan, cwd: Path, timeout: float, box: CommandSandbox | None
 ) -> ProcessResult:
     """Each command in turn (a container pull, then the run); the first failure ends it."""
     result: ProcessResult | None = None
@@ -120,7 +127,7 @@ async def _execute(
     return result
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Write the code to a fresh directory, run it there, report status and both streams."""
     lang, code = arg_text(args, "lang"), arg_text(args, "code")
     table = sandbox.languages(self.opts.get("languages"))
@@ -150,7 +157,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         status = "timed out" if result.timed_out else f"exit {result.exit_code}"
         raise Failure(text, f"{language.name} code failed ({status}, {plan.where})")
     data = {"exit_code": 0, "where": plan.where, "duration": round(result.duration, 3)}
-    return Reply(text, f"Ran {language.name} code (exit 0, {plan.where})", data)
+    return FunctionOutput(text, f"Ran {language.name} code (exit 0, {plan.where})", data)
 
 
 def _question(self: Tool) -> str:

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Failure, Reply, arg_text, function_tool
+from ..model.function_tool import Failure, FunctionOutput, arg_text, function_tool
 from ..model.tool import Tool
 from ._support.edit_events import file_edited
 from ._support.paths import describe_path, display_path, project_root, resolve_path
@@ -30,7 +30,7 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Create the file unless it exists or the user rejects it."""
     raw = arg_text(args, "filepath")
     content = arg_text(args, "content")
@@ -54,7 +54,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         )
     await create_file(path, content, shown)
     file_edited(self, path)
-    return Reply(
+    return FunctionOutput(
         f"Created {shown} ({len(lines)} lines).",
         f"Created `{shown}`",
         {"path": str(path), "lines": len(lines)},

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Reply, arg_text, function_tool
+from ..model.function_tool import FunctionOutput, arg_text, function_tool
 from ..model.tool import Tool
 from ._support.confined import is_read_only, open_folder
 from ._support.edit_events import file_edited
@@ -41,7 +41,7 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Delete the file if it is a regular file."""
     raw = arg_text(args, "filepath")
     root = project_root(self.tools)
@@ -53,7 +53,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     shown = display_path(root, path)
     await asyncio.to_thread(_delete, path, shown)
     file_edited(self, path)
-    return Reply(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
+    return FunctionOutput(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
 
 
 def _delete(path: Path, shown: str) -> None:

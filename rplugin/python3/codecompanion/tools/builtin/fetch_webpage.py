@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ...errors import ToolError
 from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
-from ..model.function_tool import Reply, arg_text, function_tool, time_limits
+from ..model.function_tool import FunctionOutput, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.protocol import cap_output
 from ._support.html_text import html_to_markdown
@@ -146,7 +146,7 @@ def _as_text(page: Page) -> str:
     return text.strip()
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Fetch the page; every failure (network, status, timeout) is a clear error."""
     url = _check_url(arg_text(args, "url"))
     timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
@@ -166,7 +166,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     text, cut = cap_output(text, limit)
     notes = " (cut to fit)" if cut or page.cut else ""
     header = f"Content of {page.url} ({page.content_type or 'no content type'}){notes}:"
-    return Reply(
+    return FunctionOutput(
         f"{header}\n{fence(text, 'markdown')}",
         f"Fetched `{page.url}`",
         {"url": page.url, "status": page.status, "chars": len(text)},

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Reply, arg_int, arg_text, function_tool, nullable
+from ..model.function_tool import FunctionOutput, arg_int, arg_text, function_tool, nullable
 from ..model.tool import Tool
 from ._support.linear_regex import RegexError
 from ._support.paths import project_root
@@ -26,7 +26,7 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """List the matching paths."""
     query = arg_text(args, "query").strip()
     if not query:
@@ -43,12 +43,14 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     except RegexError as exc:
         raise ToolError(f"{query!r} is not a valid glob: {exc}") from None
     if not found:
-        return Reply(f"No files match `{query}`.", f"No files match `{query}`", {"count": 0})
+        return FunctionOutput(
+            f"No files match `{query}`.", f"No files match `{query}`", {"count": 0}
+        )
     shown = found[:limit]
     header = f"{len(found)} files match `{query}`"
     if len(found) > limit:
         header += f" (showing the first {limit}; use a narrower pattern for the rest)"
-    return Reply(
+    return FunctionOutput(
         f"{header}:\n" + "\n".join(shown),
         f"Found {len(found)} files for `{query}`",
         {"count": len(found)},

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Reply, function_tool, time_limits
+from ..model.function_tool import FunctionOutput, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
 from ._support.paths import project_root
@@ -87,7 +87,7 @@ async def _changes(root: Path, state: str, timeout: float, env: dict[str, str]) 
     return diff
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Collect the requested git changes, concurrently."""
     states = _states(args)
     root = project_root(self.tools)
@@ -102,7 +102,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     total = sum(count for _text, count in sections)
     text = "\n".join(block for block, _count in sections)
     user = f"Read changed files ({', '.join(states)})"
-    return Reply(text, user, {"states": states, "lines": total})
+    return FunctionOutput(text, user, {"states": states, "lines": total})
 
 
 TOOL = function_tool("get_changed_files", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

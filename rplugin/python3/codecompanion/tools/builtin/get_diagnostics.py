@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import ToolError
 from ...ports import Diagnostic
-from ..model.function_tool import Reply, arg_opt_text, arg_text, function_tool, nullable
+from ..model.function_tool import FunctionOutput, arg_opt_text, arg_text, function_tool, nullable
 from ..model.tool import Tool
 from ._support.confined import file_identity
 from ._support.paths import display_path, project_root, resolve_path
@@ -61,7 +61,7 @@ def _render(item: Diagnostic, lines: list[str]) -> str:
     return f"{head}\n    > {code[:200]}" if code else head
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Ask the editor for the file's diagnostics."""
     raw = arg_text(args, "filepath")
     severity = _severity(args)
@@ -86,7 +86,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     except ToolError:
         lines = []
     if not found:
-        return Reply(
+        return FunctionOutput(
             f"No diagnostics at {severity} or worse for {shown}.",
             f"No diagnostics for `{shown}`",
             {"count": 0},
@@ -96,7 +96,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     body = "\n".join(_render(item, lines) for item in ordered[:cap])
     more = f"\n... ({len(found) - cap} more not shown)" if len(found) > cap else ""
     header = f"Diagnostics for {shown} ({len(found)} at {severity} or worse; lines 1-based):"
-    return Reply(
+    return FunctionOutput(
         f"{header}\n{body}{more}",
         f"Got {len(found)} diagnostics for `{shown}`",
         {"count": len(found)},

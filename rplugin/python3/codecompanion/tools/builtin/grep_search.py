@@ -14,7 +14,7 @@ from typing import Any
 
 from ...errors import ToolError
 from ..model.function_tool import (
-    Reply,
+    FunctionOutput,
     arg_bool,
     arg_int,
     arg_opt_text,
@@ -193,7 +193,7 @@ def _limit(self: Tool, args: dict[str, Any]) -> int:
     return min(wanted, cap)
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Search and list the matching lines."""
     query = arg_text(args, "query")
     if not query:
@@ -216,13 +216,15 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     return _reply(query, include, hits, limit, timed_out)
 
 
-def _reply(query: str, include: str | None, hits: list[Hit], limit: int, timed_out: bool) -> Reply:
+def _reply(
+    query: str, include: str | None, hits: list[Hit], limit: int, timed_out: bool
+) -> FunctionOutput:
     scope = f" in `{include}`" if include else ""
     more = len(hits) > limit
     hits = hits[:limit]
     if not hits:
         note = " (the search timed out)" if timed_out else ""
-        return Reply(
+        return FunctionOutput(
             f"No matches for `{query}`{scope}{note}.", f"No matches for `{query}`", {"count": 0}
         )
     header = f"{len(hits)} matching lines for `{query}`{scope}"
@@ -232,7 +234,7 @@ def _reply(query: str, include: str | None, hits: list[Hit], limit: int, timed_o
         header += " (the search timed out; results are partial)"
     body = "\n".join(hit.render() for hit in hits)
     user = f"Searched for `{query}`: {len(hits)}{'+' if more else ''} results"
-    return Reply(f"{header}:\n{body}", user, {"count": len(hits), "more": more})
+    return FunctionOutput(f"{header}:\n{body}", user, {"count": len(hits), "more": more})
 
 
 TOOL = function_tool("grep_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

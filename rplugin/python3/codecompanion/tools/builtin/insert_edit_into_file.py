@@ -8,7 +8,14 @@ from typing import Any, TypeVar
 
 from ...errors import ToolError
 from ..diffs import unified
-from ..model.function_tool import Failure, Reply, arg_opt_text, arg_text, function_tool, one_line
+from ..model.function_tool import (
+    Failure,
+    FunctionOutput,
+    arg_opt_text,
+    arg_text,
+    function_tool,
+    one_line,
+)
 from ..model.tool import Tool
 from ._support.edit_events import file_edited, first_changed_line
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
@@ -176,7 +183,7 @@ async def _unchanged(self: Tool, source: FileText, shown: str) -> bool:
     return now.text == source.text and now.from_buffer == source.from_buffer
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Apply the edits (atomically), after the user's review when due."""
     explanation = arg_opt_text(args, "explanation") or ""
     source, shown, new, applied, outcome = await _reviewed(self, args)
@@ -193,7 +200,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     diff_text, _rows = await _off_loop(final, unified, shown, old_lines, split_lines(final))
     for_llm = _report(self, shown, where, applied, (rejection_note(outcome), diff_text))
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
-    return Reply(for_llm, user, {"path": str(source.path), "written_to": where})
+    return FunctionOutput(for_llm, user, {"path": str(source.path), "written_to": where})
 
 
 MAX_REVIEWS = 3  # a file that changes under every review is refused after this many

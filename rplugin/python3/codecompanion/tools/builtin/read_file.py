@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Reply, arg_int, arg_text, function_tool
+from ..model.function_tool import FunctionOutput, arg_int, arg_text, function_tool
 from ..model.tool import Tool
 from ._support.paths import display_path, project_root, resolve_path
 from ._support.text_files import fence, read_source
@@ -73,7 +73,7 @@ def _too_big(self: Tool, shown: str, lines: list[str], start: int, end: int) -> 
     )
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Read the requested lines."""
     raw = arg_text(args, "filepath")
     start = arg_int(args, "start_line_number_base_zero", 0)
@@ -86,12 +86,12 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     if not lines:
         if start not in (0,) or end not in (0, -1):
             raise ToolError(f"{shown} is empty, so only the range 0 to -1 can be read.")
-        return Reply(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
+        return FunctionOutput(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
     end = _check_range(start, end, len(lines), shown)
     _too_big(self, shown, lines, start, end)
     body = "\n".join(lines[start : end + 1])
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
-    return Reply(
+    return FunctionOutput(
         f"{header}\n{fence(body, path.suffix.lstrip('.'))}",
         f"Read `{shown}` (lines {start + 1}-{end + 1} of {len(lines)})",
         {"path": str(path), "start": start, "end": end, "total": len(lines)},

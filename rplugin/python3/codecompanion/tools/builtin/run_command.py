@@ -11,7 +11,7 @@ from ...errors import ToolError
 from ...sandbox.commands import refusal_note, sandbox_of
 from ..model.function_tool import (
     Failure,
-    Reply,
+    FunctionOutput,
     arg_text,
     function_tool,
     nullable,
@@ -125,7 +125,7 @@ def _confinement(self: Tool, root: Path, unconfined: bool) -> tuple[Confine, str
     return partial(box.launch, root), box.describe(), refusal_note(box, False, can_leave=True)
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Run the command; a non-zero exit or a timeout is an error result with the output."""
     cmd = arg_text(args, "cmd")
     if not cmd.strip():
@@ -145,7 +145,7 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
         text = f"{text}\n{note}" if note else text
         raise Failure(text, f"`{short}` failed ({_status(result, timeout)}; {where})")
     data = {"exit_code": 0, "duration": round(result.duration, 3)}
-    return Reply(text, f"Ran `{short}` (exit 0)", data)
+    return FunctionOutput(text, f"Ran `{short}` (exit 0)", data)
 
 
 def _cmd(self: Tool) -> str:

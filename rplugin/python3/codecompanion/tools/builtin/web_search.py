@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
 from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
-from ..model.function_tool import Reply, arg_text, function_tool, time_limits
+from ..model.function_tool import FunctionOutput, arg_text, function_tool, time_limits
 from ..model.tool import Tool
 from ..runtime.protocol import cap_output
 
@@ -119,7 +119,7 @@ def _render(results: list[Any], per_result: int) -> list[str]:
     return blocks
 
 
-async def run(self: Tool, args: dict[str, Any]) -> Reply:
+async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Run the search and list the results."""
     query = arg_text(args, "query").strip()
     if not query:
@@ -140,9 +140,9 @@ async def run(self: Tool, args: dict[str, Any]) -> Reply:
     per_result = int(opts.get("max_chars_per_result") or DEFAULT_OPTS["max_chars_per_result"])
     blocks = _render(results or [], per_result)
     if not blocks:
-        return Reply(f"No web results for `{query}`.", f"No web results for `{query}`", {})
+        return FunctionOutput(f"No web results for `{query}`.", f"No web results for `{query}`", {})
     text = f"{len(blocks)} web results for `{query}`:\n\n" + "\n\n".join(blocks)
-    return Reply(text, f"Searched the web for `{query}`: {len(blocks)} results", {})
+    return FunctionOutput(text, f"Searched the web for `{query}`: {len(blocks)} results", {})
 
 
 TOOL = function_tool("web_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

@@ -13,7 +13,7 @@ _USER_WIDTH = 120
 
 
 @dataclass(frozen=True)
-class Reply:
+class FunctionOutput:
     """A tool's answer: structured text for the model, one short line for the user, and data."""
 
     for_llm: str
@@ -33,7 +33,7 @@ class Failure(ToolError):
         self.for_user = for_user
 
 
-Run = Callable[[Tool, dict[str, Any]], Awaitable[Reply]]
+Run = Callable[[Tool, dict[str, Any]], Awaitable[FunctionOutput]]
 Text = Callable[[Tool], str]
 
 

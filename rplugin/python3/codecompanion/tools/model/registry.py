@@ -16,7 +16,7 @@ log = logging.getLogger("codecompanion.tools")
 
 # Keys of a config entry (as opposed to a bare tool given as a dict).
 ENTRY_KEYS = frozenset({"description", "callback", "opts", "enabled", "visible"})
-# Keys that name where the tool lives: 002's `location`, today's `path`.
+# Keys that name where the tool lives: older configs' `location`, today's `path`.
 LOCATION_KEYS = ("location", "path")
 
 
@@ -121,7 +121,7 @@ def split_entry(name: str, value: Any) -> dict[str, Any]:
     where = next((key for key in LOCATION_KEYS if isinstance(entry.get(key), str)), None)
     if where is not None and "callback" not in entry:
         location = entry.pop(where)
-        entry.pop("name", None)  # 002 gives a display name here, not the tool's name
+        entry.pop("name", None)  # older configs give a display name here, not the tool's name
         entry["callback"] = load_location(name, location)
         log.info("tool %s: loaded from %s = %r", name, where, location)
     if is_entry(entry):

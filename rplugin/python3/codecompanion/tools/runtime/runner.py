@@ -4,7 +4,7 @@ order, and gets exactly one result.
 `Orchestrator` is the batch: consecutive read_only calls are approved one at a time and then run
 together; cancellation lives in `_step` (each step of a call runs as a task `cancel` can stop,
 killing a running process, dropping a pending approval, and a stopped step is answered
-`cancelled`). `Answers` keeps the rule that every call id gets exactly one result. `ToolCode`
+`cancelled`). `Answers` keeps the rule that every call id gets exactly one result. `CodeCaller`
 calls the tool's handlers and outputs in the form each is written in (model/tool.py), under
 the tool's time limit; `run_cmds` runs its cmds: functions (sync, async or through
 `output_handler`) and commands (process.py). `CallTools` and `CmdOpts` are the objects tool code
@@ -47,7 +47,7 @@ CmdStatus = Literal["success", "error", "timeout"]
 
 
 @dataclass(frozen=True)
-class CmdResult:
+class CmdOutput:
     """The outcome of one cmd: `data` is what the next cmd gets as input and outputs receive."""
 
     status: CmdStatus
@@ -59,7 +59,7 @@ class CmdResult:
 
 
 @dataclass
-class Execution:
+class CallOutput:
     """All cmds of one call: `stdout` holds each successful cmd's data, `stderr` the failure.
 
     `cmd` is the cmd that ran last: a command's argv as run, or the function.
@@ -79,7 +79,7 @@ class Orchestrator:
         self.reporter = context.reporter
         self.calls = list(calls)
         self.gate = ApprovalGate(context)
-        self.code = ToolCode(context)
+        self.code = CodeCaller(context)
         self.runs = [
             CallRun(call, index, OutputBuffer(call.id)) for index, call in enumerate(calls)
         ]
@@ -403,7 +403,7 @@ class CallRun:
     tool: Tool | None = None  # the call's own copy of the tool (`Tool.bind`), args filled in
     started: bool = False  # got as far as setup: on_exit is owed
     notes: list[str] = field(default_factory=list)
-    execution: Execution = field(default_factory=Execution)
+    execution: CallOutput = field(default_factory=CallOutput)
     reason: str | None = None
     detail: str = ""
     output_failed: bool = False
@@ -466,7 +466,7 @@ class Answers:
 # Calling tool code
 
 
-class ToolCode:
+class CodeCaller:
     """Calls one batch's tool code for the orchestrator."""
 
     def __init__(self, context: CallContext) -> None:
@@ -704,22 +704,22 @@ async def bounded(awaitable: Awaitable[Any], timeout: float | None) -> tuple[boo
     return True, task.result()
 
 
-def normalize(value: Any) -> CmdResult:
+def normalize(value: Any) -> CmdOutput:
     """A cmd's return value as a result: CodeCompanion's `{status, data}` dicts, else data."""
-    if isinstance(value, CmdResult):
+    if isinstance(value, CmdOutput):
         return value
     if isinstance(value, dict) and "status" in value:
         status: CmdStatus = "error" if value.get("status") == "error" else "success"
-        return CmdResult(status, value.get("data", value.get("msg")))
-    return CmdResult("success", value)
+        return CmdOutput(status, value.get("data", value.get("msg")))
+    return CmdOutput("success", value)
 
 
-def failure(exc: BaseException, name: str) -> CmdResult:
+def failure(exc: BaseException, name: str) -> CmdOutput:
     """An exception from tool code as an error result (tracebacks go to the log only)."""
     if isinstance(exc, ToolError):
-        return CmdResult("error", str(exc))
+        return CmdOutput("error", str(exc))
     log.error("tool %s raised", name, exc_info=exc)
-    return CmdResult("error", raised_text(exc))
+    return CmdOutput("error", raised_text(exc))
 
 
 # Raised to say something (as Lua's `error("...")`): their message is the whole text.
@@ -737,7 +737,7 @@ def raised_text(exc: BaseException) -> str:
 
 async def run_function(
     fn: Callable[..., Any], tool: Tool, input: Any, timeout: float | None
-) -> CmdResult:
+) -> CmdOutput:
     """One function cmd; its result is what it returns or passes to `output_handler` first."""
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
@@ -777,7 +777,7 @@ async def run_function(
     if not finished:
         # Cancelling the body cancels the future it waited on: cancelled means never reported.
         hint = " and never reported a result" if reported.cancelled() else ""
-        return CmdResult("timeout", f"The {tool.name} tool timed out after {timeout:g}s{hint}.")
+        return CmdOutput("timeout", f"The {tool.name} tool timed out after {timeout:g}s{hint}.")
     return normalize(value)
 
 
@@ -822,7 +822,7 @@ async def run_command(
     max_output: int,
     env: dict[str, str] | None = None,
     sandbox: CommandSandbox | None = None,
-) -> CmdResult:
+) -> CmdOutput:
     """One command cmd: exit 0 gives stdout as data; otherwise stderr and stdout are the error.
 
     `env` is the process's environment (None: the default cleaned one, see child_env); with
@@ -833,31 +833,31 @@ async def run_command(
     try:
         launch = None if sandbox is None else sandbox.launch(cwd)
     except ToolError as exc:
-        return CmdResult("error", str(exc))
+        return CmdOutput("error", str(exc))
     finished, result = await bounded(
         run_process(argv, cwd=cwd, timeout=timeout, max_output=max_output, env=env, sandbox=launch),
         None if timeout is None else timeout + _CANCEL_GRACE,
     )
     if not finished:
-        return CmdResult("timeout", f"`{shlex.join(argv)}` did not stop after {timeout:g}s.")
+        return CmdOutput("timeout", f"`{shlex.join(argv)}` did not stop after {timeout:g}s.")
     note = "\n[output beyond the size limit was dropped]" if result.truncated else ""
     if result.timed_out:
         text = f"`{shlex.join(argv)}` timed out after {timeout:g}s and was killed."
         so_far = "\n".join(s for s in (result.stdout, result.stderr) if s.strip())
         if so_far:
             text += f"\nOutput so far:\n{so_far}"
-        return CmdResult("timeout", text + note)
+        return CmdOutput("timeout", text + note)
     if result.exit_code == 0:
         # CodeCompanion gives a command's output as a list of lines (`stdout[0][0]` is the
         # first line of the first command).
         lines = result.stdout.splitlines()
-        return CmdResult("success", lines + [note.strip()] if note else lines)
+        return CmdOutput("success", lines + [note.strip()] if note else lines)
     code = "could not start" if result.exit_code is None else f"exit code {result.exit_code}"
     text = f"`{shlex.join(argv)}` failed ({code})"
     for label, stream in (("stderr", result.stderr), ("stdout", result.stdout)):
         if stream.strip():
             text += f"\n{label}:\n{stream.rstrip()}"
-    return CmdResult("error", text + note)
+    return CmdOutput("error", text + note)
 
 
 def set_flag(tool: Tool, cmd: Any, succeeded: bool) -> None:
@@ -876,13 +876,13 @@ async def run_cmds(
     timeout: float | None,
     max_output: int,
     on_success: Callable[[list[Any]], Awaitable[None]],
-    execution: Execution | None = None,
-) -> Execution:
+    execution: CallOutput | None = None,
+) -> CallOutput:
     """Run `tool.cmds` in order (read live, so setup may set them); an error stops the rest.
 
     An older tool's `pre_cmd(env, args)` runs once, before the first cmd.
     """
-    execution = Execution() if execution is None else execution
+    execution = CallOutput() if execution is None else execution
     previous: dict[str, Any] | None = None
     env: dict[str, Any] | None = None
     pre_cmd = tool.handlers.get("pre_cmd")

@@ -41,7 +41,7 @@ DEFAULT_OPTS: Mapping[str, Any] = MappingProxyType(
 
 
 @dataclass(frozen=True)
-class BatchOutcome:
+class BatchSummary:
     """How a batch ended, and whether the chat should send the results back on its own."""
 
     status: Literal["success", "error", "cancelled"]
@@ -294,10 +294,10 @@ class ToolSystem:
 
     # Running calls
 
-    async def run(self, calls: list[ToolCall]) -> BatchOutcome:
+    async def run(self, calls: list[ToolCall]) -> BatchSummary:
         """Run a batch of calls; every call id gets exactly one result recorded on the chat."""
         if not calls:
-            return BatchOutcome("success", False, 0)
+            return BatchSummary("success", False, 0)
         orchestrator = Orchestrator(self, calls)
         self._running.add(orchestrator)
         try:
@@ -311,7 +311,7 @@ class ToolSystem:
         elif all(s == "success" for s in statuses.values()):
             status = "success"
         auto = status != "cancelled" and bool(self.opts["auto_submit"]) and await self._next_round()
-        return BatchOutcome(status, auto, len(statuses), statuses)
+        return BatchSummary(status, auto, len(statuses), statuses)
 
     def _add_pending_messages(self) -> None:
         """Hand the chat the messages tool code added during the batch, after the results."""

@@ -45,7 +45,7 @@ class Applied:
 
 
 @dataclass(frozen=True)
-class EditResult:
+class EditedText:
     """The content after every edit, and how each was placed."""
 
     content: str
@@ -161,7 +161,7 @@ def apply_edit(content: str, edit: Edit, index: int = 0) -> tuple[str, Applied]:
     return content, Applied(index, matches[0].strategy, lines, score, tuple(notes))
 
 
-def apply_edits(content: str, edits: Sequence[Edit]) -> EditResult:
+def apply_edits(content: str, edits: Sequence[Edit]) -> EditedText:
     """Apply `edits` in order to `content`; any failure raises EditError and changes nothing."""
     applied: list[Applied] = []
     for index, edit in enumerate(edits):
@@ -171,4 +171,4 @@ def apply_edits(content: str, edits: Sequence[Edit]) -> EditResult:
             prefix = f"Edit {index + 1} of {len(edits)}: " if len(edits) > 1 else ""
             raise EditError(f"{prefix}{exc}") from None
         applied.append(placed)
-    return EditResult(content, tuple(applied))
+    return EditedText(content, tuple(applied))

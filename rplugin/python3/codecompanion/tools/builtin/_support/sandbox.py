@@ -82,7 +82,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Plan:
+class RunPlan:
     """How one run goes: the commands in order (a pull before the run), and where."""
 
     commands: tuple[tuple[str, ...], ...]
@@ -148,7 +148,7 @@ def command(language: Language, file: Path) -> tuple[str, ...]:
     return tuple(part.replace("{file}", str(file)) for part in language.cmd)
 
 
-def container_plan(program: str, language: Language, file: Path, limits: Limits) -> Plan:
+def container_plan(program: str, language: Language, file: Path, limits: Limits) -> RunPlan:
     """Pull the image if missing, then run the code in it with the directory mounted."""
     folder = str(file.parent)
     run = (
@@ -171,12 +171,12 @@ def container_plan(program: str, language: Language, file: Path, limits: Limits)
         *command(language, file),
     )
     pull = ("sh", "-c", '"$0" image inspect "$1" >/dev/null 2>&1 || "$0" pull -q "$1"')
-    return Plan(((*pull, program, language.image), run), f"{program} ({language.image})")
+    return RunPlan(((*pull, program, language.image), run), f"{program} ({language.image})")
 
 
 def process_plan(
     language: Language, file: Path, limits: Limits, isolation: Sequence[str], env: Mapping[str, str]
-) -> Plan:
+) -> RunPlan:
     """The code as a confined subprocess: scrubbed env, rlimits, no network when possible."""
     folder = str(file.parent)
     kept = {k: env[k] for k in _KEPT_ENV if k in env}
@@ -195,4 +195,4 @@ def process_plan(
         *command(language, file),
     )
     where = "subprocess" + (", no network" if isolation else ", network NOT isolated")
-    return Plan((argv,), where)
+    return RunPlan((argv,), where)
