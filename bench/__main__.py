@@ -12,11 +12,11 @@ from pathlib import Path
 from .figures import Results
 
 HERE = Path(__file__).resolve().parent
-GROUPS = ("pure", "grep", "stream", "tools", "startup", "sandbox")
+GROUPS = ("pure", "grep", "stream", "tools", "startup", "sandbox", "mcp")
 
 
 def _scenarios(results: Results, workdir: Path, runs: int) -> dict[str, Callable[[], None]]:
-    from . import grep, pure, sandbox, startup, streaming, toolcalls
+    from . import grep, mcp_answers, pure, sandbox, startup, streaming, toolcalls
 
     return {
         "pure": lambda: pure.run(results, runs),
@@ -25,6 +25,7 @@ def _scenarios(results: Results, workdir: Path, runs: int) -> dict[str, Callable
         "tools": lambda: toolcalls.run(results, workdir, runs),
         "startup": lambda: startup.run(results, workdir, runs),
         "sandbox": lambda: sandbox.run(results, workdir, runs),
+        "mcp": lambda: mcp_answers.run(results, workdir, runs),
     }
 
 

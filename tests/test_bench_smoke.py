@@ -28,7 +28,7 @@ def test_pure_scenarios_run_once_and_report_every_field(tmp_path: Path) -> None:
 def test_every_issue_figure_has_a_spec() -> None:
     keys = [spec.key for spec in SPECS]
     expected = ["a1", "a2", "a3", "b1", "b2", "c_overhead", "c_latency", "sandbox_start"]
-    expected += ["d_shown", "d_blocked", "e_nvim", "e_host", "f", "g"]
+    expected += ["d_shown", "d_blocked", "e_nvim", "e_host", "f", "g", "mcp_stall"]
     assert keys == expected
 
 
