@@ -20,7 +20,7 @@ from ..model.function_tool import (
     time_limits,
 )
 from ..model.tool import Tool
-from ..runtime.process import ProcessResult, run_process
+from ..runtime.process import FinishedProcess, run_process
 from ..runtime.protocol import cap_output
 from ._support import sandbox
 from ._support.text_files import fence
@@ -75,7 +75,9 @@ def _limits(opts: dict[str, Any]) -> sandbox.Limits:
     )
 
 
-def _report(lang: str, where: str, result: ProcessResult, limits: sandbox.Limits, cap: int) -> str:
+def _report(
+    lang: str, where: str, result: FinishedProcess, limits: sandbox.Limits, cap: int
+) -> str:
     if result.timed_out:
         status = f"timed out after {limits.timeout:g}s (killed)"
     elif result.exit_code is None:
@@ -112,9 +114,9 @@ async def _plan(
 
 async def _execute(
     plan: sandbox.RunPlan, cwd: Path, timeout: float, box: CommandSandbox | None
-) -> ProcessResult:
+) -> FinishedProcess:
     """Each command in turn (a container pull, then the run); the first failure ends it."""
-    result: ProcessResult | None = None
+    result: FinishedProcess | None = None
     confined = box is not None and box.active and "sandbox" in plan.where
     for argv in plan.commands:
         launch = box.launch(cwd) if confined and box is not None else None

@@ -20,7 +20,7 @@ from ..model.function_tool import (
 )
 from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
-from ..runtime.process import ProcessResult, run_process
+from ..runtime.process import FinishedProcess, run_process
 from ..runtime.protocol import cap_output
 from ._support.paths import project_root
 from ._support.plain_command import plain_argv, shell_like_env
@@ -61,7 +61,7 @@ Confine = Callable[[], "Launch | None"]
 _PROMPT_HINTS = ("password", "passphrase", "[y/n]", "(y/n)", "continue?", "press enter")
 
 
-def _status(result: ProcessResult, timeout: float) -> str:
+def _status(result: FinishedProcess, timeout: float) -> str:
     if result.timed_out:
         return f"timed out (limit {timeout:g}s); the command and its children were killed"
     if result.exit_code is None:
@@ -77,7 +77,7 @@ def _stream(label: str, text: str, limit: int) -> str:
     return f"{label}:\n{fence(text)}"
 
 
-def _report(cmd: str, result: ProcessResult, timeout: float, limit: int, where: str) -> str:
+def _report(cmd: str, result: FinishedProcess, timeout: float, limit: int, where: str) -> str:
     """The model's view: command, status, sandbox, closed stdin, then both streams."""
     status = f"status: {_status(result, timeout)}"
     lines = [f"$ {cmd}", status, f"sandbox: {where}", "stdin: closed"]
@@ -98,7 +98,7 @@ def _report(cmd: str, result: ProcessResult, timeout: float, limit: int, where: 
 
 async def _run(
     cmd: str, root: Path, timeout: float, env: dict[str, str], confine: Confine = lambda: None
-) -> ProcessResult:
+) -> FinishedProcess:
     """`sh -c cmd`, or the program itself when the shell would only split the line into words.
 
     A program that cannot be started directly (not found, not executable, a script without

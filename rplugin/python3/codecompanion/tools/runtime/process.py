@@ -27,7 +27,7 @@ _POLL = 0.02
 
 
 @dataclass(frozen=True)
-class ProcessResult:
+class FinishedProcess:
     """What a finished (or killed) process produced.
 
     `exit_code` is None when the process was killed on timeout or could not be started
@@ -177,7 +177,7 @@ async def run_process(
     stdin_devnull: bool = True,
     stdin_data: bytes | None = None,
     sandbox: Launch | None = None,
-) -> ProcessResult:
+) -> FinishedProcess:
     """Run `argv` in its own session; kill its whole group on timeout or cancellation.
 
     `env` is the child's whole environment (None: ours without keys, tokens and Neovim's
@@ -192,7 +192,7 @@ async def run_process(
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
     if not args:
-        return ProcessResult(args, None, "", "no command given", False, False, 0.0, started=False)
+        return FinishedProcess(args, None, "", "no command given", False, False, 0.0, started=False)
     marker = run_id(group_watch().token)
     out, err = Sink(max_output, bytearray()), Sink(max_output, bytearray())
     stdin = subprocess.DEVNULL if stdin_devnull else None
@@ -208,7 +208,7 @@ async def run_process(
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         if sandbox is not None:
             sandbox.close()
-        return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
+        return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
     failed: str | None = None
     try:
         timed_out, code = await _supervise(child, timeout)
@@ -222,8 +222,8 @@ async def run_process(
             sandbox.close()
     if failed is not None:  # the launcher ran, the command could not start (as Popen says)
         message = f"cannot start {args[0]!r}: {failed}"
-        return ProcessResult(args, None, "", message, False, False, 0.0, started=False)
-    return ProcessResult(
+        return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
+    return FinishedProcess(
         argv=args,
         exit_code=None if timed_out else code,
         stdout=out.text(),

@@ -5,7 +5,7 @@ backticks, `${...}`) into simple commands, each a list of words with quotes remo
 that the shell would expand (parameters, substitutions, arithmetic, `$'...'`) is marked
 `known=False`; unquoted glob or brace characters mark it `glob`. Everything the reader cannot
 be sure about (substitutions, line continuations, here-documents and here-strings, function
-definitions, `case`, unbalanced quotes) is listed in `Parsed.doubts`. Commands inside `$(...)`,
+definitions, `case`, unbalanced quotes) is listed in `ParsedLine.doubts`. Commands inside `$(...)`,
 backticks and `<(...)` are read too and returned with the others.
 """
 
@@ -33,7 +33,7 @@ MAX_LINE = 100_000  # characters; a longer line is not read at all (it is uncert
 
 
 @dataclass(frozen=True)
-class Word:
+class ShellWord:
     """One word with quotes removed; `known` False if the shell would expand part of it."""
 
     text: str
@@ -45,21 +45,21 @@ class Word:
 
 
 @dataclass(frozen=True)
-class Simple:
+class SimpleCommand:
     """One simple command: its words (redirections left out), and whether stdin is a pipe."""
 
-    words: tuple[Word, ...]
+    words: tuple[ShellWord, ...]
     piped: bool = False
 
 
 @dataclass
-class Parsed:
+class ParsedLine:
     """Every simple command of a line (nested ones too), and the doubts about the line."""
 
-    commands: list[Simple] = field(default_factory=list)
+    commands: list[SimpleCommand] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
     redirects: bool = False
-    targets: list[Word] = field(default_factory=list)  # the files redirections name
+    targets: list[ShellWord] = field(default_factory=list)  # the files redirections name
     writes: list[str] = field(default_factory=list)  # options that make a program write files
 
     def doubt(self, reason: str) -> None:
@@ -69,9 +69,9 @@ class Parsed:
 
 
 class _Reader:
-    """A recursive-descent reader over one string; results go into a shared `Parsed`."""
+    """A recursive-descent reader over one string; results go into a shared `ParsedLine`."""
 
-    def __init__(self, text: str, out: Parsed, depth: int) -> None:
+    def __init__(self, text: str, out: ParsedLine, depth: int) -> None:
         self.text, self.out, self.depth, self.i = text, out, depth, 0
         self.ansi: str | None = None  # the text of the last $'...' read
 
@@ -81,7 +81,7 @@ class _Reader:
 
     def read_list(self, closer: str = "") -> None:
         """Read commands until `closer` (consumed) or the end of the text."""
-        words: list[Word] = []
+        words: list[ShellWord] = []
         piped = False
         while self.i < len(self.text):
             char = self.peek()
@@ -108,11 +108,11 @@ class _Reader:
                 self.out.doubt(f"an unclosed {closer!r}")
         self._finish(words, piped)
 
-    def _finish(self, words: list[Word], piped: bool) -> None:
+    def _finish(self, words: list[ShellWord], piped: bool) -> None:
         if words:
-            self.out.commands.append(Simple(tuple(words), piped))
+            self.out.commands.append(SimpleCommand(tuple(words), piped))
 
-    def _operator(self, words: list[Word], piped: bool) -> bool:
+    def _operator(self, words: list[ShellWord], piped: bool) -> bool:
         """Handle one control operator after `words`; True if the next command reads a pipe."""
         char, following = self.peek(), self.peek(1)
         if char == "(" and following == ")" or (char == "(" and words):
@@ -162,7 +162,7 @@ class _Reader:
         """
         if self.depth >= MAX_DEPTH:
             self.out.doubt("nesting too deep")
-            self.out.commands.append(Simple((Word("$(...)", known=False),)))
+            self.out.commands.append(SimpleCommand((ShellWord("$(...)", known=False),)))
             level = 1
             while self.i < len(self.text) and level:
                 level += {"(": 1, ")": -1}.get(self.peek(), 0)
@@ -173,7 +173,7 @@ class _Reader:
         inner.read_list(closer)
         self.i = inner.i
 
-    def read_word(self) -> Word:
+    def read_word(self) -> ShellWord:
         """One word up to an unquoted blank or operator."""
         parts: list[str] = []
         bare: list[str] = []  # the unquoted characters, where globs and braces take effect
@@ -196,7 +196,7 @@ class _Reader:
                 parts.append(char)
                 pattern.append(char)
                 self.i += 1
-        return Word("".join(parts), known, expands(bare), "".join(pattern))
+        return ShellWord("".join(parts), known, expands(bare), "".join(pattern))
 
     def _escaped(self, parts: list[str]) -> None:
         """A backslash and the character it quotes (a line continuation is doubted)."""
@@ -267,7 +267,7 @@ class _Reader:
             inner = re.sub(r"\\([`$\\])", r"\1", self.text[self.i + 1 : end])
             if self.depth >= MAX_DEPTH:
                 self.out.doubt("nesting too deep")
-                self.out.commands.append(Simple((Word("`...`", known=False),)))
+                self.out.commands.append(SimpleCommand((ShellWord("`...`", known=False),)))
             else:
                 _Reader(inner, self.out, self.depth + 1).read_list()
             self.i = end + 1
@@ -311,13 +311,13 @@ class _Reader:
             self.i += 1
         if not _PLAIN_PARAMETER.fullmatch(self.text[start : self.i - 1]):
             self.out.doubt("a parameter expansion the rules cannot follow")
-            self.out.commands.append(Simple((Word("${...}", known=False),)))
+            self.out.commands.append(SimpleCommand((ShellWord("${...}", known=False),)))
         parts.append("${...}")
 
     def _old_arithmetic(self, parts: list[str]) -> None:
         """bash's `$[...]`: arithmetic, which evaluates names and subscripts."""
         self.out.doubt("an arithmetic expansion")
-        self.out.commands.append(Simple((Word("$[...]", known=False),)))
+        self.out.commands.append(SimpleCommand((ShellWord("$[...]", known=False),)))
         end = self.text.find("]", self.i)
         self.i = len(self.text) if end < 0 else end + 1
         parts.append("$[...]")
@@ -377,12 +377,12 @@ def expands(bare: list[str]) -> bool:
     return "," in inside or ".." in inside
 
 
-def parse(line: str, depth: int = 0) -> Parsed:
+def parse(line: str, depth: int = 0) -> ParsedLine:
     """Read `line`; nested command lists are read at `depth + 1`."""
-    out = Parsed()
+    out = ParsedLine()
     if len(line) > MAX_LINE:
         out.doubt(f"a line longer than {MAX_LINE} characters")
-        out.commands.append(Simple((Word(line[:80], known=False),)))
+        out.commands.append(SimpleCommand((ShellWord(line[:80], known=False),)))
         return out
     _Reader(line, out, depth).read_list()
     return out

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .shell_parse import Word
+from .shell_parse import ShellWord
 
 Kind = Literal["runs", "writes", "unknown"]
 
@@ -58,7 +58,7 @@ class Scan:
     """What scanning the arguments found: effects, operands, and the values given to options."""
 
     effects: list[Effect] = field(default_factory=list)
-    operands: list[Word] = field(default_factory=list)
+    operands: list[ShellWord] = field(default_factory=list)
     values: list[tuple[str, str]] = field(default_factory=list)  # (option, value)
     flags: list[str] = field(default_factory=list)
 
@@ -108,7 +108,7 @@ def _short(text: str, spec: Spec, program: str, scan: Scan) -> bool:
     return False
 
 
-def scan(program: str, args: Sequence[Word], spec: Spec) -> Scan:
+def scan(program: str, args: Sequence[ShellWord], spec: Spec) -> Scan:
     """Read `args` as GNU getopt does: options anywhere before `--`, values attached or next."""
     out = Scan()
     index, options = 0, True
@@ -260,7 +260,7 @@ _GIT_FLAGS = ("-p", "-P", "--paginate", "--no-pager", "--bare", "--no-replace-ob
               "--version", "--help", "-h", "--html-path", "--man-path", "--info-path")  # fmt: skip
 
 
-def _sed(args: Sequence[Word]) -> list[Effect]:
+def _sed(args: Sequence[ShellWord]) -> list[Effect]:
     found = scan("sed", args, _SED)
     scripts = [value for option, value in found.values if option in ("e", "expression")]
     if any(option in ("f", "file") for option, _ in found.values):
@@ -366,18 +366,18 @@ class _SedScript:
             self.i += 1
 
 
-def _uniq(args: Sequence[Word]) -> list[Effect]:
+def _uniq(args: Sequence[ShellWord]) -> list[Effect]:
     found = scan("uniq", args, _UNIQ)
     if len(found.operands) >= 2:
         found.add("writes", "`uniq INPUT OUTPUT` writes its second file")
     return found.effects
 
 
-def _sort(args: Sequence[Word]) -> list[Effect]:
+def _sort(args: Sequence[ShellWord]) -> list[Effect]:
     return scan("sort", args, _SORT).effects
 
 
-def _rg(args: Sequence[Word]) -> list[Effect]:
+def _rg(args: Sequence[ShellWord]) -> list[Effect]:
     return scan("rg", args, _RG).effects
 
 
@@ -385,7 +385,7 @@ _XXD_FLAGS = "abCEeihpruduv"
 _XXD_VALUES = "cglnosR"
 
 
-def _xxd(args: Sequence[Word]) -> list[Effect]:
+def _xxd(args: Sequence[ShellWord]) -> list[Effect]:
     """xxd reads its options by their first letter (`-c`, `-cols`); a second file is output."""
     out, index, operands = Scan(), 0, 0
     while index < len(args):
@@ -424,7 +424,7 @@ _FIND_FLAGS = frozenset(
 )
 
 
-def _find(args: Sequence[Word]) -> list[Effect]:
+def _find(args: Sequence[ShellWord]) -> list[Effect]:
     """find's primaries: writing ones, and unknown ones (`-exec` is read by the caller)."""
     out, index = Scan(), 0
     while index < len(args):
@@ -482,7 +482,7 @@ _TAR = _spec(
 )  # fmt: skip
 
 
-def _tar(args: Sequence[Word]) -> list[Effect]:
+def _tar(args: Sequence[ShellWord]) -> list[Effect]:
     """tar: its mode (only listing and comparing read), options that run programs, and an
     archive on another host (`-f host:file` runs a remote shell)."""
     found = scan("tar", _tar_words(args), _TAR)
@@ -498,20 +498,20 @@ def _is(name: str, option: str) -> bool:
     return len(name) > 2 and option.startswith(name)
 
 
-def _tar_words(args: Sequence[Word]) -> list[Word]:
+def _tar_words(args: Sequence[ShellWord]) -> list[ShellWord]:
     """The arguments in getopt's form: the old bundled first word (`tar tfI x.tar prog`) gives
     each letter its own option, and each letter taking a value the next word in turn."""
     if not args or not args[0].known or args[0].text.startswith("-"):
         return list(args)
     words, rest = [], list(args[1:])
     for letter in args[0].text:
-        words.append(Word("-" + letter, True))
+        words.append(ShellWord("-" + letter, True))
         if letter in _TAR.values and rest:
             words.append(rest.pop(0))
     return words + rest
 
 
-def _git(args: Sequence[Word]) -> list[Effect]:
+def _git(args: Sequence[ShellWord]) -> list[Effect]:
     """git: options pointing it at other configuration, then the subcommand's own options."""
     out = Scan()
     index = _git_options(args, out)
@@ -525,7 +525,7 @@ def _git(args: Sequence[Word]) -> list[Effect]:
     return out.effects
 
 
-def _git_options(args: Sequence[Word], out: Scan) -> int:
+def _git_options(args: Sequence[ShellWord], out: Scan) -> int:
     """Read git's own options (before the subcommand) into `out`; the subcommand's index."""
     index = 0
     while index < len(args) and args[index].text.startswith("-"):
@@ -550,7 +550,7 @@ _GIT_SPECS = {
     "whatchanged": _GIT_LOG, "format-patch": _GIT_OTHER, "range-diff": _GIT_OTHER,
 }  # fmt: skip
 
-PROGRAMS: dict[str, Callable[[Sequence[Word]], list[Effect]]] = {
+PROGRAMS: dict[str, Callable[[Sequence[ShellWord]], list[Effect]]] = {
     "sed": _sed,
     "sort": _sort,
     "uniq": _uniq,
@@ -562,7 +562,7 @@ PROGRAMS: dict[str, Callable[[Sequence[Word]], list[Effect]]] = {
 }
 
 
-def effects(program: str, args: Sequence[Word]) -> list[Effect]:
+def effects(program: str, args: Sequence[ShellWord]) -> list[Effect]:
     """What `program args` does beyond reading (empty: nothing the table knows of)."""
     check = PROGRAMS.get(program)
     return check(args) if check is not None else []

@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from itertools import pairwise
 
 from . import shell_programs
-from .shell_parse import EXPANDED, MAX_DEPTH, Parsed, Word, literal_pattern, parse
+from .shell_parse import EXPANDED, MAX_DEPTH, ParsedLine, ShellWord, literal_pattern, parse
 
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!"})
 _KEYWORDS |= {"{", "}", "esac", "coproc"}
@@ -112,7 +112,7 @@ class Command:
 
     program: str | None
     spelled: str
-    args: tuple[Word, ...]
+    args: tuple[ShellWord, ...]
 
     def forms(self) -> list[str]:
         """The texts rules match: `program args` with the name, and with the path as written."""
@@ -149,7 +149,7 @@ def read(line: str) -> Reading:
     return Reading(tuple(commands), tuple(parsed.doubts), parsed.redirects, tuple(parsed.writes))
 
 
-def _collect(parsed: Parsed, out: list[Command], depth: int) -> None:
+def _collect(parsed: ParsedLine, out: list[Command], depth: int) -> None:
     data_variables = any(
         s.words and s.words[0].text in ("read", "mapfile", "readarray", "printf")
         for s in parsed.commands
@@ -161,7 +161,7 @@ def _collect(parsed: Parsed, out: list[Command], depth: int) -> None:
         _unwrap(list(simple.words), parsed, out, depth)
 
 
-def names_git_control(word: Word, data_variables: bool = False) -> bool:
+def names_git_control(word: ShellWord, data_variables: bool = False) -> bool:
     """True if `word` could name .git, .gitattributes or .gitmodules once the shell expands it.
 
     Letter case is ignored (case-insensitive filesystems). A path part that is one whole
@@ -238,7 +238,7 @@ def _brace_group(form: str) -> tuple[int, int, list[str]] | None:
     return None
 
 
-def _nested(text: str, parsed: Parsed, out: list[Command], depth: int) -> None:
+def _nested(text: str, parsed: ParsedLine, out: list[Command], depth: int) -> None:
     """Read a script inside a command (`sh -c`, `eval`, `trap`) into the same result."""
     if depth >= MAX_DEPTH:
         parsed.doubt("nesting too deep")
@@ -251,12 +251,14 @@ def _nested(text: str, parsed: Parsed, out: list[Command], depth: int) -> None:
         parsed.doubt(reason)
 
 
-def _unknown(words: Sequence[Word], parsed: Parsed, out: list[Command], reason: str) -> None:
+def _unknown(
+    words: Sequence[ShellWord], parsed: ParsedLine, out: list[Command], reason: str
+) -> None:
     parsed.doubt(reason)
     out.append(Command(None, words[0].text if words else "", tuple(words[1:])))
 
 
-def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
+def _unwrap(words: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int) -> None:
     """Record the command `words` runs, looking through wrappers and nested scripts."""
     while (
         words and words[0].known and (words[0].text in _KEYWORDS or _is_assignment(words[0].text))
@@ -276,7 +278,7 @@ def _unwrap(words: list[Word], parsed: Parsed, out: list[Command], depth: int) -
 
 
 def _look_inside(
-    program: str, words: list[Word], parsed: Parsed, out: list[Command], depth: int
+    program: str, words: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int
 ) -> None:
     """Read what `program` runs in turn: a shell's script, eval's text, find's -exec, the
     command of a wrapper, the assignments of `declare`; programs the rules cannot see into."""
@@ -297,7 +299,7 @@ def _look_inside(
 
 
 def _evaluate(
-    program: str, words: list[Word], parsed: Parsed, out: list[Command], depth: int
+    program: str, words: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int
 ) -> None:
     """`eval -- text` and `trap -- action SIGNAL`: the text is read as a script."""
     rest = words[1:]
@@ -312,7 +314,9 @@ def _evaluate(
         _unknown(words, parsed, out, f"`{program}` of text the shell computes")
 
 
-def _runs_more(program: str, words: list[Word], parsed: Parsed, out: list[Command]) -> bool:
+def _runs_more(
+    program: str, words: list[ShellWord], parsed: ParsedLine, out: list[Command]
+) -> bool:
     """Note what `program`'s options make it run or write; True if nothing more can be read."""
     rest = words[1:]
     if program in _SUBSCRIPTED and _evaluates_subscripts(program, rest):
@@ -326,7 +330,7 @@ def _runs_more(program: str, words: list[Word], parsed: Parsed, out: list[Comman
     return False
 
 
-def _evaluates_subscripts(program: str, rest: list[Word]) -> bool:
+def _evaluates_subscripts(program: str, rest: list[ShellWord]) -> bool:
     """True if bash would evaluate an array subscript or arithmetic on these words.
 
     `let` and `[[ a -eq b ]]` evaluate names as arithmetic; the others a subscript in a name
@@ -340,7 +344,7 @@ def _evaluates_subscripts(program: str, rest: list[Word]) -> bool:
     return any("[" in word.text or not word.known for word in _named(program, rest))
 
 
-def _named(program: str, rest: list[Word]) -> list[Word]:
+def _named(program: str, rest: list[ShellWord]) -> list[ShellWord]:
     """The words `program` takes as variable names (printf's -v value, test's -v operands)."""
     if program == "printf":
         return [b for a, b in pairwise(rest) if a.text == "-v"] + [
@@ -359,7 +363,7 @@ def _is_assignment(text: str) -> bool:
     return bool(equals) and name.removesuffix("+").isidentifier()
 
 
-def _steering(word: Word, parsed: Parsed, out: list[Command]) -> None:
+def _steering(word: ShellWord, parsed: ParsedLine, out: list[Command]) -> None:
     """An assignment to PATH, BASH_ENV, LD_PRELOAD...: what runs next cannot be known."""
     name = word.text.partition("=")[0].removesuffix("+")
     if _is_assignment(word.text) and (name in _STEERING or name.startswith(_STEERING_PREFIXES)):
@@ -367,7 +371,7 @@ def _steering(word: Word, parsed: Parsed, out: list[Command]) -> None:
 
 
 def _wrapper(
-    program: str, words: list[Word], parsed: Parsed, out: list[Command], depth: int
+    program: str, words: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int
 ) -> None:
     rest = words[1:]
     if program == "command" and any(w.text in ("-v", "-V") for w in rest[:2]):
@@ -390,7 +394,7 @@ def _wrapper(
         _unwrap(inner, parsed, out, depth)
 
 
-def skip_options(words: Sequence[Word], spec: Options) -> int | None:
+def skip_options(words: Sequence[ShellWord], spec: Options) -> int | None:
     """The index of the first word after the options and operands of `spec`; None if unsure."""
     index = 0
     while index < len(words):
@@ -432,10 +436,12 @@ def _option(text: str, spec: Options) -> int | None:
     return 1
 
 
-def _shell(program: str, rest: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
+def _shell(
+    program: str, rest: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int
+) -> None:
     """`sh -c 'script'` is read inside; a shell reading its input is uncertain."""
     options = _shell_options(rest)
-    whole = [Word(program), *rest]
+    whole = [ShellWord(program), *rest]
     if options is None:
         _unknown(whole, parsed, out, f"options of `{program}` not modelled")
         return
@@ -448,7 +454,7 @@ def _shell(program: str, rest: list[Word], parsed: Parsed, out: list[Command], d
         _unknown(whole, parsed, out, f"`{program}` reading commands it is given")
 
 
-def _shell_options(rest: list[Word]) -> tuple[bool, bool, int] | None:
+def _shell_options(rest: list[ShellWord]) -> tuple[bool, bool, int] | None:
     """(a `-c` script, reads its input, index after the options) of a shell's arguments, read
     as the shell reads them: `-x` sets and `+x` unsets, `-o`/`+o`/`-O`/`+O` take the next
     word, and `c` anywhere in them makes the first operand the script; None for an option
@@ -486,7 +492,7 @@ def _shell_long(text: str) -> int:
     return 2 if text[2:] in _SHELL_OPTIONS.long_values else 0
 
 
-def _find(rest: list[Word], parsed: Parsed, out: list[Command], depth: int) -> None:
+def _find(rest: list[ShellWord], parsed: ParsedLine, out: list[Command], depth: int) -> None:
     """The commands of `find ... -exec cmd args {} ;` (also -execdir, -ok, -okdir)."""
     index = 0
     while index < len(rest):

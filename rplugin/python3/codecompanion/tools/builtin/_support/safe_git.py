@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...runtime.process import ProcessResult, run_process
+from ...runtime.process import FinishedProcess, run_process
 
 # Config that the repository's .git/config could set to a program; `-c` wins over it.
 _OVERRIDES = (
@@ -63,7 +63,7 @@ async def run_git(
     env: Mapping[str, str],
     max_output: int = 16_000_000,
     stdin_data: bytes | None = None,
-) -> ProcessResult:
+) -> FinishedProcess:
     """Run `git <argv>` in `root` with the safe options; `env` is the tool's child environment."""
     return await run_process(
         [*GIT, *argv],
