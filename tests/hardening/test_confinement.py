@@ -17,10 +17,10 @@ import pytest
 
 from codecompanion.messages import ToolCall
 from codecompanion.ports import Diagnostic, HunkDecision
-from codecompanion.tools import tool_registry
 from codecompanion.tools.diffs import hunks
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, ScriptedApprover
+from tests.support.tools import builtin_system
 
 SECRET = "outside secret: do not read"
 
@@ -95,21 +95,9 @@ def make_system(
     tool_opts: dict[str, dict[str, Any]] | None = None,
     editor: WatchingEditor | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
-    registry = tool_registry({}, {}, tool_opts=tool_opts or {})
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=layout.root,
-        editor=editor,
-        opts={"auto_submit": False},
-        yolo=yolo,
+    return builtin_system(
+        layout.root, *offer, approver=approver, tool_opts=tool_opts, editor=editor, yolo=yolo
     )
-    for name in offer:
-        assert system.add_group(name) or system.add_tool(name), name
-    return system, chat
 
 
 READ_PATHS = [

@@ -21,27 +21,16 @@ import pytest
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.ports import HunkDecision
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import FakeEditor, RecordingChat
 from tests.support.shapes import check_saved_messages
+from tests.support.tools import builtin_system
 
 ORIGINAL = "alpha\nbeta\ngamma\n"
 
 
 def make_system(root: Path, editor: FakeEditor | None) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}),
-        approver=ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=root,
-        editor=editor,
-        opts={"auto_submit": False},
-    )
-    system.add_group("files")
-    return system, chat
+    return builtin_system(root, "files", editor=editor)
 
 
 def edit_call(mode: str | None = None, old: str = "gamma", new: str = "GAMMA") -> ToolCall:

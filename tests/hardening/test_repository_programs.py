@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, ScriptedApprover
+from tests.support.tools import builtin_system
 
 HOOKS = (
     "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit "
@@ -137,19 +137,7 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 def system(
     root: Path, approver: ScriptedApprover, yolo: bool = False
 ) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={}),
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=root,
-        opts={"auto_submit": False},
-        yolo=yolo,
-    )
-    for name in ("files", "get_changed_files"):
-        assert tools.add_group(name) or tools.add_tool(name)
-    return tools, chat
+    return builtin_system(root, "files", "get_changed_files", approver=approver, yolo=yolo)
 
 
 async def test_no_tool_runs_a_program_the_repository_configures(

@@ -27,9 +27,10 @@ from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import Permissions, read_permissions
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import ScriptedApprover
 from tests.support.nvim import nvim_binary, wait_for
 from tests.support.proctable import kill_groups, with_marker
+from tests.support.tools import builtin_system
 
 FOUND = detect()
 needs_landlock = pytest.mark.skipif(
@@ -157,17 +158,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _system(world: World, permissions: Permissions, mode: str = "sandboxed") -> ToolSystem:
-    tools = ToolSystem(
-        chat=RecordingChat(),
-        registry=tool_registry(),
-        approver=ScriptedApprover(default="reject"),
-        events=RecordingEvents(),
-        cwd=world.project,
-        opts={"auto_submit": False},
-        sandbox=CommandSandbox(permissions, Detector(), (str(world.project / "codecompanion.py"),)),
-        mode=mode,  # type: ignore[arg-type]
+    sandbox = CommandSandbox(permissions, Detector(), (str(world.project / "codecompanion.py"),))
+    reject = ScriptedApprover(default="reject")
+    tools, _chat = builtin_system(
+        world.project, "run_command", approver=reject, sandbox=sandbox, mode=mode
     )
-    tools.add_tool("run_command")
     return tools
 
 
@@ -460,17 +455,15 @@ async def test_a_user_tools_cmds_and_code_runner_run_confined(world: World) -> N
         },
         "opts": {"requires_approval": True},
     }
-    tools = ToolSystem(
-        chat=RecordingChat(),
+    tools, _chat = builtin_system(
+        world.project,
+        "writer",
+        "code_runner",
         registry=tool_registry({"writer": writer}, tool_opts={"code_runner": {"container": False}}),
         approver=ScriptedApprover(default="reject"),
-        events=RecordingEvents(),
-        cwd=world.project,
-        opts={"auto_submit": False},
         sandbox=CommandSandbox(read_permissions({}), Detector()),
         mode="sandboxed",
     )
-    assert tools.add_tool("writer") and tools.add_tool("code_runner")
     code = f"open('{world.outside}/from-code.txt', 'w').write('x')"
     calls = [
         ToolCall("w", "writer", {}),

@@ -23,8 +23,8 @@ from codecompanion.mcp.tools import register_servers
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
-from tests.support.tools import call
+from tests.support.fakes import RecordingChat, ScriptedApprover
+from tests.support.tools import builtin_system, call
 
 SERVER = str(Path(__file__).with_name("garbling_server.py"))
 MAX_RESULT_CHARS = 1_000_000  # mcp.session.MAX_RESULT_CHARS
@@ -41,13 +41,9 @@ def system_for(
     manager = McpManager(servers, keys=KeyResolver({}), log_dir=tmp_path)
     registry = tool_registry() if builtins else ToolRegistry({}, {})
     register_servers(manager, registry)
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat, registry=registry, approver=ScriptedApprover(default="approve"),
-        events=RecordingEvents(), cwd=tmp_path, opts={"auto_submit": False},
-    )  # fmt: skip
-    for name in servers:
-        system.add_group(f"mcp:{name}")
+    approver = ScriptedApprover(default="approve")
+    offer = [f"mcp:{name}" for name in servers]
+    system, chat = builtin_system(tmp_path, *offer, registry=registry, approver=approver)
     return system, chat, manager
 
 

@@ -13,9 +13,9 @@ from codecompanion.mcp.tools import register_servers
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, ScriptedApprover
 from tests.support.mcp_servers import TIME_CMD, TOKEN, HttpServer
-from tests.support.tools import call
+from tests.support.tools import builtin_system, call
 
 
 def system_for(
@@ -24,15 +24,7 @@ def system_for(
     manager = McpManager(servers, keys=KeyResolver({}), log_dir=tmp_path)
     registry = ToolRegistry({}, {})
     register_servers(manager, registry)
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=tmp_path,
-        opts={"auto_submit": False},
-    )
+    system, chat = builtin_system(tmp_path, registry=registry, approver=approver)
     return system, chat, manager
 
 

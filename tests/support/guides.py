@@ -19,31 +19,10 @@ from tests.support.fakes import (
     RecordingEvents,
     ScriptedApprover,
 )
+from tests.support.tools import CALCULATOR_SCHEMA
 
-# The calculator's schema as CodeCompanion's guide writes it, for config files to share.
-SCHEMA_TEXT = """
-SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": "calculator",
-        "description": "Perform simple mathematical operations on a user's machine",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "num1": {"type": "integer", "description": "The first number"},
-                "num2": {"type": "integer", "description": "The second number"},
-                "operation": {
-                    "type": "string",
-                    "enum": ["add", "subtract", "multiply", "divide"],
-                },
-            },
-            "required": ["num1", "num2", "operation"],
-            "additionalProperties": False,
-        },
-        "strict": True,
-    },
-}
-"""
+# The calculator's schema as source text, for config files to share.
+SCHEMA_TEXT = f"\nSCHEMA = {CALCULATOR_SCHEMA!r}\n"
 
 # The schema and the guide's function: what the guide's config file starts with.
 CALCULATOR = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat, ScriptedApprover
+from tests.support.tools import builtin_system
 
 
 def run_command_system(
@@ -17,15 +17,7 @@ def run_command_system(
     opts: dict[str, Any] | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
     """The system (YOLO on, no auto-submit) and its chat; `run_command` is the tool's options."""
-    chat = RecordingChat()
-    tools = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}, tool_opts={"run_command": run_command}),
-        approver=approver or ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=cwd,
-        opts={"auto_submit": False, **(opts or {})},
-        yolo=True,
+    tool_opts = {"run_command": run_command}
+    return builtin_system(
+        cwd, "run_command", approver=approver, tool_opts=tool_opts, opts=opts, yolo=True
     )
-    tools.add_tool("run_command")
-    return tools, chat

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.messages import ToolCall
+from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
@@ -177,3 +178,33 @@ def command_tool(cmds: list[Any], env: Any = None, **opts: Any) -> dict[str, Any
     if env is not None:
         spec["env"] = env
     return spec
+
+
+def builtin_system(
+    cwd: Path,
+    *offer: str,
+    registry: ToolRegistry | None = None,
+    approver: ScriptedApprover | None = None,
+    tool_opts: dict[str, dict[str, Any]] | None = None,
+    opts: dict[str, Any] | None = None,
+    **settings: Any,
+) -> tuple[ToolSystem, RecordingChat]:
+    """A tool system in `cwd` over the builtin tools (or `registry`), without auto-submit,
+    offering each of `offer` (a group or a tool); and its chat. `settings` go to ToolSystem
+    (editor, yolo, sandbox, mode, tls)."""
+    if registry is None:
+        registry = tool_registry({}, {}, tool_opts=tool_opts or {})
+    assert registry.errors == [], registry.errors
+    chat = RecordingChat()
+    system = ToolSystem(
+        chat=chat,
+        registry=registry,
+        approver=approver or ScriptedApprover(),
+        events=RecordingEvents(),
+        cwd=cwd,
+        opts={"auto_submit": False, **(opts or {})},
+        **settings,
+    )
+    for name in offer:
+        assert system.add_group(name) or system.add_tool(name), name
+    return system, chat

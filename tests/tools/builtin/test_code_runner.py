@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import code_runner
 from codecompanion.tools.builtin._support import sandbox
-from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.builtin import FakeTools, run_tool
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import ScriptedApprover
+from tests.support.tools import builtin_system
 
 LOCAL = {"container": False}
 
@@ -176,20 +175,11 @@ async def test_a_runtime_without_a_daemon_falls_back_to_a_process(
 
 
 async def test_asks_every_time_even_in_yolo_mode(project: Path) -> None:
-    registry = tool_registry({}, {}, tool_opts={"code_runner": {"container": False}})
-    assert registry.errors == []
-    chat = RecordingChat()
     approver = ScriptedApprover("approve", "reject")
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=project,
-        opts={"auto_submit": False},
-        yolo=True,
+    tool_opts = {"code_runner": {"container": False}}
+    system, chat = builtin_system(
+        project, "code_runner", approver=approver, tool_opts=tool_opts, yolo=True
     )
-    assert system.add_tool("code_runner")
     calls = [
         ToolCall("c1", "code_runner", {"lang": "python", "code": "print('one')"}),
         ToolCall("c2", "code_runner", {"lang": "python", "code": "print('two')"}),
@@ -206,18 +196,8 @@ async def test_asks_every_time_even_in_yolo_mode(project: Path) -> None:
 
 async def test_the_user_can_allow_it(project: Path) -> None:
     opts = {"code_runner": {"container": False, "requires_approval": False}}
-    registry = tool_registry({}, {}, tool_opts=opts)
-    chat = RecordingChat()
     approver = ScriptedApprover()
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
-        approver=approver,
-        events=RecordingEvents(),
-        cwd=project,
-        opts={"auto_submit": False},
-    )
-    system.add_tool("code_runner")
+    system, chat = builtin_system(project, "code_runner", approver=approver, tool_opts=opts)
     await system.run([ToolCall("c1", "code_runner", {"lang": "sh", "code": "echo fine"})])
     assert approver.requests == [] and "fine" in chat.results[0].for_llm
 

@@ -15,7 +15,8 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.fakes import FakeEditor, RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import FakeEditor, RecordingChat, ScriptedApprover
+from tests.support.tools import builtin_system
 
 
 def _system(
@@ -26,21 +27,9 @@ def _system(
     yolo: bool = False,
     tool_opts: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
-    registry = tool_registry({}, {}, tool_opts=tool_opts or {})
-    assert registry.errors == []
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat,
-        registry=registry,
-        approver=approver or ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=root,
-        editor=editor,
-        opts={"auto_submit": False},
-        yolo=yolo,
+    return builtin_system(
+        root, "agent", approver=approver, tool_opts=tool_opts, editor=editor, yolo=yolo
     )
-    assert system.add_group("agent")
-    return system, chat
 
 
 def test_registry_loads_every_builtin_and_group(project: Path) -> None:

@@ -14,13 +14,13 @@ import pytest
 import trustme
 
 from codecompanion.messages import ToolCall
-from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import fetch_webpage, web_search
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.transport.tls import LazyContext, build_trust
 from tests.support.builtin import FakeTools, run_tool
-from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
+from tests.support.fakes import RecordingChat
 from tests.support.http_serve import serve
+from tests.support.tools import builtin_system
 
 
 @pytest.fixture(scope="module")
@@ -103,18 +103,7 @@ async def test_web_search_trusts_the_hosts_context(
 
 
 def _system(tmp_path: Path, **kwargs: object) -> tuple[ToolSystem, RecordingChat]:
-    chat = RecordingChat()
-    system = ToolSystem(
-        chat=chat,
-        registry=tool_registry({}, {}),
-        approver=ScriptedApprover(),
-        events=RecordingEvents(),
-        cwd=tmp_path,
-        opts={"auto_submit": False},
-        **kwargs,  # type: ignore[arg-type]
-    )
-    assert system.add_tool("fetch_webpage")
-    return system, chat
+    return builtin_system(tmp_path, "fetch_webpage", **kwargs)
 
 
 async def test_tool_system_honours_ssl_cert_file(
