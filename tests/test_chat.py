@@ -35,6 +35,20 @@ async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
     assert saved is not None and saved["messages"][-1]["content"] == "Hello"
 
 
+async def test_the_answers_tail_is_sent_to_the_buffer_before_the_answer_is_stored() -> None:
+    adapter = ScriptedAdapter([TextDelta("Hel"), TextDelta("lo"), Usage(total_tokens=7), Finish()])
+    chat, view = make_chat(adapter)
+    flushed: list[tuple[str, int]] = []  # at each flush: the text shown, the answers stored
+
+    def flush() -> None:
+        flushed.append((view.appended(), sum(m.role == "llm" for m in chat.messages)))
+
+    view.flush = flush  # type: ignore[method-assign]
+    assert chat.submit("hi")
+    await finish(chat)
+    assert ("Hello", 0) in flushed
+
+
 async def test_tool_round_trip_sends_results_back() -> None:
     call = ToolCall("call_1", "echo", {"x": 1})
     adapter = ScriptedAdapter([ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done")])

@@ -15,10 +15,11 @@ from typing import Any
 
 from ..messages import Message
 
-# A word (split every 6 characters, as BPE vocabularies cut long identifiers), a digit (some
-# tokenizers take one digit per token, others three: counting each errs on the safe side until
-# the first `usage`), a newline run, a run of indentation, or one symbol.
-_PIECES = re.compile(r"[A-Za-z]+|\d|\n+|[ \t]{2,}|[^\sA-Za-z\d]")
+# One token each: six letters of a word (BPE vocabularies cut long identifiers; the regex takes
+# a word six letters at a time), a digit (some tokenizers take one digit per token, others
+# three: counting each errs on the safe side until the first `usage`), a newline run, a run of
+# indentation, or one symbol.
+_PIECES = re.compile(r"[A-Za-z]{1,6}|\d|\n+|[ \t]{2,}|[^\sA-Za-z\d]")
 MESSAGE_OVERHEAD = 4  # role and separators every chat template adds per message
 REQUEST_OVERHEAD = 3  # the assistant's turn opener
 
@@ -27,11 +28,11 @@ def estimate_text(text: str | None) -> int:
     """Raw estimate of the tokens of `text` (before the learned ratio)."""
     if not text:
         return 0
-    count = 0
-    for piece in _PIECES.findall(text):
-        count += (len(piece) + 5) // 6 if piece[0].isalpha() else 1
-    # Text outside ASCII (CJK, emoji) costs about one token per character the regex skips.
-    count += sum(1 for ch in text if ord(ch) > 127)
+    # Counted in C (a long answer is estimated as it is stored, before its tail is shown).
+    count = _PIECES.subn("", text)[1]
+    if not text.isascii():
+        # Text outside ASCII (CJK, emoji) costs about one token per character the regex skips.
+        count += len(text) - len(text.encode("ascii", "ignore"))
     return count
 
 

@@ -356,6 +356,8 @@ class Chat:
             self._store_answer(answer)
             self.fire("RequestFinished", status="cancelled")
             raise
+        # The answer's tail goes to the buffer before the bookkeeping of storing it.
+        self.view.flush()
         self._store_answer(answer)
         status = "error" if answer.error else "success"
         self.fire("RequestFinished", status=status)
