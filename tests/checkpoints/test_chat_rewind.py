@@ -12,9 +12,8 @@ from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent
 from codecompanion.chat.chat import Chat
 from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
 from codecompanion.messages import ToolCall
-from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, Event, SetVar
-from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter
+from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter, make_chat
 from tests.support.checkpoints import write
 
 CHECKPOINTS = "codecompanion_checkpoints"
@@ -84,16 +83,7 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
         edit("c3", **{"a.py": "a3\n"}),
         [TextDelta("three")],
     )
-    view = RecordingView()
-    store = ChatStore(tmp_path / "chats")
-    chat = Chat(
-        chat_id="c1",
-        adapter=adapter,
-        view=view,
-        events=None,  # type: ignore[arg-type]
-        tool_factory=WritingTools,
-        store=store,
-    )
+    chat, view = make_chat(adapter, tmp_path, tools=WritingTools)
     chat.tools.cwd = root
     asker = Asker(modified=[str(root / "open.py")])
     manager = Checkpoints(tmp_path / "data")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from codecompanion.adapters.base import (
 from codecompanion.chat.chat import Chat
 from codecompanion.messages import Message, ToolCall, ToolResult
 from codecompanion.persistence.history import ChatStore
-from codecompanion.render_ops import Append, RenderOp
+from codecompanion.render_ops import Append, Block, RenderOp
 from codecompanion.tools.runtime.approval_policy import ApprovalMemory
 
 
@@ -66,6 +66,10 @@ class RecordingView:
 
     def appended(self) -> str:
         return "".join(op.text for op in self.ops if isinstance(op, Append))
+
+    def text(self) -> str:
+        """Everything appended or written as a block."""
+        return "".join(op.text for op in self.ops if isinstance(op, (Append, Block)))
 
     def events(self) -> list[str]:
         return [op.name for op in self.ops if isinstance(op, render_ops.Event)]
@@ -126,8 +130,11 @@ class EchoTools:
         return {}
 
 
-def make_chat(adapter: ScriptedAdapter, tmp_path: Path | None = None) -> tuple[Chat, RecordingView]:
-    """A chat with `adapter`, a recording view and echo tools (saved under `tmp_path` if given)."""
+def make_chat(
+    adapter: Any, tmp_path: Path | None = None, tools: Callable[[Chat], Any] | None = None
+) -> tuple[Chat, RecordingView]:
+    """A chat with `adapter`, a recording view and `tools` (echo tools unless given), saved
+    under `tmp_path` if given."""
     view = RecordingView()
     store = ChatStore(tmp_path / "chats") if tmp_path else None
     chat = Chat(
@@ -135,7 +142,7 @@ def make_chat(adapter: ScriptedAdapter, tmp_path: Path | None = None) -> tuple[C
         adapter=adapter,
         view=view,
         events=None,  # type: ignore[arg-type]
-        tool_factory=EchoTools,
+        tool_factory=tools or EchoTools,
         store=store,
     )
     return chat, view

@@ -16,11 +16,12 @@ from codecompanion.adapters.base import AdapterSettings, Event, Finish, TextDelt
 from codecompanion.adapters.openai import OpenAIAdapter
 from codecompanion.chat.chat import Chat
 from codecompanion.messages import Message, ToolCall
-from codecompanion.render_ops import Append, Block, RenderOp, Tool, ToolStatus
+from codecompanion.render_ops import Tool, ToolStatus
 from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.chat import RecordingView
 from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 
@@ -102,34 +103,17 @@ class Adapter:
         pass
 
 
-@dataclass
-class View:
-    ops: list[RenderOp] = field(default_factory=list)
-
-    def render(self, ops: list[RenderOp]) -> None:
-        self.ops.extend(ops)
-
-    def notify(self, message: str, level: str = "info") -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def text(self) -> str:
-        return "".join(op.text for op in self.ops if isinstance(op, (Append, Block)))
-
-
 def make(
     adapter: Adapter,
     tmp_path: Path,
     approver: ScriptedApprover | None = None,
     tool_opts: dict[str, dict[str, Any]] | None = None,
-) -> tuple[Chat, View, ScriptedApprover]:
+) -> tuple[Chat, RecordingView, ScriptedApprover]:
     tool = WORDED if adapter.extra.get("tool_calls") == "prompt" else CALCULATOR
     registry = tool_registry({"calculator": tool}, {}, tool_opts=tool_opts or {})
     assert registry.errors == []
     approver = approver or ScriptedApprover()
-    view = View()
+    view = RecordingView()
 
     def tools(chat: Chat) -> ToolSystem:
         return ToolSystem(
