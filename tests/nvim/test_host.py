@@ -172,7 +172,7 @@ def test_host_takes_the_editors_cpu_priority(
         host = host_pid(ed)
         # Neovim starts its jobs in sessions of their own: the host is in another autogroup.
         assert os.getsid(host) != os.getsid(editor)
-        assert wait_for(lambda: autogroup_nice(host) == 3, timeout=5)
+        assert wait_for(lambda: autogroup_nice(host) == 3, timeout=30)
     finally:
         with contextlib.suppress(OSError, EOFError, pynvim.NvimError):
             nvim.command("qa!")
