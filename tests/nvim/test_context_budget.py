@@ -47,7 +47,8 @@ def test_rules_line_meter_and_compact_on_screen(
     assert "hello" in summary_request[-1]["content"]
 
     def saved_tags() -> list[str]:
-        saved = [json.loads(p.read_text()) for p in (tmp_path / "data").rglob("chats/*.json")]
+        chats = tmp_path / "data" / "nvim" / "codecompanion" / "chats"
+        saved = [json.loads(p.read_text()) for p in chats.glob("*.json")]
         messages = [m for chat in saved for m in chat.get("messages") or []]
         return [m["_meta"].get("tag") or "" for m in messages]
 

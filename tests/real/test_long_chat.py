@@ -48,7 +48,8 @@ def write_file(project: Path, n: int) -> str:
 
 
 def saved_chat(tmp_path: Path) -> dict[str, Any]:
-    saved = sorted((tmp_path / "data").rglob("chats/*.json"), key=lambda p: p.stat().st_mtime)
+    chats = tmp_path / "data" / "nvim" / "codecompanion" / "chats"
+    saved = sorted(chats.glob("*.json"), key=lambda p: p.stat().st_mtime)
     assert saved, "the chat was not saved"
     return json.loads(saved[-1].read_text())
 

@@ -43,7 +43,7 @@ def chat_turn(
     ed.answer(*(["approve"] * answers + ["No"]))
     ed.send(text)
     ed.wait_event("CodeCompanionChatDone", timeout=TURN_TIMEOUT)
-    saved = sorted((tmp_path / "data").rglob("chats/*.json"))
+    saved = sorted((tmp_path / "data" / "nvim" / "codecompanion" / "chats").glob("*.json"))
     assert saved, "the chat was not saved"
     return ed, json.loads(saved[-1].read_text())
 
