@@ -10,6 +10,7 @@ import sys
 import types
 from typing import Any
 
+from .. import priority
 from .logsetup import setup_logging
 
 
@@ -30,13 +31,17 @@ def main() -> int:
     skip_httpx_cli()
     setup_logging()
     log = logging.getLogger("codecompanion.nvim")
+    # Before the imports: they are most of the start's CPU, and at another priority than the
+    # editor's a busy machine can hold them back for seconds.
+    outcome = priority.follow_editor(os.getppid())
     import pynvim
 
     from .app import App
     from .bridge import Bridge
 
     nvim = pynvim.attach("stdio")
-    _follow_editor(nvim.loop)
+    if outcome == "busy":
+        _follow_editor(nvim.loop)
     bridge = Bridge(nvim)
     app = App(bridge)
 
@@ -67,8 +72,6 @@ def main() -> int:
 
 def _follow_editor(loop: asyncio.AbstractEventLoop, tries: int = 10) -> None:
     """Take the editor's CPU priority (see `priority`); tried again while the kernel is busy."""
-    from .. import priority
-
     if priority.follow_editor(os.getppid()) == "busy" and tries > 1:
         loop.call_later(0.15, _follow_editor, loop, tries - 1)
 
