@@ -158,4 +158,4 @@ def test_both_runs_make_one_table_with_each_loaded_row_below_its_quiet_row() -> 
     line = heading(loaded, "loaded")
     assert line.startswith("loaded: one busy process per core (2 × `while True: pass`)")
     assert "1970-01-01 00:00 UTC, commit abc1234, load average 0.50 before and 2.25 after" in line
-    assert line.endswith("a 2-core machine; n = 5 interleaved runs, medians")
+    assert line.endswith("a 2-core machine; n = 1 interleaved runs, medians")
