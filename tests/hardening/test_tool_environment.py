@@ -65,12 +65,12 @@ async def test_env_run_by_a_tool_shows_no_key(
     secrets = values()
     for name, value in {**secrets, "NVIM": "/tmp/sock", "NVIM_LISTEN_ADDRESS": "/tmp/s"}.items():
         monkeypatch.setenv(name, value)
-    env_opts = tool_env_opts(
-        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
-        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
-    )
+    # Built as every chat is: the configured adapter's key variable is withheld by the builder.
     tools, chat = run_command_system(
-        tmp_path, {"allowed_in_yolo_mode": True}, opts={"env": env_opts}
+        tmp_path,
+        {"allowed_in_yolo_mode": True},
+        opts={"env": {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]}},
+        adapters={"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
     )
     await tools.run([ToolCall("e", "run_command", {"cmd": "env | sort"})])
     shown = chat.result("e").for_llm + str(chat.result("e").for_user)
@@ -127,14 +127,11 @@ async def test_a_command_tool_gets_the_same_cleaned_environment(
     secrets = values()
     for name, value in {**secrets, "NVIM": "/tmp/sock"}.items():
         monkeypatch.setenv(name, value)
-    env_opts = tool_env_opts(
-        {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]},
-        {"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
-    )
     h = make(
         {"runner": command_tool([["env"]])},
         cwd=tmp_path,
-        opts={"auto_submit": False, "env": env_opts},
+        opts={"auto_submit": False, "env": {"drop": ["CORP_*"], "pass": ["BUILD_TOKEN"]}},
+        adapters={"mine": {"api_key": "env:MY_PROVIDER_CRED"}},
     )
     c = call("runner", {"lang": "x"})
     await h.run(c)

@@ -15,9 +15,17 @@ def run_command_system(
     run_command: dict[str, Any],
     approver: ScriptedApprover | None = None,
     opts: dict[str, Any] | None = None,
+    adapters: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[ToolSystem, RecordingChat]:
-    """The system (YOLO on, no auto-submit) and its chat; `run_command` is the tool's options."""
+    """The system (YOLO on, no auto-submit) and its chat; `run_command` is the tool's options,
+    `adapters` the configured ones."""
     tool_opts = {"run_command": run_command}
     return builtin_system(
-        cwd, "run_command", approver=approver, tool_opts=tool_opts, opts=opts, yolo=True
+        cwd,
+        "run_command",
+        approver=approver,
+        tool_opts=tool_opts,
+        opts=opts,
+        yolo=True,
+        adapters=adapters or {},
     )

@@ -11,6 +11,7 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.builder import built_tool_system
 from tests.support.fakes import RecordingChat, RecordingEvents, ScriptedApprover
 
 CALCULATOR_SCHEMA: dict[str, Any] = {
@@ -108,13 +109,15 @@ def make(
     tool_opts: dict[str, dict[str, Any]] | None = None,
     groups: dict[str, Any] | None = None,
     cwd: Path | None = None,
+    adapters: dict[str, dict[str, Any]] | None = None,
 ) -> Harness:
-    """A system over `tools` only (no builtins), offering all of them unless `offer` is False."""
+    """A system over `tools` only (no builtins), offering all of them unless `offer` is False;
+    made by the product's builder (tests/support/builder.py)."""
     registry = ToolRegistry(tools, groups or {}, tool_opts=tool_opts or {})
     assert registry.errors == [] or not tools, registry.errors
     chat, events = RecordingChat(), RecordingEvents()
     approver = approver or ScriptedApprover()
-    system = ToolSystem(
+    system = built_tool_system(
         chat=chat,
         registry=registry,
         approver=approver,
@@ -122,6 +125,7 @@ def make(
         cwd=cwd or Path.cwd(),
         opts=opts or {},
         yolo=yolo,
+        adapters=adapters,
     )
     if offer:
         for name in tools:
@@ -190,13 +194,17 @@ def builtin_system(
     **settings: Any,
 ) -> tuple[ToolSystem, RecordingChat]:
     """A tool system in `cwd` over the builtin tools (or `registry`), without auto-submit,
-    offering each of `offer` (a group or a tool); and its chat. `settings` go to ToolSystem
-    (editor, yolo, sandbox, mode, tls)."""
+    offering each of `offer` (a group or a tool); and its chat, made by the product's builder.
+    `settings` go to it (editor, yolo, permissions); with `sandbox`, `mode` or `tls` (tests
+    of those seams) the ToolSystem is made directly with them."""
     if registry is None:
         registry = tool_registry({}, {}, tool_opts=tool_opts or {})
     assert registry.errors == [], registry.errors
     chat = RecordingChat()
-    system = ToolSystem(
+    build: Any = built_tool_system
+    if settings.keys() & {"sandbox", "mode", "tls"}:
+        build = ToolSystem  # the sandbox and TLS tests hand in their own
+    system = build(
         chat=chat,
         registry=registry,
         approver=approver or ScriptedApprover(),

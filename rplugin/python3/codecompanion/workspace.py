@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .ports import Approver, ChatView, Editor, EventSink
     from .sandbox.commands import CommandSandbox
     from .sandbox.probe import Availability, Detector
+    from .tools.model.registry import ToolRegistry
     from .tools.runtime.protocol import ToolChat
     from .tools.runtime.system import ToolSystem
     from .transport.tls import TlsTrust
@@ -77,12 +78,21 @@ class HostOptions:
 class Workspace:
     """Config, tools and adapters shared by every chat of one host."""
 
-    def __init__(self, options: HostOptions, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        options: HostOptions,
+        env: Mapping[str, str] | None = None,
+        *,
+        config: Config | None = None,
+        registry: ToolRegistry | None = None,
+    ) -> None:
+        """`config` and `registry` stand in for the config file's and the tools it names (tests
+        build their chats here with their own); by default both come from the config file."""
         self.options = options
         self.env = dict(os.environ if env is None else env)
         self.store = ChatStore(Path(options.data_dir) / "chats")
         self._ollama: bool | None = None
-        self.config: Config = load_config(options.config_file)
+        self.config: Config = load_config(options.config_file) if config is None else config
         from .adapters import KeyResolver
 
         self.keys = KeyResolver()
@@ -94,7 +104,7 @@ class Workspace:
         self.config = self._check_adapter(self.config)  # plugins may add adapter names
         # One line for the user (the host points it at Neovim): an MCP server restarted, say.
         self.notify: Callable[[str], None] = lambda line: log.warning("%s", line)
-        self.registry = self._make_registry()
+        self.registry = self._make_registry() if registry is None else registry
         self._demo: Any = None
         self._trust: TlsTrust | None = None
         self._checkpoints: Checkpoints | None = None
@@ -158,7 +168,7 @@ class Workspace:
         if name is not None and name != "demo":
             self.tls_for(self.settings(name))
 
-    def _make_registry(self) -> Any:
+    def _make_registry(self) -> ToolRegistry:
         from .tools import tool_registry
 
         tool_opts = self.config.opts.get("tools", {}) if isinstance(self.config.opts, dict) else {}
