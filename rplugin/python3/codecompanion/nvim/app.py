@@ -387,6 +387,8 @@ class App:
             chat.save_now()
             if chat.checkpoints is not None:
                 chat.checkpoints.close()
+            if chat.tools.sandbox is not None:
+                chat.tools.sandbox.close()
             self.bridge.spawn(chat.adapter.aclose())
 
     def do_chat_opened(self, args: dict[str, Any]) -> None:
@@ -646,6 +648,9 @@ class App:
                 chat.checkpoints.close()  # turns not captured yet are recorded before it ends
         if drain is not None:
             drain()
+        for chat in self.chats.values():
+            if chat.tools.sandbox is not None:
+                chat.tools.sandbox.close()
         if self.workspace is not None:
             self.workspace.close(self.bridge.loop)
 
@@ -671,10 +676,12 @@ def _mode_line(chat: Chat) -> str:
 
 
 async def _show_sandbox(chat: Chat) -> None:
-    """Probe the sandbox in a thread, then show its kind in the chat's variables."""
+    """Probe the sandbox (once per host, without blocking the loop), show its kind in the
+    chat's variables and start the chat's waiting launcher for its first command."""
     sandbox = chat.tools.sandbox
-    if sandbox is not None and not sandbox.probed:  # probed once per host: no thread after
-        await asyncio.to_thread(lambda: sandbox.availability)
+    if sandbox is not None:
+        await sandbox.probe()
+        sandbox.prepare()
     chat.view.render(_mode_vars(chat))
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,9 +12,11 @@ from typing import TYPE_CHECKING
 from ..errors import ToolError
 from .settings import Permissions
 
-if TYPE_CHECKING:  # ctypes and the system calls load with the first confined command
-    from .launcher import Launch, PidCgroup
+if TYPE_CHECKING:  # the launcher's modules load with the first confined command
+    from .cgroup import PidCgroup
+    from .launcher import Launch
     from .probe import Availability, SandboxKind
+    from .standby import Standbys
 
 log = logging.getLogger("codecompanion.sandbox")
 
@@ -33,6 +37,8 @@ class CommandSandbox:
         self.read_only = read_only  # the plugin's config file and chats folder
         self._cgroup: PidCgroup | None = None
         self._cgroup_tried = False
+        self._standbys: Standbys | None = None
+        self._closed = False
 
     @property
     def availability(self) -> Availability:
@@ -63,22 +69,72 @@ class CommandSandbox:
         net = "network on" if network or self.permissions.network else "network off"
         return f"{self.kind} sandbox: writes only in the project and a private temp, {net}"
 
+    async def probe(self) -> None:
+        """Find out what works here without blocking the loop (once per host)."""
+        if self.probed:
+            return
+        probe = getattr(self._availability, "probe", None)
+        if probe is not None:
+            await probe()
+        else:
+            await asyncio.to_thread(lambda: self.availability)
+
+    def prepare(self) -> None:
+        """Start the chat's waiting launcher (and its cgroup), so that its first command does
+        not wait for them; nothing where commands are not confined by the native launcher."""
+        if self.active and not self._closed:
+            self._ensure_standbys()
+
+    def _ensure_cgroup(self) -> PidCgroup | None:
+        if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds
+            from .cgroup import PidCgroup
+
+            self._cgroup_tried = True
+            self._cgroup = PidCgroup.make(self.permissions.max_processes)
+        if self._cgroup is not None:
+            self._cgroup.set_limit(self.permissions.max_processes)
+        return self._cgroup
+
+    def _ensure_standbys(self) -> Standbys | None:
+        from .standby import Standbys, native_launcher
+
+        program = native_launcher()
+        if self._standbys is None and program is not None:
+            cgroup = self._ensure_cgroup()
+            found = self.availability
+            namespace = 0 if not found.mounts else 2 if os.geteuid() != 0 else 1
+            self._standbys = Standbys(program, cgroup.procs if cgroup else -1, namespace)
+        if self._standbys is not None:
+            try:
+                self._standbys.fill()
+            except OSError as exc:  # the command then gets a fresh launcher, and says why
+                log.warning("the sandbox's launcher did not start: %s", exc)
+        return self._standbys
+
     def launch(self, project: Path, *, network: bool = False) -> Launch | None:
         """The run's confinement (None: the command runs unconfined); a ToolError when it
         cannot be prepared, so nothing runs."""
         if not self.active:
             return None
-        from .launcher import Boundary, PidCgroup, launch
+        from .launcher import Boundary, launch
 
-        if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds
-            self._cgroup_tried = True
-            self._cgroup = PidCgroup.make(self.permissions.max_processes)
+        cgroup = self._ensure_cgroup()
+        standbys = None if self._closed else self._ensure_standbys()
         found = self.availability
         boundary = Boundary(project, self.permissions, self.read_only, network)
         try:
-            return launch(boundary, found.abi, found.mounts, self._cgroup)
+            return launch(boundary, found.abi, found.mounts, cgroup, standbys)
         except OSError as exc:
             raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
+
+    def close(self) -> None:
+        """The chat closed: end its waiting launcher and whatever its commands left behind."""
+        self._closed = True
+        if self._standbys is not None:
+            self._standbys.close()
+        if self._cgroup is not None:
+            self._cgroup.close()
+            self._cgroup = None
 
 
 def sandbox_of(tools: object) -> CommandSandbox | None:

@@ -1,15 +1,19 @@
-"""A small ctypes layer over Landlock's three system calls (Linux 5.13 and later).
+"""Landlock's rights, and a small ctypes layer over its three system calls (Linux 5.13+).
 
-The ruleset is built in the host (creating one confines nobody); only `restrict_self` runs in
+The native launcher (confine.c) makes the system calls itself from the rights and paths the
+host sends it; ctypes is loaded only where a forked child of the host confines itself (no
+native launcher) or where that launcher is missing and the kernel is probed from Python. There
+the ruleset is built in the host (creating one confines nobody); only `restrict_self` runs in
 the child that is about to execute a command.
 """
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 # Landlock's system call numbers are the same on every architecture (added after the merge).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -58,28 +62,33 @@ WRITE_RIGHTS = (
 )
 
 
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = (
-        ("handled_access_fs", ctypes.c_uint64),
-        ("handled_access_net", ctypes.c_uint64),
-        ("scoped", ctypes.c_uint64),
-    )
+@functools.cache
+def _calls() -> Any:
+    """ctypes, libc's syscall() and the two attribute structures (loaded on first use)."""
+    import ctypes
 
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = (
+            ("handled_access_fs", ctypes.c_uint64),
+            ("handled_access_net", ctypes.c_uint64),
+            ("scoped", ctypes.c_uint64),
+        )
 
-class _PathBeneathAttr(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+    class PathBeneathAttr(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
 
-
-_syscall = ctypes.CDLL(None, use_errno=True).syscall
-_syscall.restype = ctypes.c_long
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    syscall.restype = ctypes.c_long
+    return ctypes, syscall, RulesetAttr, PathBeneathAttr
 
 
 def abi_version() -> int:
     """The kernel's Landlock ABI (0: none, or disabled at boot, or blocked by seccomp)."""
     if sys.platform != "linux":
         return 0
-    version = _syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
+    ctypes, syscall, _attr, _rule = _calls()
+    version = syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
     return max(int(version), 0)
 
 
@@ -95,22 +104,25 @@ def handled_fs(abi: int) -> int:
     return rights
 
 
+def ruleset_attr(abi: int, *, deny_tcp: bool, scoped: bool) -> tuple[int, int, int, int]:
+    """The ruleset's attribute for `abi`: (handled fs, handled net, scoped, its size in bytes)."""
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 and deny_tcp else 0
+    scopes = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 and scoped else 0
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8  # the fields this ABI knows
+    return handled_fs(abi), net, scopes, size
+
+
 def _error(what: str) -> OSError:
-    err = ctypes.get_errno()
+    err = _calls()[0].get_errno()
     return OSError(err, f"{what}: {os.strerror(err)}")
 
 
 def create_ruleset(abi: int, *, deny_tcp: bool, scoped: bool) -> int:
     """A new ruleset fd handling every right of `abi` (plus TCP and scopes when asked)."""
-    attr = _RulesetAttr(handled_fs(abi), 0, 0)
-    size = ctypes.sizeof(ctypes.c_uint64) * 2 if abi >= 4 else ctypes.sizeof(ctypes.c_uint64)
-    if abi >= 4 and deny_tcp:
-        attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP
-    if abi >= 6:
-        size = ctypes.sizeof(attr)
-        if scoped:
-            attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
-    fd = _syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    ctypes, syscall, attr_type, _rule = _calls()
+    fs, net, scopes, size = ruleset_attr(abi, deny_tcp=deny_tcp, scoped=scoped)
+    attr = attr_type(fs, net, scopes)
+    fd = syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if fd < 0:
         raise _error("landlock_create_ruleset")
     return int(fd)
@@ -118,6 +130,7 @@ def create_ruleset(abi: int, *, deny_tcp: bool, scoped: bool) -> int:
 
 def allow_beneath(ruleset: int, path: str, rights: int, abi: int) -> bool:
     """Grant `rights` beneath `path` (only file rights when it is a file); False if missing."""
+    ctypes, syscall, _attr, rule_type = _calls()
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -126,8 +139,8 @@ def allow_beneath(ruleset: int, path: str, rights: int, abi: int) -> bool:
         if not os.path.isdir(path):
             rights &= FILE_RIGHTS
         rights &= handled_fs(abi)
-        attr = _PathBeneathAttr(rights, fd)
-        if _syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(attr), 0) < 0:
+        attr = rule_type(rights, fd)
+        if syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(attr), 0) < 0:
             raise _error(f"landlock_add_rule {path}")
     finally:
         os.close(fd)
@@ -148,5 +161,5 @@ def build(abi: int, grants: Iterable[tuple[str, int]], *, deny_tcp: bool) -> int
 
 def restrict_self(ruleset: int) -> None:
     """Confine the calling thread (and what it executes) to the ruleset; needs no_new_privs."""
-    if _syscall(_RESTRICT_SELF, ruleset, 0) < 0:
+    if _calls()[1](_RESTRICT_SELF, ruleset, 0) < 0:
         raise _error("landlock_restrict_self")

@@ -8,9 +8,10 @@ Landlock then forbids the command to change these mounts back.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
 from dataclasses import dataclass
+from typing import Any
 
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
@@ -18,8 +19,18 @@ _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 # statvfs flags that are also mount flags a remount inside a user namespace must keep.
 _KEPT = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | 16 | 64 | 1024 | 2048 | 4096
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_unshare, _mount = _libc.unshare, _libc.mount
+
+def load_libc() -> None:
+    """Load libc through ctypes now, in the host: a forked child must not load libraries."""
+    _libc()
+
+
+@functools.cache
+def _libc() -> Any:
+    """libc through ctypes: only where a child enters the view in Python (no native launcher)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -35,7 +46,9 @@ class MountView:
     def enter(self) -> None:
         """Unshare and mount (in the child, before Landlock); OSError if the kernel refuses."""
         flags = _CLONE_NEWNS | (_CLONE_NEWUSER if self.user_namespace else 0)
-        _check(_unshare(flags), "unshare")
+        libc = _libc()
+        _mount = libc.mount
+        _check(libc.unshare(flags), "unshare")
         if self.user_namespace:
             _map_ids(*self.ids)
         _check(_mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "private /")
@@ -52,6 +65,8 @@ class MountView:
 
 def _check(result: int, what: str) -> None:
     if result != 0:
+        import ctypes  # loaded already: _libc() ran
+
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
 

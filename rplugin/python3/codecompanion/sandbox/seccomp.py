@@ -9,10 +9,11 @@ refused because its operations do not pass through this filter.
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import platform
+import functools
+import os
 import struct
+from typing import Any
 
 # seccomp_data: int nr; u32 arch; u64 ip; u64 args[6].
 _NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24
@@ -33,7 +34,7 @@ _IO_URING = (425, 426, 427)
 
 def supported() -> bool:
     """True on a machine this filter knows the system call numbers of."""
-    return platform.machine() in _MACHINES
+    return os.uname().machine in _MACHINES
 
 
 def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -42,7 +43,7 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
 
 def no_network_program() -> bytes:
     """The BPF program, as the bytes of its `struct sock_filter` array."""
-    arch, socket, socketpair, connect, x32 = _MACHINES[platform.machine()]
+    arch, socket, socketpair, connect, x32 = _MACHINES[os.uname().machine]
     deny = _RET_ERRNO | errno.EACCES
     refused = [socket, connect, *_IO_URING]
     prog = [_insn(_LD_W_ABS, 0, 0, _ARCH), _insn(_JEQ_K, 1, 0, arch)]
@@ -68,31 +69,43 @@ def no_network_program() -> bytes:
     return b"".join(prog)
 
 
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
-_prctl.restype = ctypes.c_int
+@functools.cache
+def _libc() -> Any:
+    """ctypes and libc's prctl(), loaded only where a child confines itself in Python (the
+    native launcher loads the program itself)."""
+    import ctypes
 
-
-class _Fprog(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.restype = ctypes.c_int
+    return ctypes, prctl
 
 
 class Filter:
     """A filter prepared in the host; `install` (in the child) is two prctl calls."""
 
     def __init__(self, program: bytes) -> None:
+        import ctypes  # loaded already by _libc()
+
+        _libc()
+
+        class Fprog(ctypes.Structure):
+            _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
         self.program = program
         self._buffer = ctypes.create_string_buffer(program, len(program))
-        self._fprog = _Fprog(len(program) // 8, ctypes.addressof(self._buffer))
+        self._fprog = Fprog(len(program) // 8, ctypes.addressof(self._buffer))
 
     def install(self) -> None:
         """Set no_new_privs and load the filter into the calling thread (OSError if refused)."""
+        ctypes, prctl = _libc()
         no_new_privs()
-        if _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0):
+        if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0):
             err = ctypes.get_errno()
             raise OSError(err, "seccomp filter refused")
 
 
 def no_new_privs() -> None:
     """No setuid gains from here on (Landlock and seccomp both need it)."""
-    if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
+    ctypes, prctl = _libc()
+    if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
         raise OSError(ctypes.get_errno(), "no_new_privs refused")

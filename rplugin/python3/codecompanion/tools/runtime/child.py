@@ -58,13 +58,11 @@ def spawn(
     env: Mapping[str, str] | None,
     stdin: int | None,
     confine: Callable[[], None] | None = None,
-    fds: tuple[int, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """Start `args` in a new session with stdout and stderr piped (OSError if it cannot start).
 
-    `confine` runs in the child between fork and exec: the sandbox's launcher confines the
-    child itself there, never this process. `fds` stay open in the child (the native
-    sandbox launcher's ruleset, pipes and cgroup).
+    `confine` runs in the child between fork and exec: the in-Python sandbox launcher confines
+    the child itself there, never this process.
     """
     popen = subprocess.Popen(
         args,
@@ -75,7 +73,6 @@ def spawn(
         stderr=subprocess.PIPE,
         start_new_session=True,
         preexec_fn=confine,  # noqa: PLW1509 - only prepared system calls run there
-        pass_fds=fds,
     )
     # A session of its own is a scheduling group of its own: it gets the host's priority.
     share("self", popen.pid)

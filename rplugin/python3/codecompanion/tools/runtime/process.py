@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,31 +111,25 @@ def _child_env(env: Mapping[str, str] | None, marker: str) -> dict[str, str]:
     return merged
 
 
-def _confined(
-    args: tuple[str, ...], sandbox: Launch | None
-) -> tuple[tuple[str, ...], tuple[int, ...], Callable[[], None] | None]:
-    """What to start for `args` in `sandbox`: the native launcher's command line and the
-    descriptors it inherits, else `args` with the in-child confinement (or none)."""
-    if sandbox is None:
-        return args, (), None
-    if sandbox.native is not None:
-        wrapped, fds = sandbox.wrap(args)
-        return tuple(wrapped), fds, None
-    return args, (), sandbox.preexec
-
-
 def _start(
     args: tuple[str, ...],
     cwd: str | Path,
-    env: Mapping[str, str] | None,
+    env: Mapping[str, str],
     stdin: int | None,
     sinks: tuple[Sink, Sink],
     stdin_data: bytes | None,
-    confine: Callable[[], None] | None,
-    fds: tuple[int, ...] = (),
+    sandbox: Launch | None,
 ) -> Child:
-    """Start the process and guard its group; nothing awaits in between, so no cancel lands."""
-    popen = spawn(args, cwd, env, stdin, confine, fds)
+    """Start the process and guard its group; nothing awaits in between, so no cancel lands.
+
+    In a sandbox the native launcher becomes the command (a waiting one, given `args`), else
+    the forked child confines itself before it executes `args`.
+    """
+    if sandbox is not None and sandbox.native is not None:
+        popen = sandbox.start(args, str(cwd), env, stdin)
+    else:
+        confine = sandbox.preexec if sandbox is not None else None
+        popen = spawn(args, cwd, env, stdin, confine)
     group_watch().add(popen.pid)  # from here on the group dies with us, however we end
     return Child(popen, *sinks, stdin_data)
 
@@ -201,9 +195,8 @@ async def run_process(
     child_env = _child_env(env, marker)
     if sandbox is not None:
         child_env.update(sandbox.env)
-    started_args, fds, confine = _confined(args, sandbox)
     try:
-        child = _start(started_args, cwd, child_env, stdin, (out, err), stdin_data, confine, fds)
+        child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, sandbox)
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         if sandbox is not None:

@@ -1,0 +1,98 @@
+"""One chat's pids cgroup: a process limit for its commands, and a sweep after each."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+import weakref
+from pathlib import Path
+
+_SWEEPS = 10  # rounds of listing and killing: what forks while it dies is caught next round
+
+
+def _cgroup_base() -> Path | None:
+    """Our own cgroup folder that can hold a pids limit: v1's pids hierarchy, else v2's."""
+    v2: Path | None = None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _id, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            return Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+        if controllers == "":
+            v2 = Path("/sys/fs/cgroup") / path.lstrip("/")
+    return v2
+
+
+class PidCgroup:
+    """A cgroup for one chat's commands (they run one at a time): at most `limit` processes
+    where the pids controller is there, and emptied after each command."""
+
+    def __init__(self, folder: str, procs: int, limit: int) -> None:
+        self.folder = folder
+        self.procs = procs  # cgroup.procs, open for writing: a process joins by writing "0"
+        self.limit = limit
+        self._finalizer = weakref.finalize(self, PidCgroup._remove, folder, procs)
+
+    @classmethod
+    def make(cls, limit: int) -> PidCgroup | None:
+        """A fresh cgroup under ours, or None where we may not make one."""
+        try:
+            base = _cgroup_base()
+            if base is None:
+                return None
+            folder = base / f"codecompanion-{os.getpid()}-{os.urandom(4).hex()}"
+            folder.mkdir(mode=0o700)
+        except OSError:
+            return None
+        try:
+            if (folder / "pids.max").exists():
+                (folder / "pids.max").write_text(str(limit))
+            procs = os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+            return cls(str(folder), procs, limit)
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            return None
+
+    def set_limit(self, limit: int) -> None:
+        """Change the process limit (the settings changed); from the next process on."""
+        if limit != self.limit:
+            self.limit = limit
+            with contextlib.suppress(OSError):
+                (Path(self.folder) / "pids.max").write_text(str(limit))
+
+    def empty(self, spare: int | None = None) -> None:
+        """Kill whatever a command left in it (a daemon that dropped the run's marker too),
+        all but `spare`: the launcher waiting there for the next command."""
+        kill = Path(self.folder) / "cgroup.kill"
+        with contextlib.suppress(OSError):
+            if spare is None and kill.exists():
+                kill.write_text("1")
+                return
+        for _round in range(_SWEEPS):
+            try:
+                listed = (Path(self.folder) / "cgroup.procs").read_text().split()
+            except OSError:
+                return
+            pids = [int(pid) for pid in listed if int(pid) != spare]
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Empty and remove it."""
+        self.empty()
+        self._finalizer()
+
+    @staticmethod
+    def _remove(folder: str, procs: int) -> None:
+        os.close(procs)
+        for _attempt in range(50):  # killed members leave within milliseconds
+            try:
+                os.rmdir(folder)
+                return
+            except OSError:
+                time.sleep(0.002)

@@ -1,0 +1,134 @@
+"""The chat's waiting launcher (sandbox/standby.py): a command becomes the launcher that waited
+for it and is confined all the same; a killed one is replaced, never bypassed; settings reach
+the next command; closing the chat ends the launcher and its cgroup; the probe needs neither
+ctypes nor a thread in the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from codecompanion.sandbox.commands import CommandSandbox
+from codecompanion.sandbox.probe import Detector, detect
+from codecompanion.sandbox.settings import read_permissions
+from codecompanion.sandbox.standby import native_launcher
+from codecompanion.tools.runtime.process import ProcessResult, run_process
+from tests.nvim.harness import wait_for
+
+FOUND = detect()
+pytestmark = pytest.mark.skipif(
+    FOUND.kind != "landlock" or not FOUND.mounts or native_launcher() is None,
+    reason=f"no full sandbox with the native launcher here: {FOUND.reason}",
+)
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".git").mkdir(parents=True)
+    outside.mkdir()
+    return project, outside
+
+
+def _spare(sandbox: CommandSandbox) -> int:
+    standbys = sandbox._standbys
+    assert standbys is not None and standbys.spare is not None
+    return standbys.spare
+
+
+async def _sh(sandbox: CommandSandbox, project: Path, line: str) -> ProcessResult:
+    launch = sandbox.launch(project)
+    assert launch is not None and launch.native is not None
+    return await run_process(["sh", "-c", line], cwd=project, sandbox=launch)
+
+
+async def test_a_command_becomes_the_waiting_launcher_and_is_confined(
+    places: tuple[Path, Path],
+) -> None:
+    project, outside = places
+    sandbox = CommandSandbox(read_permissions({}), Detector())
+    try:
+        sandbox.prepare()
+        waiting = _spare(sandbox)
+        result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/w.txt")
+        assert result.stdout.split() == [str(waiting)]  # the same process, now the command
+        assert result.exit_code == 2 and not (outside / "w.txt").exists(), result.stderr
+        assert _spare(sandbox) != waiting  # the next one was started
+        result = await _sh(sandbox, project, "echo ok > inside.txt && cat .git/../inside.txt")
+        assert result.exit_code == 0 and result.stdout == "ok\n", result.stderr
+    finally:
+        sandbox.close()
+
+
+async def test_a_killed_launcher_is_replaced_never_bypassed(places: tuple[Path, Path]) -> None:
+    project, outside = places
+    sandbox = CommandSandbox(read_permissions({}), Detector())
+    try:
+        sandbox.prepare()
+        waiting = _spare(sandbox)
+        os.kill(waiting, signal.SIGKILL)
+        stat = Path(f"/proc/{waiting}/stat")
+        wait_for(lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", timeout=5)
+        result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/k.txt")
+        assert result.started and result.stdout.split() != [str(waiting)]
+        assert result.exit_code == 2 and not (outside / "k.txt").exists(), result.stderr
+    finally:
+        sandbox.close()
+
+
+async def test_changed_settings_reach_the_next_command(places: tuple[Path, Path]) -> None:
+    project, outside = places
+    sandbox = CommandSandbox(read_permissions({}), Detector())
+    try:
+        sandbox.prepare()
+        line = f"echo x > {outside}/s.txt"
+        assert (await _sh(sandbox, project, line)).exit_code == 2
+        sandbox.permissions = replace(sandbox.permissions, writable=(str(outside),))
+        result = await _sh(sandbox, project, line)
+        assert result.exit_code == 0 and (outside / "s.txt").exists(), result.stderr
+        secret = outside / "secret.txt"
+        secret.write_text("hidden")
+        denied = (*sandbox.permissions.deny_read, str(secret))
+        sandbox.permissions = replace(sandbox.permissions, deny_read=denied)
+        result = await _sh(sandbox, project, f"cat {secret}")
+        assert "hidden" not in result.stdout
+    finally:
+        sandbox.close()
+
+
+async def test_closing_the_chat_ends_its_launcher_and_cgroup(places: tuple[Path, Path]) -> None:
+    project, _outside = places
+    sandbox = CommandSandbox(read_permissions({}), Detector())
+    sandbox.prepare()
+    assert (await _sh(sandbox, project, "true")).exit_code == 0
+    waiting = _spare(sandbox)
+    cgroup = sandbox._cgroup
+    sandbox.close()
+    assert not Path(f"/proc/{waiting}").exists()  # killed and reaped
+    assert cgroup is None or not Path(cgroup.folder).exists()
+
+
+PROBE = """
+import asyncio, json, sys, threading
+from codecompanion.sandbox.probe import Detector
+detector = Detector()
+asyncio.run(detector.probe())
+found = detector()
+print(json.dumps([found.kind, found.mounts, "ctypes" in sys.modules, threading.active_count()]))
+"""
+
+
+def test_the_probe_needs_no_ctypes_nor_a_thread_in_the_host() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=60
+    )
+    kind, mounts, ctypes_loaded, threads = json.loads(out.stdout.splitlines()[-1])
+    assert (kind, mounts) == ("landlock", True)
+    assert not ctypes_loaded and threads == 1
