@@ -20,7 +20,7 @@ from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
 from codecompanion.tools.runtime.process import ProcessResult, run_process
-from tests.nvim.harness import wait_for
+from tests.support.nvim import wait_for
 
 FOUND = detect()
 pytestmark = pytest.mark.skipif(
