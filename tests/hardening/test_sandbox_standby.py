@@ -20,7 +20,7 @@ from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
-from codecompanion.tools.runtime.process import ProcessResult, run_process
+from codecompanion.tools.runtime.process import FinishedProcess, run_process
 from tests.support.nvim import wait_for
 
 FOUND = detect()
@@ -44,7 +44,7 @@ def _spare(sandbox: CommandSandbox) -> int:
     return standbys.spare
 
 
-async def _sh(sandbox: CommandSandbox, project: Path, line: str) -> ProcessResult:
+async def _sh(sandbox: CommandSandbox, project: Path, line: str) -> FinishedProcess:
     launch = sandbox.launch(project)
     assert launch is not None and launch.native is not None
     return await run_process(["sh", "-c", line], cwd=project, sandbox=launch)

@@ -9,7 +9,6 @@ the socket closes when the command is executed (or says why it could not be).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -177,7 +176,8 @@ class Standby:
         with contextlib.suppress(OSError):
             self.popen.kill()
         self.release()
-        _reap(self.popen)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(1.0)  # killed: it ends within milliseconds (its namespace's teardown)
 
     def release(self) -> None:
         """Close the host's ends of its pipes and socket."""
@@ -189,25 +189,6 @@ class Standby:
     def close(self) -> None:
         """Release the control socket of a taken launcher."""
         self.control.close()
-
-
-def _reap(popen: subprocess.Popen[bytes]) -> None:
-    """Reap a killed launcher: from the event loop when one runs (its mount namespace's
-    teardown takes milliseconds the loop need not wait for), else waiting here."""
-    try:
-        loop = asyncio.get_running_loop()
-        pidfd = os.pidfd_open(popen.pid)
-    except (RuntimeError, OSError):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            popen.wait(1.0)  # killed: it ends within milliseconds
-        return
-
-    def ended() -> None:
-        if popen.poll() is not None:
-            loop.remove_reader(pidfd)
-            os.close(pidfd)
-
-    loop.add_reader(pidfd, ended)
 
 
 @dataclass
