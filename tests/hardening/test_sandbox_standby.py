@@ -22,6 +22,7 @@ from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
 from codecompanion.tools.runtime.process import FinishedProcess, run_process
 from tests.support.nvim import wait_for
+from tests.support.sessions import at_nice
 
 FOUND = detect()
 pytestmark = pytest.mark.skipif(
@@ -137,3 +138,38 @@ def test_the_probe_needs_no_ctypes_nor_a_thread_in_the_host() -> None:
     kind, mounts, ctypes_loaded, threads = json.loads(out.stdout.splitlines()[-1])
     assert (kind, mounts) == ("landlock", True)
     assert not ctypes_loaded and threads == 1
+
+
+PRIORITY = """
+import asyncio, os, sys
+from pathlib import Path
+from codecompanion.sandbox.commands import CommandSandbox
+from codecompanion.sandbox.probe import Detector
+from codecompanion.sandbox.settings import Permissions
+from codecompanion.tools.runtime.process import run_process
+
+async def main():
+    sandbox = CommandSandbox(Permissions(), Detector())
+    await sandbox.probe()
+    sandbox.prepare()
+    argv = ['sh', '-c', 'ps -o sid= -p $$; cat /proc/self/autogroup']
+    result = await run_process(argv, cwd='.', timeout=10, sandbox=sandbox.launch(Path.cwd()))
+    sandbox.close()
+    print(os.getsid(0), result.stdout)
+
+asyncio.run(main())
+"""
+
+
+def test_a_confined_command_gets_the_hosts_cpu_priority(tmp_path: Path) -> None:
+    # The waiting launcher starts a session of its own (a scheduling group of its own): the
+    # command it becomes must not fall back to nice 0 beside a host at nice 4.
+    (tmp_path / ".git").mkdir()
+    done = subprocess.run(
+        at_nice(4, [sys.executable, "-c", PRIORITY]),
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    host_sid, command_sid, group = done.stdout.split(maxsplit=2)
+    assert host_sid != command_sid
+    assert group.rstrip().endswith("nice 4"), group

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..priority import share
 from .grants import Grant
 
 # A launcher that has not said it is ready this long after it started is stuck (its cgroup,
@@ -106,6 +107,9 @@ class Standby:
             raise
         finally:
             child_end.close()
+        # A session of its own is a scheduling group of its own: it gets the host's priority
+        # (the command it becomes keeps it).
+        share("self", self.popen.pid)
         self.control = host_end
         self.started = time.monotonic()
         self.ready: tuple[int, bool] | None = None  # (Landlock ABI, in a mount namespace)
