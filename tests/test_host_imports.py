@@ -57,6 +57,13 @@ NOT_FOR_A_PLAIN_CHAT = (
     "codecompanion.sandbox.probe",
     "codecompanion.sandbox.launcher",
     "ctypes",
+    # The completion menu lists the builtin tools from a table; their modules load when a
+    # request offers tools.
+    "codecompanion.tools.builtin.read_file",
+    "codecompanion.tools.builtin.run_command",
+    "codecompanion.tools.builtin.insert_edit_into_file",
+    "codecompanion.tools.builtin.fetch_webpage",
+    "codecompanion.tools.builtin._support",
 )
 
 

@@ -20,7 +20,13 @@ def tool_registry(
     tool_opts: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ToolRegistry:
     """The builtin tools and the user's (`tools` and `groups` of the config file)."""
-    from .builtin import load_builtins
+    from .builtin import GROUPS, SUMMARIES, load_builtins
     from .model.registry import ToolRegistry
 
-    return ToolRegistry(user_tools, groups, builtins=load_builtins, tool_opts=tool_opts)
+    return ToolRegistry(
+        user_tools,
+        groups,
+        builtins=load_builtins,
+        tool_opts=tool_opts,
+        listing=(SUMMARIES, GROUPS),
+    )

@@ -32,6 +32,37 @@ FILE_TOOLS: tuple[str, ...] = (
     "grep_search",
 )
 
+# Each builtin tool's completion-menu line (`registry.summary` of its description), so the host
+# can list the tools without importing them; tests/tools/test_builtin_listing.py keeps it true.
+SUMMARIES: Mapping[str, str] = MappingProxyType(
+    {
+        "code_runner": "Run a short program you wrote and get its exit code, stdout and stderr. "
+        "It st...",
+        "create_file": "Create a new file with the given content. "
+        "Missing parent folders are created....",
+        "delete_file": "Delete one regular file in the project (not a folder or a symbolic link). "
+        "The...",
+        "fetch_webpage": "Fetch a web page (http or https) and return its text; "
+        "HTML is converted to Ma...",
+        "file_search": "Find files in the project by glob, e.g. `**/*.py`, `src/**/test_*.ts` "
+        "or `REA...",
+        "get_changed_files": "Show the project's uncommitted git changes: the staged diff, "
+        "the unstaged dif...",
+        "get_diagnostics": "Get the language server diagnostics (errors, warnings, ...) "
+        "Neovim has for a ...",
+        "grep_search": "Search the text of the project's files (case-insensitive; "
+        ".gitignore respecte...",
+        "insert_edit_into_file": "Change an existing file. Each edit replaces oldText with "
+        "newText: copy oldTex...",
+        "read_file": "Read lines of a text file in the project. Line numbers are 0-based "
+        "and the ra...",
+        "run_command": "Run a shell command (sh -c) in the project root and get its exit code, "
+        "stdout...",
+        "web_search": "Search the web and get the most relevant pages (title, URL and an extract). "
+        "U...",
+    }
+)
+
 AGENT_SYSTEM_PROMPT = """You are working on a coding task in the user's project on your own, \
 using the tools you have been given. Work in small, checked steps until the task is done:
 

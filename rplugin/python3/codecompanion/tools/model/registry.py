@@ -138,13 +138,16 @@ def split_entry(name: str, value: Any) -> dict[str, Any]:
 
 # The builtin tools' modules and groups; problems are reported through the callback.
 BuiltinSource = Callable[[Callable[[str], None]], tuple[Sequence[ModuleType], Mapping[str, Any]]]
+# What lists the builtins without loading them: each tool's menu line, and the groups.
+BuiltinListing = tuple[Mapping[str, str], Mapping[str, Any]]
 
 
 class ToolRegistry:
     """Builtin tools and the user's, with groups; loaded on first use.
 
     `builtins` gives the builtin tools' modules and groups (`tools.builtin.load_builtins`, passed
-    by `tools.tool_registry`): the model knows what a tool is, not which tools exist.
+    by `tools.tool_registry`): the model knows what a tool is, not which tools exist. `listing`
+    names them without importing them, for the completion menu.
     """
 
     def __init__(
@@ -154,7 +157,9 @@ class ToolRegistry:
         *,
         builtins: BuiltinSource | None = None,
         tool_opts: Mapping[str, Mapping[str, Any]] | None = None,
+        listing: BuiltinListing | None = None,
     ) -> None:
+        self._listing = listing
         self._user_tools = dict(user_tools or {})
         self._user_groups = dict(groups or {})
         self._builtins = builtins
@@ -324,6 +329,9 @@ class ToolRegistry:
 
     def completion_items(self) -> list[dict[str, str]]:
         """`@{name}` completion items: groups first, then visible enabled tools."""
+        listed = self._listed_items()
+        if listed is not None:
+            return listed
         items = [
             {"word": f"@{{{name}}}", "kind": "group", "menu": self._groups[name].description}
             for name in self.group_names()
@@ -332,4 +340,27 @@ class ToolRegistry:
             entry = self._load()[name]
             if entry.visible:
                 items.append({"word": f"@{{{name}}}", "kind": "tool", "menu": entry.description})
+        return items
+
+    def _listed_items(self) -> list[dict[str, str]] | None:
+        """The completion items from the builtins' listing, while no tool module is loaded and
+        the config has no tools of its own (None otherwise: the tools must be loaded)."""
+        if self._entries is not None or self._listing is None or self._user_tools:
+            return None
+        summaries, builtin_groups = self._listing
+        groups: dict[str, Group] = {}
+        try:
+            for name, value in {**builtin_groups, **self._user_groups}.items():
+                groups[name] = Group.from_value(name, value)
+        except (TypeError, ValueError):
+            return None  # reported when the tools load
+        items = [
+            {"word": f"@{{{name}}}", "kind": "group", "menu": groups[name].description}
+            for name in sorted(groups)
+            if any(tool in summaries for tool in groups[name].tools)
+        ]
+        items += [
+            {"word": f"@{{{name}}}", "kind": "tool", "menu": summaries[name]}
+            for name in sorted(summaries)
+        ]
         return items
