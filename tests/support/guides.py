@@ -12,6 +12,7 @@ from codecompanion.messages import ToolCall
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import BatchSummary, ToolSystem
+from tests.support.builder import built_tool_system
 from tests.support.fakes import (
     Answer,
     RecordedResult,
@@ -75,7 +76,7 @@ async def run(
     registry = load(tmp_path, text)
     chat, events = RecordingChat(), RecordingEvents()
     approver = ScriptedApprover(*answers, default=default)
-    system = ToolSystem(
+    system = built_tool_system(
         chat=chat,
         registry=registry,
         approver=approver,
