@@ -21,6 +21,7 @@ from . import transcript
 
 if TYPE_CHECKING:
     from ..budget.keeper import ContextKeeper
+    from ..tools.runtime.system import ToolSystem
 
 
 class StreamingChat(Protocol):
@@ -29,7 +30,7 @@ class StreamingChat(Protocol):
     adapter: ChatAdapter
     view: ChatView
     messages: MessageStore
-    tools: Any
+    tools: ToolSystem
     context: ContextKeeper  # what is sent of the history
 
     def fire(self, name: str, **extra: Any) -> None:
