@@ -25,7 +25,7 @@ _NICE = re.compile(r"\bnice\s+(-?\d+)")
 PROC = Path("/proc")
 # "same": nothing to change (or no autogroups); "busy": the kernel lets an unprivileged process
 # make one change every 100 ms system-wide and another just made one (worth a later try).
-Outcome = Literal["same", "set", "denied", "busy"]
+PriorityChange = Literal["same", "set", "denied", "busy"]
 
 
 def autogroup_nice(pid: int | str, proc: Path = PROC) -> int | None:
@@ -37,7 +37,7 @@ def autogroup_nice(pid: int | str, proc: Path = PROC) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def share(source: int | str, target: int | str, proc: Path = PROC) -> Outcome:
+def share(source: int | str, target: int | str, proc: Path = PROC) -> PriorityChange:
     """Give `target`'s autogroup (its whole session) the nice of `source`'s."""
     wanted = autogroup_nice(source, proc)
     current = autogroup_nice(target, proc)
@@ -51,6 +51,6 @@ def share(source: int | str, target: int | str, proc: Path = PROC) -> Outcome:
     return "set"
 
 
-def follow_editor(editor_pid: int, proc: Path = PROC) -> Outcome:
+def follow_editor(editor_pid: int, proc: Path = PROC) -> PriorityChange:
     """Give this process's autogroup the nice of `editor_pid`'s."""
     return share(editor_pid, "self", proc)
