@@ -8,9 +8,8 @@ from typing import Any
 from ...errors import ToolError
 from ..model.function_tool import Failure, FunctionOutput, arg_text, function_tool
 from ..model.tool import Tool
-from ._support.edit_events import file_edited
 from ._support.paths import describe_path, display_path, project_root, resolve_path
-from ._support.review import review
+from ._support.review import file_edited, review
 from ._support.text_files import create_file, split_lines
 
 DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False}

@@ -12,8 +12,8 @@ from ...errors import ToolError
 from ..model.function_tool import FunctionOutput, arg_text, function_tool
 from ..model.tool import Tool
 from ._support.confined import is_read_only, open_folder
-from ._support.edit_events import file_edited
 from ._support.paths import describe_path, display_path, lexical_path, project_root, resolve_path
+from ._support.review import file_edited
 
 
 def approval_key(args: dict[str, Any]) -> str:

@@ -17,10 +17,9 @@ from ..model.function_tool import (
     one_line,
 )
 from ..model.tool import Tool
-from ._support.edit_events import file_edited, first_changed_line
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
-from ._support.review import Review, rejection_note, review
+from ._support.review import Review, file_edited, first_changed_line, rejection_note, review
 from ._support.text_files import (
     FileText,
     fence,

@@ -1,9 +1,14 @@
-"""The diff review before a file tool writes: ask the editor, keep only the accepted hunks."""
+"""What the editor sees of a file tool's change: the diff review before it writes (ask the editor,
+keep only the accepted hunks), and `User CodeCompanionFileEdited` after it created, edited or
+deleted a file."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from ...diffs import Hunk, apply_hunks, hunks
 from ...model.tool import Tool
@@ -63,3 +68,23 @@ def rejection_note(result: Review) -> str:
         f"The user rejected {len(result.rejected)} of {result.total} change(s) ({listed}); "
         f"those were not applied.{reason}"
     )
+
+
+def first_changed_line(old: Sequence[str], new: Sequence[str]) -> int:
+    """The 1-based number of the first line that differs (one past the shorter at the end)."""
+    for number, (before, after) in enumerate(zip(old, new, strict=False), 1):
+        if before != after:
+            return number
+    return min(len(old), len(new)) + 1
+
+
+def file_edited(tool: Tool, path: Path, line: int | None = None) -> None:
+    """Fire the event with CodeCompanion's data: `path`, `tool` and, for an edit, the first
+    changed `line` (Lua adds the file's `bufnr` when it is loaded)."""
+    reporter = getattr(tool.tools, "reporter", None)
+    if reporter is None:  # a tool run outside a chat (tests, /fetch)
+        return
+    data: dict[str, Any] = {"id": tool.tools.chat_id, "path": str(path), "tool": tool.name}
+    if line is not None:
+        data["line"] = line
+    reporter.fire("FileEdited", data)
