@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from codecompanion.adapters import create_adapter
@@ -13,6 +14,7 @@ from codecompanion.messages import Message, ToolCall
 from codecompanion.ports import ApprovalDecision
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.builder import built_tool_system
 from tests.support.chat import RecordingView
 from tests.support.fakes import RecordingEvents, ScriptedApprover
 from tests.support.shapes import check_anthropic, check_gemini, check_openai
@@ -77,12 +79,12 @@ def make_chat(adapter: BatchAdapter, answers: dict[str, ApprovalDecision], yolo:
     registry = ToolRegistry(tools, {})
 
     def tool_system(chat: Chat) -> ToolSystem:
-        system = ToolSystem(
+        system = built_tool_system(
             chat=chat,
             registry=registry,
             approver=ScriptedApprover(by_call=answers),
             events=RecordingEvents(),
-            cwd=".",
+            cwd=Path("."),
             yolo=yolo,
         )
         for name in tools:

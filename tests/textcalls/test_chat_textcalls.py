@@ -21,6 +21,7 @@ from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools import tool_registry
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.builder import built_tool_system
 from tests.support.chat import RecordingView
 from tests.support.fakes import RecordingEvents, ScriptedApprover
 
@@ -116,7 +117,7 @@ def make(
     view = RecordingView()
 
     def tools(chat: Chat) -> ToolSystem:
-        return ToolSystem(
+        return built_tool_system(
             chat=chat,
             registry=registry,
             approver=approver,
