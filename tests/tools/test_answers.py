@@ -1,16 +1,16 @@
-"""`Answers`: the one place that keeps "each call id gets exactly one result"."""
+"""`BatchResults`: the one place that keeps "each call id gets exactly one result"."""
 
 from __future__ import annotations
 
 from codecompanion.messages import ToolCall, ToolResult
-from codecompanion.tools.runtime.runner import Answers
+from codecompanion.tools.runtime.runner import BatchResults
 
 CALLS = [ToolCall("a", "t", {}), ToolCall("b", "t", {}), ToolCall("c", "t", {})]
 
 
-def answers() -> tuple[Answers, list[tuple[str, str]]]:
+def answers() -> tuple[BatchResults, list[tuple[str, str]]]:
     delivered: list[tuple[str, str]] = []
-    return Answers(CALLS, lambda call, r: delivered.append((call.id, r.for_llm))), delivered
+    return BatchResults(CALLS, lambda call, r: delivered.append((call.id, r.for_llm))), delivered
 
 
 def test_the_first_result_is_delivered_and_a_second_refused() -> None:

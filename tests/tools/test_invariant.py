@@ -1,6 +1,6 @@
 """The invariant on random batches: every call id gets exactly one result, whatever happens.
 
-The rule lives in `codecompanion.tools.runtime.runner.Answers`; tests/tools/test_answers.py
+The rule lives in `codecompanion.tools.runtime.runner.BatchResults`; tests/tools/test_answers.py
 checks that object directly, this test checks the whole tool system keeps it.
 """
 

@@ -19,7 +19,7 @@ from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
 from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
 from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
-from ..textcalls.session import answer_repeated, repeats_last_round
+from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .compose import compose, first_line, unknown_mentions
 from .streamed_answer import Answer, stream_answer
@@ -251,7 +251,7 @@ class Chat:
                 if not answer.calls:
                     break
                 if repeats_last_round(list(self.messages)):
-                    answer_repeated(self, answer.calls)
+                    skip_repeated_calls(self, answer.calls)
                     self.save()
                     if repeated:  # a second repeat in a row: the model is stuck
                         break

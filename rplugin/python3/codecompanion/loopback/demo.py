@@ -140,7 +140,7 @@ def _try_tools(tools: list[tuple[str, dict[str, Any]]], results: list[Mapping[st
     )
 
 
-def answer(request: RecordedRequest) -> Turn:
+def respond(request: RecordedRequest) -> Turn:
     """The demo model's answer to one request (Chat Completions), from its messages."""
     body = request.json() if request.body else {}
     messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
@@ -159,7 +159,7 @@ def answer(request: RecordedRequest) -> Turn:
 def start_demo_server() -> LoopbackServer:
     """Start the demo server in a background thread; the caller stops it."""
     server = LoopbackServer().start()
-    server.set_responder(answer)
+    server.set_responder(respond)
     return server
 
 

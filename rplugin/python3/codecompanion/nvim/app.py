@@ -74,7 +74,7 @@ class App:
             log.exception("notification %s failed", method)
             self.bridge.echo_error(f"{method}: {exc} (see :CodeCompanionLog)")
 
-    def answer(self, method: str, args: dict[str, Any]) -> Any:
+    def handle_request(self, method: str, args: dict[str, Any]) -> Any:
         """Answer one request from Lua; errors become an `{error = …}` value, never an exception."""
         handler = getattr(self, f"ask_{method}", None)
         if handler is None:
@@ -90,7 +90,7 @@ class App:
     def do_request(self, args: dict[str, Any]) -> None:
         """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout);
         an answer that needs the disk comes from a task."""
-        value = self.answer(str(args.get("method")), args.get("args") or {})
+        value = self.handle_request(str(args.get("method")), args.get("args") or {})
         rid = int(args.get("rid", 0))
         if inspect.isawaitable(value):
             self.bridge.spawn(self._reply_later(rid, value))

@@ -162,7 +162,7 @@ def repeats_last_round(messages: Sequence[Message]) -> bool:
     return _signature(rounds[-1].tool_calls) == _signature(rounds[-2].tool_calls)
 
 
-def answer_repeated(chat: ToolChat, calls: Sequence[ToolCall]) -> None:
+def skip_repeated_calls(chat: ToolChat, calls: Sequence[ToolCall]) -> None:
     """Give each repeated call its one result, without running it, on the chat's tool lines."""
     result = ToolResult("success", REPEATED, "not run again: same call as before")
     for call in calls:

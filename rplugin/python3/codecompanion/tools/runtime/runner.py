@@ -4,7 +4,7 @@ order, and gets exactly one result.
 `Orchestrator` is the batch: consecutive read_only calls are approved one at a time and then run
 together; cancellation lives in `_step` (each step of a call runs as a task `cancel` can stop,
 killing a running process, dropping a pending approval, and a stopped step is answered
-`cancelled`). `Answers` keeps the rule that every call id gets exactly one result. `CodeCaller`
+`cancelled`). `BatchResults` keeps the rule that every call id gets exactly one result. `CodeCaller`
 calls the tool's handlers and outputs in the form each is written in (model/tool.py), under
 the tool's time limit; `run_cmds` runs its cmds: functions (sync, async or through
 `output_handler`) and commands (process.py). `CallTools` and `CmdOpts` are the objects tool code
@@ -83,7 +83,7 @@ class Orchestrator:
         self.runs = [
             CallRun(call, index, OutputBuffer(call.id)) for index, call in enumerate(calls)
         ]
-        self.answers = Answers(self.calls, self._deliver)
+        self.answers = BatchResults(self.calls, self._deliver)
         self.cancelled = False
         self.approve_all = False
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -433,7 +433,7 @@ def handlers_once(tool: Tool | None) -> bool:
     return tool is not None and bool(tool.opts.get("use_handlers_once"))
 
 
-class Answers:
+class BatchResults:
     """The results of one batch's calls: one per call id, delivered once."""
 
     def __init__(
