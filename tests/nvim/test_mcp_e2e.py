@@ -111,3 +111,34 @@ def test_mcp_tools_run_with_approval_and_servers_stop_on_quit(
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_with(marker) == []
+
+
+def test_a_30_mb_mcp_answer_reaches_the_chat_cut_and_neovim_stays_responsive(
+    start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
+) -> None:
+    # The SDK-built server answers one 60 MB line (text + structured copy); the host reads it
+    # off its event loop and hands on at most a million characters, in the chat and the request.
+    garbling = str(Path(__file__).parents[1] / "mcp" / "garbling_server.py")
+    servers = {"g": {"cmd": [sys.executable, garbling], "timeout": 300}}
+    provider_server.enqueue(
+        openai_tool_calls([("b1", "g_big", {"megabytes": 30})]), openai_text("It was long.")
+    )
+    ed = start_nvim(config_file=config_file(f"mcp = {{'servers': {json.dumps(servers)}}}\n"))
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send("@{mcp:g} say something long")
+    worst = 0.0
+    deadline = time.monotonic() + 240
+    while len(provider_server.requests) < 2 and time.monotonic() < deadline:
+        started = time.monotonic()
+        ed.nvim.eval("1")  # Neovim answers while the host reads the answer
+        worst = max(worst, time.monotonic() - started)
+        time.sleep(0.02)
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    assert worst < 0.5, worst
+    results = [m for m in provider_server.requests[1].json()["messages"] if m["role"] == "tool"]
+    assert len(results) == 1 and results[0]["tool_call_id"] == "b1"
+    sent = results[0]["content"]
+    assert sent.startswith("x" * 1000) and sent.endswith("more characters of the answer cut]")
+    assert len(sent) <= 1_000_100
+    assert "It was long." in ed.text(bufnr)
