@@ -15,6 +15,9 @@ from .base import Event, ReasoningDelta, TextDelta, Usage
 from .http_adapter import HTTPAdapter, RequestSpec
 from .http_errors import error_text, one_line
 
+# Which call a streamed fragment belongs to: ("slot", n) or ("id", the call's id).
+_CallKey = tuple[str, int | str]
+
 
 @dataclass
 class _Partial:
@@ -23,10 +26,10 @@ class _Partial:
     pieces: list[str] = field(default_factory=list)
     whole: dict[str, Any] | None = None
 
-    def take(self, call_id: Any, function: dict[str, Any]) -> None:
+    def take(self, call_id: str | None, function: dict[str, Any]) -> None:
         """One fragment: the id and name when first seen, a piece (or all) of the arguments."""
         if call_id and not self.id:
-            self.id = str(call_id)
+            self.id = call_id
         if function.get("name") and not self.name:
             self.name = str(function["name"])
         arguments = function.get("arguments")
@@ -44,9 +47,9 @@ class OpenAIParser(ResponseParser):
     def __init__(self, label: str = "OpenAI", new_id: Callable[[], str] | None = None) -> None:
         super().__init__(new_id)
         self.label = label
-        self._partials: dict[Any, _Partial] = {}
-        self._slots: dict[tuple[int, int], Any] = {}
-        self._last_key: Any = None
+        self._partials: dict[_CallKey, _Partial] = {}
+        self._slots: dict[tuple[int, int], _CallKey] = {}
+        self._last_key: _CallKey | None = None
         self._serial = itertools.count()
 
     def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
@@ -103,23 +106,24 @@ class OpenAIParser(ResponseParser):
         return out
 
     def _fragment(self, choice: int, part: dict[str, Any]) -> None:
-        call_id = part.get("id")
-        key = self._key(choice, part.get("index"), call_id)
+        call_id = str(part["id"]) if part.get("id") else None
+        index = part.get("index")
+        key = self._key(choice, None if index is None else int(index), call_id)
         self._last_key = key
         self._partials.setdefault(key, _Partial()).take(call_id, part.get("function") or {})
 
-    def _key(self, choice: int, index: Any, call_id: Any) -> Any:
+    def _key(self, choice: int, index: int | None, call_id: str | None) -> _CallKey:
         """Which call a fragment continues: by its slot (choice, index), else by id, else the
         last one; a new key when none fits."""
         if index is None:
             key = ("id", call_id) if call_id else self._last_key
         else:
-            key = self._slots.get((choice, int(index)))
+            key = self._slots.get((choice, index))
             known = self._partials.get(key) if key is not None else None
             # Some servers reuse index 0 for every call; a new id then means a new call.
             if key is None or (call_id and known is not None and known.id not in (None, call_id)):
                 key = ("slot", next(self._serial))
-                self._slots[(choice, int(index))] = key
+                self._slots[(choice, index)] = key
         return key if key is not None else ("slot", next(self._serial))
 
     def flush_calls(self) -> list[Event]:

@@ -133,9 +133,14 @@ class ChatCheckpoints:
 
     # ----- captures from the turn loop -------------------------------------------------
 
-    def _queue(self, kind: Kind, by: By, **fields: Any) -> asyncio.Future[Record]:
+    def _queue(
+        self, kind: Kind, by: By, text: str = "", message_id: int = -1
+    ) -> asyncio.Future[Record]:
         self._keep_waiting()
-        future = self.manager.run(self.manager.record, self.chat.id, self.root, kind, by, **fields)
+        future = self.manager.run(
+            self.manager.record, self.chat.id, self.root, kind, by,
+            text=text, message_id=message_id,
+        )  # fmt: skip
         future.add_done_callback(self._recorded)
         self._pending = future
         return future
