@@ -22,7 +22,7 @@ from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
 from codecompanion.tools.runtime.process import FinishedProcess, run_process
 from tests.support.nvim import wait_for
-from tests.support.sessions import at_nice
+from tests.support.sessions import command_session
 
 FOUND = detect()
 pytestmark = pytest.mark.skipif(
@@ -165,11 +165,6 @@ def test_a_confined_command_gets_the_hosts_cpu_priority(tmp_path: Path) -> None:
     # The waiting launcher starts a session of its own (a scheduling group of its own): the
     # command it becomes must not fall back to nice 0 beside a host at nice 4.
     (tmp_path / ".git").mkdir()
-    done = subprocess.run(
-        at_nice(4, [sys.executable, "-c", PRIORITY]),
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    host_sid, command_sid, group = done.stdout.split(maxsplit=2)
+    host_sid, command_sid, group = command_session(PRIORITY, tmp_path, nice=4)
     assert host_sid != command_sid
-    assert group.rstrip().endswith("nice 4"), group
+    assert group.endswith("nice 4"), group

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,3 +31,16 @@ def at_nice(nice: int, argv: list[str]) -> list[str]:
     if not Path("/proc/self/autogroup").exists():
         pytest.skip("no autogroup scheduling on this kernel")
     return [sys.executable, "-c", _SESSION, str(nice), *argv]
+
+
+def command_session(script: str, cwd: Path, nice: int = 4) -> tuple[str, str, str]:
+    """Run Python `script` as a host in a session at `nice`; it prints its session id and what
+    its command printed (`ps -o sid=` and `/proc/self/autogroup`): the host's session, the
+    command's session and the command's autogroup line."""
+    done = subprocess.run(
+        at_nice(nice, [sys.executable, "-c", script]),
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    host_sid, command_sid, group = done.stdout.split(maxsplit=2)
+    return host_sid, command_sid, group.rstrip()

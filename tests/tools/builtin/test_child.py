@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.tools.runtime.process import run_process
-from tests.support.sessions import at_nice
+from tests.support.sessions import command_session
 
 
 async def test_no_thread_is_started_per_command(
@@ -99,11 +98,6 @@ def test_a_command_gets_the_hosts_cpu_priority_in_its_own_session(tmp_path: Path
         "result = asyncio.run(run_process(argv, cwd='.', timeout=10))\n"
         "print(os.getsid(0), result.stdout)\n"
     )
-    done = subprocess.run(
-        at_nice(4, [sys.executable, "-c", script]),
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    host_sid, command_sid, group = done.stdout.split(maxsplit=2)
+    host_sid, command_sid, group = command_session(script, tmp_path, nice=4)
     assert host_sid != command_sid
-    assert group.rstrip().endswith("nice 4"), group
+    assert group.endswith("nice 4"), group
