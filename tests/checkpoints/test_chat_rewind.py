@@ -72,6 +72,17 @@ async def turn(chat: Chat, text: str) -> None:
         await asyncio.sleep(0.01)
 
 
+def checkpointed(
+    adapter: ScriptedAdapter, root: Path, data: Path, asker: Asker | None = None
+) -> tuple[Chat, RecordingView, Checkpoints]:
+    """A chat whose tools write in `root`, with its checkpoints kept under `data`."""
+    chat, view = make_chat(adapter, tools=WritingTools)
+    chat.tools.cwd = root
+    manager = Checkpoints(data)
+    chat.checkpoints = ChatCheckpoints(chat, manager, asker or Asker())
+    return chat, view, manager
+
+
 async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     root = tmp_path / "project"
     write(root, {"a.py": b"a0\n", "gone.txt": b"bye\n", "mine.txt": b"m0\n", "open.py": b"o0\n"})
@@ -142,16 +153,7 @@ async def test_a_chat_in_the_home_folder_takes_no_checkpoints(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     adapter = ScriptedAdapter(edit("c1", **{"a.py": "a1\n"}), [TextDelta("one")])
-    chat = Chat(
-        chat_id="c1",
-        adapter=adapter,
-        view=RecordingView(),
-        events=None,  # type: ignore[arg-type]
-        tool_factory=WritingTools,
-    )
-    chat.tools.cwd = tmp_path
-    manager = Checkpoints(tmp_path / ".local" / "data")
-    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    chat, _view, manager = checkpointed(adapter, tmp_path, tmp_path / ".local" / "data")
     await turn(chat, "hello")
     assert (tmp_path / "a.py").read_text() == "a1\n"
     assert not (tmp_path / ".local" / "data" / "objects").exists()
@@ -173,18 +175,8 @@ async def test_a_turn_is_captured_when_a_tool_round_first_writes(tmp_path: Path)
         [TextDelta("edited")],
         [TextDelta("talk again")],
     )
-    view = RecordingView()
-    chat = Chat(
-        chat_id="c1",
-        adapter=adapter,
-        view=view,
-        events=None,  # type: ignore[arg-type]
-        tool_factory=WritingTools,
-    )
-    chat.tools.cwd = root
     data = tmp_path / "data"
-    manager = Checkpoints(data)
-    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    chat, view, manager = checkpointed(adapter, root, data)
     await turn(chat, "talk")
     # Nothing written: no capture, no journal, yet the turn is listed for the rewind picker.
     assert not (data / "chats").exists() and "Checkpoint" not in view.events()
@@ -209,16 +201,7 @@ async def test_turns_not_captured_yet_are_recorded_when_the_chat_closes(tmp_path
     root = tmp_path / "project"
     write(root, {"a.py": b"a0\n"})
     adapter = ScriptedAdapter([TextDelta("one")], [TextDelta("two")])
-    chat = Chat(
-        chat_id="c1",
-        adapter=adapter,
-        view=RecordingView(),
-        events=None,  # type: ignore[arg-type]
-        tool_factory=WritingTools,
-    )
-    chat.tools.cwd = root
-    manager = Checkpoints(tmp_path / "data")
-    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    chat, _view, manager = checkpointed(adapter, root, tmp_path / "data")
     await turn(chat, "first")
     await turn(chat, "second")
     chat.checkpoints.close()
