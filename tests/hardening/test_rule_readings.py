@@ -249,10 +249,8 @@ KNOWN_OPTION_LINES = [
 async def test_unknown_options_of_rg_tar_and_git_are_asked_about(
     tmp_path: Path, shell: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    sh_is(shell, tmp_path, monkeypatch)
     root = make_project(tmp_path)
-    monkeypatch.setenv("PATH", f"{sh_folder(tmp_path, shell)}{os.pathsep}{os.environ['PATH']}")
     opts = {"allow": ["rg *", "tar *", "git *"]}
     approver, chat, calls = await run_lines(root, UNKNOWN_OPTION_LINES, opts)
     assert [r.arguments["cmd"] for r in approver.requests] == UNKNOWN_OPTION_LINES
@@ -295,6 +293,18 @@ def sh_folder(tmp_path: Path, shell: str) -> Path:
     return folder
 
 
+def require(shell: str) -> None:
+    """Skip the test where `shell` is not installed."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+
+
+def sh_is(shell: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`shell` as the `sh` first on PATH (skipped where it is not installed)."""
+    require(shell)
+    monkeypatch.setenv("PATH", f"{sh_folder(tmp_path, shell)}{os.pathsep}{os.environ['PATH']}")
+
+
 def _on_dash(line: str) -> str:
     return "bash -c " + "'" + line.replace("'", "'\\''") + "'"
 
@@ -303,12 +313,11 @@ def _on_dash(line: str) -> str:
 async def test_subscript_evaluation_is_never_run_by_an_allow_rule(
     tmp_path: Path, shell: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    require(shell)
     root = make_project(tmp_path)
     lines = SUBSCRIPT_LINES if shell == "bash" else [_on_dash(line) for line in SUBSCRIPT_LINES]
     assert [line for line in lines if not shell_changes(root, line, shell)] == []
-    monkeypatch.setenv("PATH", f"{sh_folder(tmp_path, shell)}{os.pathsep}{os.environ['PATH']}")
+    sh_is(shell, tmp_path, monkeypatch)
     allow = [*SUBSCRIPT_ALLOW, "bash *"]
     for opts in ({"allow": allow}, {"allow": ["*"], "deny": ["./mk*", "*mk*"]}):
         before = listing(root)
