@@ -1,7 +1,8 @@
 """The chat's waiting launcher (sandbox/standby.py): a command becomes the launcher that waited
 for it and is confined all the same; a killed one is replaced, never bypassed; settings reach
-the next command; closing the chat ends the launcher and its cgroup; the probe needs neither
-ctypes nor a thread in the host."""
+the next command; closing the chat ends the launcher and its cgroup; a new chat's first
+launcher was made ready before the chat opened; the probe needs neither ctypes nor a thread in
+the host."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
 from codecompanion.tools.runtime.process import FinishedProcess, run_process
+from codecompanion.workspace import HostOptions, Workspace
 from tests.support.nvim import wait_for
 from tests.support.sessions import command_session
 
@@ -119,6 +121,35 @@ async def test_closing_the_chat_ends_its_launcher_and_cgroup(places: tuple[Path,
         await asyncio.sleep(0.02)
     assert not Path(f"/proc/{waiting}").exists()
     assert cgroup is None or not Path(cgroup.folder).exists()
+
+
+async def test_a_new_chats_first_launcher_was_ready_before_the_chat_opened(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    project, outside = places
+    workspace = Workspace(HostOptions(data_dir=str(tmp_path / "data")))
+    first = workspace.command_sandbox()
+    first.prepare()  # the first chat opens: the next chat's launcher starts too
+    reserve = workspace._reserve
+    assert reserve is not None and reserve._kit is not None
+    made_ready = reserve._kit.standbys.spare
+    assert made_ready is not None and made_ready != _spare(first)
+    second = workspace.command_sandbox()
+    try:
+        second.prepare()  # the second chat opens: it takes that launcher
+        assert _spare(second) == made_ready
+        result = await _sh(second, project, f"echo $$; echo x > {outside}/r.txt")
+        assert result.stdout.split() == [str(made_ready)]
+        assert result.exit_code == 2 and not (outside / "r.txt").exists(), result.stderr
+        own = [s._cgroup.folder for s in (first, second) if s._cgroup is not None]
+        assert len(set(own)) == len(own)  # each chat still has its own cgroup
+        next_ready = reserve._kit.standbys.spare if reserve._kit is not None else None
+        assert next_ready is not None and next_ready not in (made_ready, _spare(second))
+    finally:
+        first.close()
+        second.close()
+        workspace.close()  # the host exits: the launcher made ready for a third chat ends too
+    wait_for(lambda: not Path(f"/proc/{next_ready}").exists(), timeout=5)
 
 
 PROBE = """

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .ports import Approver, ChatView, Editor, EventSink
     from .sandbox.commands import CommandSandbox
     from .sandbox.probe import Availability, Detector
+    from .sandbox.reserve import Reserve
     from .tools.model.registry import ToolRegistry
     from .tools.runtime.protocol import ToolChat
     from .tools.runtime.system import ToolSystem
@@ -109,6 +110,7 @@ class Workspace:
         self._trust: TlsTrust | None = None
         self._checkpoints: Checkpoints | None = None
         self._sandbox: Detector | None = None
+        self._reserve: Reserve | None = None  # the next chat's sandbox, made ready
         # What servers said of their models' windows, for every chat of this host.
         self.server_windows = ServerWindows()
 
@@ -134,7 +136,11 @@ class Workspace:
         from .sandbox.commands import CommandSandbox
 
         own = tuple(p for p in (self.config.path, str(self.store.folder)) if p)
-        return CommandSandbox(self.permissions(), self.sandbox_availability, own)
+        if self._reserve is None:
+            from .sandbox.reserve import Reserve
+
+            self._reserve = Reserve()
+        return CommandSandbox(self.permissions(), self.sandbox_availability, own, self._reserve)
 
     def ssl_context(self) -> ssl.SSLContext:
         """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""
@@ -432,10 +438,12 @@ class Workspace:
         return self._checkpoints
 
     def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Stop the MCP servers, the demo server and the checkpoints' worker."""
+        """Stop the MCP servers, the demo server, the checkpoints' worker, the ready sandbox."""
         self.stop_mcp(loop)
         if self._checkpoints is not None:
             self._checkpoints.close()
+        if self._reserve is not None:
+            self._reserve.close()
         if self._demo is not None:
             self._demo.stop()
             self._demo = None

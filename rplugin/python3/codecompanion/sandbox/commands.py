@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .cgroup import PidCgroup
     from .launcher import Launch
     from .probe import Availability, SandboxKind
+    from .reserve import Reserve
     from .standby import Standbys
 
 log = logging.getLogger("codecompanion.sandbox")
@@ -31,10 +32,12 @@ class CommandSandbox:
         permissions: Permissions,
         availability: Callable[[], Availability],
         read_only: tuple[str, ...] = (),
+        reserve: Reserve | None = None,
     ) -> None:
         self.permissions = permissions
         self._availability = availability  # the host probes once and shares the answer
         self.read_only = read_only  # the plugin's config file and chats folder
+        self._reserve = reserve  # the host's cgroup and launcher made ready for a new chat
         self._cgroup: PidCgroup | None = None
         self._cgroup_tried = False
         self._standbys: Standbys | None = None
@@ -100,10 +103,15 @@ class CommandSandbox:
 
         program = native_launcher()
         if self._standbys is None and program is not None:
-            cgroup = self._ensure_cgroup()
             found = self.availability
             namespace = 0 if not found.mounts else 2 if os.geteuid() != 0 else 1
-            self._standbys = Standbys(program, cgroup.procs if cgroup else -1, namespace)
+            if self._reserve is not None and not self._cgroup_tried:
+                # Its launcher was started before this chat opened: ready for the first command.
+                kit = self._reserve.take(program, namespace, self.permissions.max_processes)
+                self._cgroup_tried, self._cgroup, self._standbys = True, kit.cgroup, kit.standbys
+            else:
+                cgroup = self._ensure_cgroup()
+                self._standbys = Standbys(program, cgroup.procs if cgroup else -1, namespace)
         if self._standbys is not None:
             try:
                 self._standbys.fill()
@@ -118,8 +126,8 @@ class CommandSandbox:
             return None
         from .launcher import Boundary, launch
 
-        cgroup = self._ensure_cgroup()
         standbys = None if self._closed else self._ensure_standbys()
+        cgroup = self._ensure_cgroup()
         found = self.availability
         boundary = Boundary(project, self.permissions, self.read_only, network)
         try:
