@@ -214,3 +214,39 @@ async def test_turns_not_captured_yet_are_recorded_when_the_chat_closes(tmp_path
     again = Checkpoints(tmp_path / "data")
     assert [t.turn for t in again.turns("c1", root)] == [1, 2]
     again.close()
+
+
+class CountingCheckpoints(Checkpoints):
+    """Real checkpoints that count their scans of the project."""
+
+    scans = 0
+
+    def snapshot(self, root: Path) -> str:
+        self.scans += 1
+        return super().snapshot(root)
+
+
+async def test_turns_waiting_and_the_tool_rounds_capture_take_one_scan(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a0\n"})
+    adapter = ScriptedAdapter(
+        [TextDelta("just talk")], edit("c1", **{"a.py": "a1\n"}), [TextDelta("edited")]
+    )
+    chat, _view = make_chat(adapter, tools=WritingTools)
+    chat.tools.cwd = root
+    manager = CountingCheckpoints(tmp_path / "data")
+    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+    await turn(chat, "talk")
+    await turn(chat, "edit")
+    await asyncio.sleep(0.2)  # the capture after the round waits a moment
+    manager.close()
+    records = manager.journals.load("c1", str(root)).records
+    assert [(r.kind, r.turn) for r in records] == [
+        ("turn", 1),
+        ("turn", 2),
+        ("tools", 2),
+        ("tools_done", 2),
+    ]
+    # The two turns and the capture before the round are one scan; after the round, another.
+    assert len({r.tree for r in records[:3]}) == 1 and records[3].tree != records[2].tree
+    assert manager.scans == 2

@@ -287,10 +287,12 @@ class Chat:
         """Run one batch of calls; the project is captured before and after one that writes."""
         writes = not self.tools.read_only(calls)
         if writes:
-            # A command may outlive the host: its call is on disk before it starts.
+            # The project's capture runs on the checkpoints' worker while the chat is saved
+            # here; both are on disk before a tool starts (a command may outlive the host).
+            captured = self.checkpoints.before_tools() if self.checkpoints is not None else None
             self.save_now(durable=False)
-            if self.checkpoints is not None:
-                await self.checkpoints.before_tools()
+            if captured is not None:
+                await captured
         outcome = await self.tools.run(calls)
         if writes and self.checkpoints is not None:
             self.checkpoints.after_tools()

@@ -176,24 +176,40 @@ class Checkpoints:
     def record(self, chat_id: str, root: Path, kind: Kind, by: By, **fields: Any) -> Record:
         """Capture the project and add a record to the chat's journal."""
         journal = self.journal(chat_id, root)
+        record = self._add(journal, kind, by, self.snapshot(root), fields)
+        self.journals.save(journal)
+        return record
+
+    def _add(
+        self, journal: Journal, kind: Kind, by: By, tree: str, fields: dict[str, Any]
+    ) -> Record:
+        """Append a record of `tree` to the journal (not saved yet)."""
         turn = fields.pop("turn", None)
         if turn is None:
             turn = len(journal.turns()) + (1 if kind == "turn" else 0)
-        record = Record(kind, by, self.snapshot(root), time.time(), turn, **fields)
+        record = Record(kind, by, tree, time.time(), turn, **fields)
         journal.records.append(record)
-        self.journals.save(journal)
         return record
 
     def record_turns(self, waiting: list[Waiting]) -> list[Record]:
         """Turns sent before anything was captured, recorded now with one capture of each
         project: until a tool round writes, only the user can have changed the files since."""
+        records, journals = self._add_turns(waiting, {})
+        for journal in journals:
+            self.journals.save(journal)
+        return records
+
+    def _add_turns(
+        self, waiting: list[Waiting], trees: dict[str, str]
+    ) -> tuple[list[Record], list[Journal]]:
+        """Append the waiting turns (not saved yet); `trees` gets each project's capture."""
         records: list[Record] = []
-        trees: dict[str, str] = {}
+        journals: dict[str, Journal] = {}
         for turn in waiting:
             root = Path(turn.root)
             if turn.root not in trees:
                 trees[turn.root] = self.snapshot(root)
-            journal = self.journal(turn.chat_id, root)
+            journal = journals[turn.chat_id] = self.journal(turn.chat_id, root)
             record = Record(
                 "turn",
                 "user",
@@ -204,8 +220,21 @@ class Checkpoints:
                 message_id=turn.message_id,
             )
             journal.records.append(record)
-            self.journals.save(journal)
             records.append(record)
+        return records, list(journals.values())
+
+    def record_after_turns(
+        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+    ) -> list[Record]:
+        """The waiting turns, then a record of this kind, from one capture of the project
+        (nothing ran in between) and one write of each journal."""
+        trees: dict[str, str] = {}
+        records, journals = self._add_turns(waiting, trees)
+        journal = self.journal(chat_id, root)
+        tree = trees.get(str(root)) or self.snapshot(root)
+        records.append(self._add(journal, kind, by, tree, fields))
+        for touched in {id(j): j for j in (*journals, journal)}.values():
+            self.journals.save(touched)
         return records
 
     def keep(self, waiting: list[Waiting]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +33,18 @@ def _logged(future: asyncio.Future[Any]) -> None:
     """A background step's failure goes to the log (never 'exception never retrieved')."""
     if not future.cancelled() and future.exception() is not None:
         log.warning("checkpoints: %s", future.exception())
+
+
+async def _nothing() -> None:
+    """Nothing to wait for."""
+
+
+async def _finished(future: asyncio.Future[Any]) -> None:
+    """Wait for a capture; its failure was reported once by `_recorded` (the tools still run)."""
+    try:
+        await future
+    except Exception:
+        return
 
 
 class Workdir(Protocol):
@@ -135,10 +148,12 @@ class ChatCheckpoints:
 
     def _queue(
         self, kind: Kind, by: By, text: str = "", message_id: int = -1
-    ) -> asyncio.Future[Record]:
-        self._keep_waiting()
-        future = self.manager.run(
-            self.manager.record, self.chat.id, self.root, kind, by,
+    ) -> asyncio.Future[Any]:
+        """Queue a capture of this kind; turns still waiting are recorded first, from the same
+        scan of the project."""
+        waiting, self._waiting = self._waiting, []
+        future: asyncio.Future[Any] = self.manager.run(
+            self.manager.record_after_turns, waiting, self.chat.id, self.root, kind, by,
             text=text, message_id=message_id,
         )  # fmt: skip
         future.add_done_callback(self._recorded)
@@ -195,15 +210,13 @@ class ChatCheckpoints:
             Waiting(self.chat.id, str(self.root), number, time.time(), first, message_id)
         )
 
-    async def before_tools(self) -> None:
-        """Before a tool round runs: its capture is on disk first."""
+    def before_tools(self) -> Awaitable[None]:
+        """Before a tool round runs: its capture is queued now, and on disk once the returned
+        awaitable is done (the caller works meanwhile)."""
         if not self.capturing:
-            return
+            return _nothing()
         self._flush()
-        try:
-            await self._queue("tools", "user")
-        except Exception:  # reported once by _recorded; the tools still run
-            return
+        return _finished(self._queue("tools", "user"))
 
     def after_tools(self) -> None:
         """After a tool round: capture what it changed, a moment later, so the request with
