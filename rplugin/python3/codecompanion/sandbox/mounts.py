@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,13 +94,16 @@ def plan(read_only: list[str], deny_read: list[str], writable: tuple[str, ...]) 
         real = os.path.realpath(path)
         if os.path.lexists(path) and _inside(real, writable):
             kept.append((real.encode(), int(os.statvfs(real).f_flag) & _KEPT))
-    dirs, files = [], []
+    dirs: list[bytes] = []
+    files: list[bytes] = []
     for path in deny_read:
-        real = os.path.realpath(os.path.expanduser(path))
-        if os.path.isdir(real):
-            dirs.append(real.encode())
-        elif os.path.exists(real):
-            files.append(real.encode())
+        wanted = os.path.expanduser(path)
+        try:  # most are absent: one call finds out, where resolving walks each component
+            found = os.stat(wanted)
+        except OSError:
+            continue
+        hidden = os.path.realpath(wanted).encode()
+        (dirs if stat.S_ISDIR(found.st_mode) else files).append(hidden)
     root = os.geteuid() == 0
     return MountView(tuple(kept), tuple(dirs), tuple(files), not root, (os.getuid(), os.getgid()))
 
