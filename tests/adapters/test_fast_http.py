@@ -9,12 +9,16 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
-from tests.support.raw_server import RawServer, Reply
+from tests.support.chat import EchoTools, finish, make_chat
+from tests.support.raw_server import RawServer, Reply, answer, raw
+from tests.support.raw_server import sized as stream_sized
 
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.openai import OpenAIAdapter
+from codecompanion.messages import ToolCall
 from codecompanion.transport.fast_http import FastClient, proxied, with_params
 from codecompanion.transport.http_types import ConnectFailed, PeerBroke, TimedOut, Timeouts
 
@@ -243,4 +247,52 @@ async def test_behind_a_proxy_the_answer_streams_through_httpx(
     assert b"authorization: bearer k" in [line.lower() for line in head]
     with pytest.raises(StreamInterrupted, match="dropped mid-answer"):
         await collect(adapter)  # the cut body is the same failure as on a direct connection
+    await adapter.aclose()
+
+
+async def test_warming_opens_the_next_connection_where_the_last_was_closed(serve: Serve) -> None:
+    server = RawServer(sized(b"one", close=True), sized(b"two"))
+    url = await serve(server)
+    client = FastClient()
+    assert await fetch(client, url) == [b"one"]  # the server closed it
+    await client.warm(5.0)
+    await asyncio.sleep(0.05)
+    assert (server.connections, len(server.requests)) == (2, 1)  # open, nothing sent yet
+    await client.warm(5.0)  # one is idle there already: nothing opened
+    assert await fetch(client, url) == [b"two"]
+    assert server.connections == 2  # the warmed connection carried it
+    await client.aclose()
+
+
+TOOL_CALL = (
+    b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'
+    b'"type":"function","function":{"name":"echo","arguments":"{}"}}]}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+async def test_a_tool_round_opens_the_next_requests_connection_while_it_runs(
+    serve: Serve,
+) -> None:
+    server = RawServer(raw(stream_sized(TOOL_CALL), close=True), answer("done"))
+    url = await serve(server)
+    seen: list[tuple[int, int]] = []
+
+    class WatchingTools(EchoTools):
+        async def run(self, calls: list[ToolCall]) -> Any:
+            for _ in range(200):  # the connection opens while the round runs
+                if server.connections == 2:
+                    break
+                await asyncio.sleep(0.01)
+            seen.append((server.connections, len(server.requests)))
+            return await super().run(calls)
+
+    settings = AdapterSettings(name="openai", url=url + "/v1", api_key="k", model="m")
+    adapter = OpenAIAdapter(settings)
+    chat, _view = make_chat(adapter, tools=WatchingTools)
+    assert chat.submit("go")
+    await finish(chat)
+    assert seen == [(2, 1)]  # opened before the results went back
+    assert len(server.requests) == 2 and server.connections == 2  # and it carried them
     await adapter.aclose()

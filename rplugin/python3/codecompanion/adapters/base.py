@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..messages import Message, ToolCall
 
@@ -76,6 +76,15 @@ class AdapterSettings:
     retry_backoff: float = 1.0
     retry_max_wait: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Warms(Protocol):
+    """An adapter that can open its next request's connection ahead of time."""
+
+    def warm(self) -> None:
+        """Start opening the connection in the background (failures stay quiet)."""
+        ...
 
 
 class ChatAdapter(Protocol):

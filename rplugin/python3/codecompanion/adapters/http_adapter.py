@@ -94,6 +94,7 @@ class HTTPAdapter:
         self.mask.remember_headers(settings.headers)
         self._remember_url_credentials()
         self._auto_model: str | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     # -- what providers define -------------------------------------------------------------
 
@@ -154,6 +155,20 @@ class HTTPAdapter:
                 self._client = FastClient(self._ssl_context)
         return self._client
 
+    def warm(self) -> None:
+        """The chat will send again soon (a tool round runs): open the next request's
+        connection meanwhile, in the background, where the last one was closed."""
+        client = self._client
+        if not isinstance(client, FastClient) or self._warming is not None:
+            return
+        self._warming = asyncio.ensure_future(client.warm(self.settings.connect_timeout))
+        self._warming.add_done_callback(self._warmed)
+
+    def _warmed(self, task: asyncio.Task[None]) -> None:
+        self._warming = None
+        if not task.cancelled() and task.exception() is not None:  # the request will say it
+            log.debug("%s: opening a connection ahead failed: %s", self.label, task.exception())
+
     def timeouts(self) -> Timeouts:
         """The configured connect and read timeouts (a send may take as long as a read)."""
         s = self.settings
@@ -161,6 +176,8 @@ class HTTPAdapter:
 
     async def aclose(self) -> None:
         """Close the pooled client."""
+        if self._warming is not None:
+            self._warming.cancel()
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()

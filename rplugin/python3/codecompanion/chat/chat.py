@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.base import ChatAdapter
+from ..adapters.base import ChatAdapter, Warms
 from ..adapters.base import Usage as TokenCount
 from ..adapters.http_errors import is_context_overflow
 from ..budget.keeper import ContextKeeper
@@ -285,6 +285,8 @@ class Chat:
 
     async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
         """Run one batch of calls; the project is captured before and after one that writes."""
+        if isinstance(self.adapter, Warms):
+            self.adapter.warm()  # the results go back on a connection opened meanwhile
         writes = not self.tools.read_only(calls)
         if writes:
             # The project's capture runs on the checkpoints' worker while the chat is saved

@@ -4,8 +4,9 @@ A general client (httpx over httpcore and anyio) hands a streamed answer over on
 a time: a provider sending 1,000 small SSE chunks costs 1,000 trips through those layers, and
 the layers cost about 0.6 ms per request and 4 MB of memory. This client reads the socket in
 blocks and yields everything one read decoded at once; h11 parses and frames every byte
-(`http_connection`). It keeps idle connections for reuse, and is only used without a proxy
-(`proxied_http` handles proxies from the environment).
+(`http_connection`). It keeps idle connections for reuse, opens the next one ahead while a tool
+round runs (`warm`), and is only used without a proxy (`proxied_http` handles proxies from the
+environment).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ class FastClient:
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self._ssl_context = ssl_context
         self._idle: dict[Key, list[Connection]] = {}
+        self._last: Key | None = None  # where the last request went
 
     def _tls(self) -> ssl.SSLContext:
         if self._ssl_context is None:  # a client made without the host's shared context
@@ -150,6 +152,7 @@ class FastClient:
     ) -> FastResponse:
         """Send one request and return the response with its body still on the wire."""
         request = _prepare(method, url, headers, content, timeouts)
+        self._last = request.key
         reused = self._take(request.key)
         if reused is not None:
             try:
@@ -163,6 +166,15 @@ class FastClient:
         tls = self._tls() if scheme == "https" else None
         connection = await connect(request.key, tls, timeouts.connect)
         return await self._exchange(request, connection)
+
+    async def warm(self, timeout: float | None) -> None:
+        """Open a connection to where the last request went, unless one is idle there: the
+        next request skips the connect (and TLS) when the server closed the last one."""
+        key = self._last
+        if key is None or any(c.usable() for c in self._idle.get(key, [])):
+            return
+        tls = self._tls() if key[0] == "https" else None
+        self.give_back(await connect(key, tls, timeout))
 
     def _take(self, key: Key) -> Connection | None:
         pool = self._idle.get(key) or []
