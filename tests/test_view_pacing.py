@@ -12,7 +12,7 @@ import pytest
 from codecompanion.chat.transcript import event
 from codecompanion.nvim import view as view_module
 from codecompanion.nvim.view import NvimChatView
-from codecompanion.render_ops import Append, Lock, Notice, Spinner, Tool, ToolStatus
+from codecompanion.render_ops import Append, Lock, Notice, SetVar, Spinner, Tool, ToolStatus
 
 
 class FakeBridge:
@@ -117,3 +117,24 @@ async def test_a_hold_ends_after_its_time_and_a_question_breaks_it() -> None:
     view.render([ToolStatus(call_id="c", status="awaiting_approval")])
     await settle()
     assert kinds(bridge.batches[-1][1]) == ["ToolsStarted", "tool_status"]
+
+
+async def test_a_variable_set_during_a_hold_waits_with_it_and_goes_at_once_outside() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    view.render([SetVar(name="codecompanion_mode", value="ask")])
+    await settle()
+    assert [kinds(b) for _, b in bridge.batches] == [["codecompanion_mode"]]  # at once
+    view.render([Tool(call_id="c", title="t"), event("ToolsFinished", {})])
+    view.render([SetVar(name="codecompanion_approvals", value=0), Lock()])
+    await settle(HOLD / 4)
+    assert len(bridge.batches) == 1  # the round's end and its variables wait for the answer
+    view.render([event("RequestStreaming", {})])
+    await settle(QUIET * 1.5)
+    assert [kinds(b) for _, b in bridge.batches][1] == [
+        "tool",
+        "ToolsFinished",
+        "codecompanion_approvals",
+        "lock",
+        "RequestStreaming",
+    ]

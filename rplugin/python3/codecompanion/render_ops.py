@@ -38,6 +38,9 @@ class RenderOp:
     # Progress (streamed text, tool lines, the spinner) may wait for the next frame;
     # anything else goes out on the loop's next turn.
     PACED: ClassVar[bool] = False
+    # A buffer variable need not break a tool round's hold: it waits with the progress held,
+    # so Neovim is not written to while the round's next request reaches the provider.
+    HELD: ClassVar[bool] = False
 
     @property
     def kind(self) -> str:
@@ -220,6 +223,7 @@ class SetVar(RenderOp):
     """A buffer variable (`b:<name>`) that Lua reads without asking the host."""
 
     KIND = "set_var"
+    HELD = True
     name: str
     value: object
 

@@ -20,7 +20,8 @@ MIN_GAP = 0.002
 
 # A tool round holds progress back (at most HOLD seconds) from its start, and from its end
 # until the next answer streams: Neovim is written to after the request has left, not while
-# the tools run and the request is sent.
+# the tools run and the request is sent (and answered: a busy Neovim beside the provider's
+# local server slows it down). A buffer variable set meanwhile waits with it (`HELD`).
 HOLD = 0.016
 HOLD_FROM = frozenset({"ToolsStarted", "ToolsFinished"})
 
@@ -83,7 +84,7 @@ class NvimChatView:
                 continue
             self._close_text()
             self._ops.append(op.wire())
-            urgent = urgent or not op.paced()
+            urgent = urgent or not (op.paced() or (op.HELD and now < self._hold_until))
             if isinstance(op, Event):
                 if op.name in HOLD_FROM:
                     self._hold_until = now + HOLD
