@@ -119,7 +119,7 @@ async def test_a_hold_ends_after_its_time_and_a_question_breaks_it() -> None:
     assert kinds(bridge.batches[-1][1]) == ["ToolsStarted", "tool_status"]
 
 
-async def test_a_variable_set_during_a_hold_waits_with_it_and_goes_at_once_outside() -> None:
+async def test_a_variable_or_a_checkpoint_during_a_hold_waits_with_it() -> None:
     bridge = FakeBridge(asyncio.get_running_loop())
     view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
     view.render([SetVar(name="codecompanion_mode", value="ask")])
@@ -127,6 +127,7 @@ async def test_a_variable_set_during_a_hold_waits_with_it_and_goes_at_once_outsi
     assert [kinds(b) for _, b in bridge.batches] == [["codecompanion_mode"]]  # at once
     view.render([Tool(call_id="c", title="t"), event("ToolsFinished", {})])
     view.render([SetVar(name="codecompanion_approvals", value=0), Lock()])
+    view.render([event("Checkpoint", {"turn": 1})])  # the round's capture, recorded
     await settle(HOLD / 4)
     assert len(bridge.batches) == 1  # the round's end and its variables wait for the answer
     view.render([event("RequestStreaming", {})])
@@ -136,5 +137,6 @@ async def test_a_variable_set_during_a_hold_waits_with_it_and_goes_at_once_outsi
         "ToolsFinished",
         "codecompanion_approvals",
         "lock",
+        "Checkpoint",
         "RequestStreaming",
     ]

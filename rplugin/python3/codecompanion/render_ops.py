@@ -15,10 +15,11 @@ from typing import ClassVar, Literal
 Role = Literal["user", "llm"]
 Level = Literal["info", "warn", "error"]
 
-# Events that are progress (a request or a tool round under way): paced like the text
-# around them. Every other event goes out at once.
+# Events that are progress (a request or a tool round under way, a checkpoint captured for
+# it): paced like the text around them. Every other event goes out at once.
 PACED_EVENTS = frozenset(
     {
+        "Checkpoint",
         "RequestStarted",
         "RequestStreaming",
         "RequestFinished",
