@@ -59,7 +59,9 @@ end
 ---@param text string
 ---@return string
 function M.fit(text)
-  local room = math.max(20, vim.v.echospace - 1)
+  -- No floor above the room left: on a narrow terminal a longer line would ask "Press ENTER",
+  -- and that prompt holds every RPC request until a key is typed.
+  local room = math.max(1, vim.v.echospace - 1)
   -- Without a UI (headless) there is no message area to overflow: the text stays whole.
   local no_ui = #vim.api.nvim_list_uis() == 0
   if no_ui or not stock_notify() or vim.fn.strdisplaywidth(text) <= room then

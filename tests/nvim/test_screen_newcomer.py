@@ -68,6 +68,17 @@ def test_demo_chat_and_a_wrong_adapter_take_one_line_at_80_columns(
     assert "E492" not in shown and "Press ENTER" not in shown
 
 
+def test_a_notice_on_a_narrow_terminal_is_cut_to_the_room_left_beside_ruler_and_showcmd(
+    tui: Callable[..., Tui], tmp_path: Path
+) -> None:
+    screen = tui(width=30, cwd=tmp_path)
+    screen.command("CodeCompanionChat")
+    shown = screen.wait_screen("## Me", "codecompanion")
+    assert "Press ENTER" not in shown
+    assert last_line(screen).startswith("codeco") and "…" in last_line(screen)
+    assert screen.lua("return vim.o.columns") == 30  # Neovim still answers: no prompt waits
+
+
 def test_unknown_tool_and_http_error_take_one_line_at_200_columns(
     tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer
 ) -> None:
