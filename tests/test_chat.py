@@ -14,7 +14,7 @@ from codecompanion.adapters.base import (
     ToolCallEvent,
     Usage,
 )
-from codecompanion.errors import StreamInterrupted
+from codecompanion.errors import ContextTooLong, StreamInterrupted
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Block
@@ -47,6 +47,29 @@ async def test_the_answers_tail_is_sent_to_the_buffer_before_the_answer_is_store
     assert chat.submit("hi")
     await finish(chat)
     assert ("Hello", 0) in flushed
+
+
+async def test_a_requests_token_estimate_is_counted_after_the_request_has_left() -> None:
+    call = ToolCall("call_1", "echo", {"x": 1})
+    refusal = ContextTooLong("too long")
+    adapter = ScriptedAdapter(
+        [ToolCallEvent(call), Finish("tool_calls")], [refusal], [TextDelta("done"), Finish()]
+    )
+    chat, _view = make_chat(adapter)
+    counted: list[int] = []  # at each estimate: how many requests had left
+    estimate = chat.context.sending
+
+    def sending() -> None:
+        counted.append(len(adapter.requests))
+        estimate()
+
+    chat.context.sending = sending  # type: ignore[method-assign]
+    chat.submit("use echo")
+    await finish(chat)
+    # Each request is counted once it is out (not between the tool results and it); the
+    # refused one, which streamed nothing, is counted too, so the refusal still corrects it.
+    assert counted == [1, 2, 3]
+    assert chat.context.budget.ledger.last_estimate is not None
 
 
 async def test_tool_round_trip_sends_results_back() -> None:

@@ -370,7 +370,6 @@ class Chat:
     async def _stream(self, answer: Answer, header: bool) -> None:
         """Stream one answer; a provider's context error compacts and retries, once."""
         try:
-            self.context.sending()
             await stream_answer(self, answer, continuation=not header)
             return
         except AdapterError as exc:
@@ -386,7 +385,6 @@ class Chat:
             answer.error = problem
             return
         try:
-            self.context.sending()
             await stream_answer(self, answer, continuation=True)
         except AdapterError as exc:
             answer.error = str(exc)

@@ -16,7 +16,7 @@ from ..adapters.base import (
 from ..messages import MessageStore, ToolCall
 from ..ports import ChatView
 from ..render_ops import Spinner
-from ..textcalls.session import plan_request
+from ..textcalls.session import Request, plan_request
 from . import transcript
 
 if TYPE_CHECKING:
@@ -59,10 +59,33 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
     for problem in await chat.tools.prepare():
         chat.view.notify(problem, "warn")
     request = await plan_request(chat.adapter, chat.tools, chat.context.outgoing())
+    try:
+        await _receive(chat, answer, request, state)
+    finally:
+        if not state["streaming"]:  # no answer came: a refusal still learns from the estimate
+            chat.context.sending()
+    reader = request.reader
+    # Calls written as text (prompt mode, or recovered) run like native ones.
+    _show_text(chat.view, reader.finish(native_calls=bool(answer.calls)), state)
+    if reader.calls:
+        for call in reader.calls:
+            answer.calls.append(chat.messages.unique_call(call, answer.calls))
+        answer.calls_extra = reader.calls_extra()
+    text, answer.extra = reader.stored()
+    answer.text = [text]
+
+
+async def _receive(
+    chat: StreamingChat, answer: Answer, request: Request, state: dict[str, bool]
+) -> None:
+    """The answer to `request`, streamed into the buffer and gathered into `answer`."""
     reader = request.reader
     async for event in chat.adapter.stream(request.messages, request.tools):
         if not state["streaming"]:
             state["streaming"] = True
+            # The request has left: the estimate the provider's usage will correct is
+            # counted now, not between the tool results and the request.
+            chat.context.sending()
             chat.view.render([Spinner(on=False)])
             chat.fire("RequestStreaming")
         if isinstance(event, TextDelta):
@@ -80,14 +103,6 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
             answer.state.update(event.data)
         elif isinstance(event, Usage):
             answer.usage = event
-    # Calls written as text (prompt mode, or recovered) run like native ones.
-    _show_text(chat.view, reader.finish(native_calls=bool(answer.calls)), state)
-    if reader.calls:
-        for call in reader.calls:
-            answer.calls.append(chat.messages.unique_call(call, answer.calls))
-        answer.calls_extra = reader.calls_extra()
-    text, answer.extra = reader.stored()
-    answer.text = [text]
 
 
 def _show_text(view: ChatView, text: str, state: dict[str, bool]) -> None:
