@@ -290,3 +290,20 @@ async def test_approval_events_carry_the_choice() -> None:
     await h.run(call("calculator", ARGS))
     assert h.events.of("ToolApprovalFinished")[0]["choice"] == "approve"
     assert h.events.of("ToolApprovalRequested")[0]["name"] == "calculator"
+
+
+async def test_a_custom_approval_key_is_worked_out_once_per_call() -> None:
+    # Every rule reads the same key: a tool's approval_key function runs once per decision,
+    # whichever rules look at it (deny, allow, remembered, ...), and the key still decides.
+    keys: list[dict[str, Any]] = []
+
+    def key(args: dict[str, Any]) -> str:
+        keys.append(args)
+        return f"calc {args['operation']}"
+
+    h = approving("approve", approval_key=key, deny=["calc divide"])
+    allowed, denied = call("calculator", ARGS), call("calculator", {**ARGS, "operation": "divide"})
+    await h.run(allowed, denied)
+    assert h.chat.result(allowed.id).for_llm == "5000"
+    assert "denied by rule" in h.chat.result(denied.id).for_llm
+    assert keys == [ARGS, {**ARGS, "operation": "divide"}]

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...ports import Editor
@@ -124,6 +125,12 @@ class Question:
     text: str = ""
     tool: Tool | None = None
     approve_all: bool = False  # the user chose "approve all pending" earlier in the batch
+
+    @cached_property
+    def key(self) -> str:
+        """The call's approval key, worked out once for every rule of one decision."""
+        assert self.tool is not None
+        return approval_key(self.tool)
 
 
 @dataclass(frozen=True)
@@ -286,7 +293,7 @@ def denied_message(tool: Tool, key: str) -> str:
 
 def _call(question: Question) -> tuple[Tool, str]:
     assert question.tool is not None
-    return question.tool, approval_key(question.tool)
+    return question.tool, question.key
 
 
 _CALL: frozenset[QuestionKind] = frozenset({"call"})

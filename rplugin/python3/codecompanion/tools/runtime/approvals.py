@@ -126,7 +126,7 @@ class ApprovalGate:
         """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's."""
         question = Question("call", tool=tool, approve_all=approve_all)
         rule, ruling = await decide(question, self.system)
-        key = approval_key(tool)
+        key = question.key
         if ruling.action == "deny":
             self._log(tool, f"denied by rule ({rule})", key)
             return Verdict("deny", reason=ruling.reason)
