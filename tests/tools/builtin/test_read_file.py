@@ -118,6 +118,19 @@ async def test_byte_limit(tools: FakeTools, project: Path) -> None:
     assert "end_line_number_base_zero=18" in out.for_llm
 
 
+async def test_byte_limit_counts_each_lines_utf8_bytes_and_line_end(
+    tools: FakeTools, project: Path
+) -> None:
+    # 200,000 bytes exactly (two-byte characters, line ends counted) reads; one more is refused.
+    line = "é" * 9_999 + "\n"  # 19,999 bytes
+    (project / "fit.txt").write_text(line * 10 + "a" * 9 + "\n")
+    assert (project / "fit.txt").stat().st_size == 200_000
+    assert (await run_tool(read_file, _args("fit.txt"), tools)).status == "success"
+    (project / "over.txt").write_text(line * 10 + "a" * 10 + "\n")
+    out = await run_tool(read_file, _args("over.txt"), tools)
+    assert out.status == "error" and "200,001 bytes" in out.for_llm
+
+
 async def test_crlf_file_reads_as_lines(tools: FakeTools, project: Path) -> None:
     (project / "win.txt").write_bytes(b"a\r\nb\r\n")
     out = await run_tool(read_file, _args("win.txt"), tools)

@@ -7,7 +7,7 @@ from typing import Any
 from ...errors import ToolError
 from ..model.function_tool import FunctionOutput, arg_int, arg_text, function_tool
 from ..model.tool import Tool
-from ._support.paths import display_path, project_root, resolve_path
+from ._support.paths import resolve_shown
 from ._support.text_files import fence, read_source
 
 DEFAULT_OPTS: dict[str, Any] = {
@@ -56,14 +56,16 @@ def _check_range(start: int, end: int, total: int, shown: str) -> int:
     return total - 1 if end == -1 or end >= total else end
 
 
-def _too_big(self: Tool, shown: str, lines: list[str], start: int, end: int) -> None:
-    """Refuse a read over the line or byte limit, saying how to read it in ranges."""
+def _body(self: Tool, shown: str, lines: list[str], start: int, end: int) -> str:
+    """Lines `start`..`end` as one text; a read over the line or byte limit is refused, saying
+    how to read it in ranges."""
     max_lines = int(self.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
     max_bytes = int(self.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
     count = end - start + 1
-    size = sum(len(line.encode("utf-8")) + 1 for line in lines[start : end + 1])
+    body = "\n".join(lines[start : end + 1])
+    size = len(body.encode("utf-8")) + 1  # each line's bytes and its line end
     if count <= max_lines and size <= max_bytes:
-        return
+        return body
     step = max(1, min(max_lines, count * max_bytes // max(size, 1)))
     raise ToolError(
         f"{shown} has {len(lines):,} lines; lines {start}-{end} are {count:,} lines and "
@@ -78,8 +80,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     raw = arg_text(args, "filepath")
     start = arg_int(args, "start_line_number_base_zero", 0)
     end = arg_int(args, "end_line_number_base_zero", -1)
-    path = await resolve_path(self.tools, raw, must_exist=True, purpose="reading a file")
-    shown = display_path(project_root(self.tools), path)
+    path, shown = await resolve_shown(self.tools, raw, must_exist=True, purpose="reading a file")
     source = await read_source(self.tools.editor, path, shown)
     lines = source.lines
     origin = " (the editor's unsaved buffer)" if source.from_buffer else ""
@@ -88,8 +89,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             raise ToolError(f"{shown} is empty, so only the range 0 to -1 can be read.")
         return FunctionOutput(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
     end = _check_range(start, end, len(lines), shown)
-    _too_big(self, shown, lines, start, end)
-    body = "\n".join(lines[start : end + 1])
+    body = _body(self, shown, lines, start, end)
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
     return FunctionOutput(
         f"{header}\n{fence(body, path.suffix.lstrip('.'))}",

@@ -92,6 +92,24 @@ async def resolve_path(
     too, YOLO or not: git runs the programs those files name.
     Raises ToolError for a bad path, a refused outside path, or (with `must_exist`) a missing one.
     """
+    _root, path = await resolve_in_project(
+        tools, raw, must_exist=must_exist, purpose=purpose, writes=writes
+    )
+    return path
+
+
+async def resolve_shown(
+    tools: Any, raw: str, *, must_exist: bool, purpose: str
+) -> tuple[Path, str]:
+    """`resolve_path`'s path and how messages show it, from one resolution of the project root."""
+    root, path = await resolve_in_project(tools, raw, must_exist=must_exist, purpose=purpose)
+    return path, display_path(root, path)
+
+
+async def resolve_in_project(
+    tools: Any, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+) -> tuple[Path, Path]:
+    """The resolved project root and the path checked as `resolve_path` says."""
     root = project_root(tools)
     path = real_path(root, raw)
     if writes and await _refused_git_control(tools, root, path, lexical_path(root, raw), purpose):
@@ -109,4 +127,4 @@ async def resolve_path(
             )
     if must_exist and not os.path.lexists(path):
         raise ToolError(f"No such file or directory: {display_path(root, path)}")
-    return path
+    return root, path

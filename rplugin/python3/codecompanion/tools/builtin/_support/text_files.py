@@ -69,6 +69,8 @@ def looks_binary(data: bytes) -> bool:
 
 def split_endings(raw: str) -> tuple[str, str, tuple[str, ...]]:
     """`raw` with `\\n` line ends, its usual line end, and each line's own end when they differ."""
+    if "\r" not in raw:
+        return raw, "\n", ()
     pieces = raw.split("\n")
     endings = ["\r\n" if piece.endswith("\r") else "\n" for piece in pieces[:-1]]
     crlf = endings.count("\r\n")
