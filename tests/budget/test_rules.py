@@ -156,3 +156,28 @@ def test_the_chat_line_names_the_loaded_files(tree: tuple[Path, Path]) -> None:
     assert line.startswith("Rules: ~/.claude/CLAUDE.md, AGENTS.md, CLAUDE.md")
     assert "(+4 imported)" in line
     assert "\n" not in line
+
+
+def test_touched_paths_resolve_through_links_as_realpath_does(
+    tree: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Folders are found from where each touched path really is: a linked folder, a linked
+    # file, a `..`, a missing file and a path leaving the project through a link.
+    project, home = tree
+    os.symlink(project / "src" / "api", project / "docs" / "api-link")
+    os.symlink(project / "src" / "api" / "AGENTS.md", project / "docs" / "linked.md")
+    os.symlink(tmp_path, project / "docs" / "out")
+    (project / "docs" / "sub").mkdir()
+    rules = Rules(project, home=home)
+    for raw, folders in [
+        ("docs/api-link/handler.py", ["src", "src/api"]),
+        ("docs/linked.md", ["src", "src/api"]),
+        ("docs/sub/../style.md", ["docs"]),
+        ("docs/sub", ["docs", "docs/sub"]),
+        ("docs/missing.py", ["docs"]),
+        ("docs/out/secret.md", []),
+        (str(project / "docs" / "api-link"), ["src", "src/api"]),
+    ]:
+        assert rules._folders([raw]) == folders, raw
+    every = ["docs/api-link/handler.py", "docs/style.md", "docs/linked.md", "docs/style.md"]
+    assert rules._folders(every) == ["docs", "src", "src/api"]

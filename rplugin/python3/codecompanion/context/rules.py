@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,13 +160,14 @@ class Rules:
     def _folders(self, touched: Iterable[str]) -> list[str]:
         """Subfolders (relative, outermost first) holding or above the touched paths."""
         folders: set[str] = set()
-        for raw in touched:
-            path = Path(raw) if os.path.isabs(raw) else self.root / raw
-            try:
-                relative = _real(path).relative_to(self.root)
-            except ValueError:
+        parents: dict[str, str] = {}
+        inside = os.path.join(str(self.root), "")
+        for raw in dict.fromkeys(touched):
+            real, is_dir = _resolved(os.path.join(inside, raw), parents)
+            if not real.startswith(inside):
                 continue
-            parts = relative.parts if path.is_dir() else relative.parts[:-1]
+            parts = real[len(inside) :].split("/")
+            parts = parts if is_dir else parts[:-1]
             for depth in range(1, len(parts) + 1):
                 folders.add("/".join(parts[:depth]))
         return sorted(folders, key=lambda f: (f.count("/"), f))
@@ -249,3 +251,23 @@ def _imports(text: str) -> list[str]:
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+def _resolved(path: str, parents: dict[str, str]) -> tuple[str, bool]:
+    """`path` resolved as realpath does, and whether it is a folder.
+
+    The path itself is read from disk each time; its folder's realpath is worked out once per
+    `parents` (one load), since many touched files share a folder. A link, a missing path, or
+    a `.` or `..` at its end is resolved whole.
+    """
+    folder, name = os.path.split(path.rstrip("/"))
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return os.path.realpath(path), os.path.isdir(path)
+    if name in ("", ".", "..") or stat.S_ISLNK(info.st_mode):
+        return os.path.realpath(path), os.path.isdir(path)
+    parent = parents.get(folder)
+    if parent is None:
+        parent = parents[folder] = os.path.realpath(folder)
+    return os.path.join(parent, name), stat.S_ISDIR(info.st_mode)
