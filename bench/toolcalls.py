@@ -55,17 +55,31 @@ def round_trip(
     requests = server.wait_for_requests(before + 2, timeout=5)
     if chunks.sent_at is None:
         raise BenchError("the tool-call answer was never sent")
+    check_reads(requests[before + 1].json(), calls)
     arrived = requests[before + 1].arrived
     return chunks.sent_at, arrived, worst_latency(samples, chunks.sent_at, arrived)
+
+
+def check_reads(body: dict[str, Any], calls: list[Call]) -> None:
+    """The read_file results sent back are the files' lines: a refused call is not measured."""
+    results = {m.get("tool_call_id"): m.get("content") for m in body.get("messages", [])}
+    for call_id, name, args in calls:
+        content = str(results.get(call_id))
+        if name == "read_file" and not content.startswith(f"{args['filepath']}: lines"):
+            raise BenchError(f"{call_id} did not read its file: {content[:120]!r}")
+
+
+def read_call(index: int) -> Call:
+    """One whole-file read_file call, with every argument its schema requires."""
+    args = {"filepath": f"module_{index}.py", "start_line_number_base_zero": 0}
+    return (f"call_r{index}", "read_file", {**args, "end_line_number_base_zero": -1})
 
 
 def run(results: Results, workdir: Path, runs: int) -> None:
     """b1 (one read_file), b2 (twenty in one answer), c (run_command `sleep 2`)."""
     project = make_project(workdir / "tools", 20)
-    one: list[Call] = [("call_r0", "read_file", {"filepath": "module_0.py"})]
-    many: list[Call] = [
-        (f"call_r{i}", "read_file", {"filepath": f"module_{i}.py"}) for i in range(20)
-    ]
+    one: list[Call] = [read_call(0)]
+    many: list[Call] = [read_call(i) for i in range(20)]
     sleep: list[Call] = [("call_s0", "run_command", {"cmd": "sleep 2"})]
     with LoopbackServer() as server:
         session = Session(workdir / "tools", config_text(server.url, ALLOW_SLEEP))
