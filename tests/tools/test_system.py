@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from tests.support.fakes import WAIT, ScriptedApprover
 from tests.support.tools import calculator, call, make, simple
 
@@ -187,6 +189,31 @@ async def test_read_only_calls_are_still_approved_one_at_a_time_in_order() -> No
     await h.run(a, b)
     assert [r.call_id for r in h.approver.requests] == [a.id, b.id]
     assert (h.chat.final_status(a.id), h.chat.final_status(b.id)) == ("success", "rejected")
+
+
+@pytest.mark.parametrize("stop", ["batch cancelled", "user chose cancel"])
+async def test_a_stop_during_read_only_approvals_answers_each_call_once_cancelled(
+    stop: str,
+) -> None:
+    # The second of three read-only calls is being asked about: the first (approved, not run
+    # yet), the second and the third are each answered cancelled, once, and nothing runs.
+    ran: list[str] = []
+    look = simple(
+        lambda self, args, input: ran.append("ran"), "look", read_only=True, requires_approval=True
+    )
+    second = "cancel" if stop == "user chose cancel" else WAIT
+    h = make({"look": look}, approver=ScriptedApprover("approve", second))
+    calls = [call("look"), call("look"), call("look")]
+    batch = asyncio.ensure_future(h.run(*calls))
+    if stop == "batch cancelled":
+        while len(h.approver.requests) < 2:
+            await asyncio.sleep(0)
+        h.system.cancel()
+    outcome = await batch
+    assert outcome.status == "cancelled" and ran == []
+    assert [h.chat.final_status(c.id) for c in calls] == ["cancelled"] * 3
+    assert sorted(r.call.id for r in h.chat.results) == sorted(c.id for c in calls)
+    assert [r.call_id for r in h.approver.requests] == [calls[0].id, calls[1].id]
 
 
 async def test_an_empty_batch_does_nothing() -> None:

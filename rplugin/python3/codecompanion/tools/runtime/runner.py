@@ -164,14 +164,33 @@ class Orchestrator:
 
     async def _concurrent(self, segment: list[CallRun]) -> None:
         """Approvals one at a time, in order; then the approved calls run together."""
-        results: dict[int, ToolResult | None] = {}
-        for run in segment:
-            results[run.index] = await self._step(run, self._prepare)
+        results = await self._prepare_in_order(segment)
         ready = [run for run in segment if results[run.index] is None]
         finished = await asyncio.gather(*(self._step(run, self._execute) for run in ready))
         results.update((run.index, result) for run, result in zip(ready, finished, strict=True))
         for run in segment:
             self._answer(run, results[run.index])
+
+    async def _prepare_in_order(self, segment: list[CallRun]) -> dict[int, ToolResult | None]:
+        """Each call's setup and approval, in order, as one step `cancel` can stop (one task for
+        the segment, not one per call): as `_step` does, a stop answers the call it interrupted
+        and every later one `cancelled`."""
+        results: dict[int, ToolResult | None] = {}
+
+        async def in_order() -> None:
+            for run in segment:
+                if self.cancelled:
+                    return
+                results[run.index] = await self._attempt(run, self._prepare)
+
+        if not self.cancelled:
+            stopped, _ = await self._stoppable(in_order())
+            if stopped:
+                self.cancel()  # however the step was stopped, the rest of the batch is cancelled
+        for run in segment:
+            if run.index not in results:
+                results[run.index] = await self._step(run, self._cancelled)
+        return results
 
     # Cancellation, in one place
 
