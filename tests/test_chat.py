@@ -56,19 +56,29 @@ async def test_a_requests_token_estimate_is_counted_after_the_request_has_left()
         [ToolCallEvent(call), Finish("tool_calls")], [refusal], [TextDelta("done"), Finish()]
     )
     chat, _view = make_chat(adapter)
-    counted: list[int] = []  # at each estimate: how many requests had left
+    streamed: list[object] = []  # events the chat has taken so far
+    scripted = adapter.stream
+
+    async def stream(messages: Any, tools: Any) -> Any:
+        async for event in scripted(messages, tools):
+            await asyncio.sleep(0)  # the answer takes a turn of the loop to come, as on a wire
+            streamed.append(event)
+            yield event
+
+    adapter.stream = stream  # type: ignore[method-assign]
+    counted: list[tuple[int, int]] = []  # at each estimate: requests sent, events taken
     estimate = chat.context.sending
 
     def sending() -> None:
-        counted.append(len(adapter.requests))
+        counted.append((len(adapter.requests), len(streamed)))
         estimate()
 
     chat.context.sending = sending  # type: ignore[method-assign]
     chat.submit("use echo")
     await finish(chat)
-    # Each request is counted once it is out (not between the tool results and it); the
-    # refused one, which streamed nothing, is counted too, so the refusal still corrects it.
-    assert counted == [1, 2, 3]
+    # Each request is counted once it is out and before its answer (not between the tool
+    # results and it); the refused one is counted too, so the refusal still corrects it.
+    assert counted == [(1, 0), (2, 2), (3, 2)]
     assert chat.context.budget.ledger.last_estimate is not None
 
 

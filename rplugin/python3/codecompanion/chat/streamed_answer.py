@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,11 +61,16 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
     for problem in await chat.tools.prepare():
         chat.view.notify(problem, "warn")
     request = await plan_request(chat.adapter, chat.tools, chat.context.outgoing())
+    # The estimate the provider's usage will correct is counted once the request is on its
+    # way (the loop's next turn comes when the send waits for the answer), not between the
+    # tool results and the request; at the latest when the stream is over (a refusal learns
+    # from it).
+    count = _once(chat.context.sending)
+    asyncio.get_running_loop().call_soon(count)
     try:
         await _receive(chat, answer, request, state)
     finally:
-        if not state["streaming"]:  # no answer came: a refusal still learns from the estimate
-            chat.context.sending()
+        count()
     reader = request.reader
     # Calls written as text (prompt mode, or recovered) run like native ones.
     _show_text(chat.view, reader.finish(native_calls=bool(answer.calls)), state)
@@ -83,9 +90,6 @@ async def _receive(
     async for event in chat.adapter.stream(request.messages, request.tools):
         if not state["streaming"]:
             state["streaming"] = True
-            # The request has left: the estimate the provider's usage will correct is
-            # counted now, not between the tool results and the request.
-            chat.context.sending()
             chat.view.render([Spinner(on=False)])
             chat.fire("RequestStreaming")
         if isinstance(event, TextDelta):
@@ -103,6 +107,19 @@ async def _receive(
             answer.state.update(event.data)
         elif isinstance(event, Usage):
             answer.usage = event
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    """`action`, run by the first call of what this returns only."""
+    done = False
+
+    def run() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            action()
+
+    return run
 
 
 def _show_text(view: ChatView, text: str, state: dict[str, bool]) -> None:
