@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.sandbox.cgroup import PidCgroup
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.sandbox.standby import native_launcher
+from codecompanion.tools.runtime.child_env import RUN_MARKER
+from codecompanion.tools.runtime.descendants import marked
 from codecompanion.tools.runtime.process import FinishedProcess, run_process
 from codecompanion.workspace import HostOptions, Workspace
 from tests.support.nvim import wait_for
@@ -152,6 +155,25 @@ async def test_a_new_chats_first_launcher_was_ready_before_the_chat_opened(
     wait_for(lambda: not Path(f"/proc/{next_ready}").exists(), timeout=5)
 
 
+def test_a_confined_runs_marker_sweep_reads_its_cgroup_only() -> None:
+    cgroup = PidCgroup.make(64)
+    if cgroup is None:
+        pytest.skip("no pids cgroup can be made here")
+    env = {**os.environ, RUN_MARKER: "host.run1"}
+    inside = subprocess.Popen(["sleep", "30"], env=env)
+    outside = subprocess.Popen(["sleep", "30"], env=env)  # marked the same, elsewhere
+    try:
+        os.write(cgroup.procs, str(inside.pid).encode())
+        assert cgroup.members() == [inside.pid] and cgroup.members(spare=inside.pid) == []
+        assert marked("host.run1", among=cgroup.members) == [inside.pid]
+        assert {inside.pid, outside.pid} <= set(marked("host.run1"))  # unknown: all of /proc
+    finally:
+        for proc in (inside, outside):
+            proc.kill()
+            proc.wait()
+        cgroup.close()
+
+
 PROBE = """
 import asyncio, json, sys, threading
 from codecompanion.sandbox.probe import Detector
@@ -174,6 +196,7 @@ def test_the_probe_needs_no_ctypes_nor_a_thread_in_the_host() -> None:
 PRIORITY = """
 import asyncio, os, sys
 from pathlib import Path
+from codecompanion.sandbox.cgroup import PidCgroup
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector
 from codecompanion.sandbox.settings import Permissions

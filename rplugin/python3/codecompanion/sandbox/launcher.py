@@ -124,6 +124,13 @@ class Launch:
             return 0
         return 2 if self.view.user_namespace else 1
 
+    def members(self) -> list[int] | None:
+        """Every process the command started (it cannot leave the chat's cgroup), but the
+        launcher waiting there; None without a cgroup."""
+        if self.cgroup is None:
+            return None
+        return self.cgroup.members(self.standbys.spare if self.standbys is not None else None)
+
     def exec_error(self) -> str | None:
         """Why the native launcher could not execute the command (None: it did)."""
         return self._taken.exec_error() if self._taken is not None else None

@@ -207,8 +207,9 @@ async def run_process(
         timed_out, code = await _supervise(child, timeout)
     finally:
         # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
-        # that a second cancel could cut short.
-        kill_marked(marker, since=child.pid)
+        # that a second cancel could cut short. A confined run's processes are all in the
+        # chat's cgroup (none can leave it): only those are read.
+        kill_marked(marker, since=child.pid, among=None if sandbox is None else sandbox.members)
         _release(child.pid)
         if sandbox is not None:
             failed = sandbox.exec_error()
