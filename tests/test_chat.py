@@ -234,3 +234,21 @@ async def test_a_call_that_is_not_read_only_is_saved_before_it_runs(tmp_path: Pa
     assert saved is not None and saved["messages"][-1]["tools"]["calls"][0]["id"] == "call_1"
     tools.gate.set()
     await finish(chat)
+
+
+async def test_an_answer_of_calls_alone_is_not_flushed_and_its_text_tail_is() -> None:
+    call = ToolCall("c1", "echo", {})
+    adapter = ScriptedAdapter(
+        [ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done"), Finish()]
+    )
+    chat, view = make_chat(adapter)
+    flushed: list[tuple[str, int]] = []  # at each flush: the text shown, the answers stored
+
+    def flush() -> None:
+        flushed.append((view.text(), sum(m.role == "llm" for m in chat.messages)))
+
+    view.flush = flush  # type: ignore[method-assign]
+    assert chat.submit("go")
+    await finish(chat)
+    # Not flushed when the calls came (none stored yet); flushed when the text came.
+    assert [stored for _text, stored in flushed][:1] == [1] and "done" in flushed[0][0], flushed

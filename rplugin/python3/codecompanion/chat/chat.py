@@ -360,8 +360,11 @@ class Chat:
             self._store_answer(answer)
             self.fire("RequestFinished", status="cancelled")
             raise
-        # The answer's tail goes to the buffer before the bookkeeping of storing it.
-        self.view.flush()
+        # The answer's tail goes to the buffer before the bookkeeping of storing it. An answer
+        # of calls alone has no tail: what it queued waits with the tool round's progress, so
+        # Neovim is not written to while the round starts.
+        if any(answer.text) or not answer.calls:
+            self.view.flush()
         self._store_answer(answer)
         status = "error" if answer.error else "success"
         self.fire("RequestFinished", status=status)
