@@ -3,6 +3,7 @@ context error, /compact, the meter, and rules files in the system prompt."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent, Usage
@@ -272,3 +273,55 @@ async def test_a_reload_changes_thresholds_and_rules_lists_but_keeps_the_counts(
     await finish(chat)
     sent = " ".join(m.content or "" for m in adapter.requests[-1] if m.role == "system")
     assert "claude" in sent and "agents" not in sent
+
+
+class MarkingAdapter(ScriptedAdapter):
+    """A scripted provider that notes how many render ops the view held at each request."""
+
+    def __init__(self, view_ops: list[object], *scripts: list[object]) -> None:
+        super().__init__(*scripts)
+        self.view_ops = view_ops
+        self.marks: list[int] = []
+
+    def stream(self, messages, tools):  # type: ignore[no-untyped-def]
+        self.marks.append(len(self.view_ops))
+        return super().stream(messages, tools)
+
+
+def tool_call_answer(prompt: int) -> list[object]:
+    call = ToolCall("call_1", "echo", {"n": 1})
+    return [ToolCallEvent(call), Usage(prompt, 5, prompt + 5), Finish("tool_calls")]
+
+
+async def test_the_meter_after_an_answer_with_calls_shows_when_the_rounds_request_leaves() -> None:
+    chat, view = make_chat(None)
+    adapter = MarkingAdapter(view.ops, tool_call_answer(900), answer("done", prompt=1200))
+    chat.adapter = adapter  # type: ignore[assignment]
+    with_window(chat, 16384)
+    chat.submit("use echo")
+    await finish(chat)
+    first, second = adapter.marks
+    between = [op for op in view.ops[first:second] if isinstance(op, Meter)]
+    assert between == []  # nothing counted between the answer and the tool round's request
+    shown = [op.wire() for op in view.ops[second:] if isinstance(op, Meter)]
+    assert shown[0]["last_input"] == 900
+    final = [m for m in chat.messages if m.role == "llm"][-1]
+    assert shown[0]["tokens"] == final.extra["usage"]["estimate"]  # the request's own count
+    assert shown[-1]["last_input"] == 1200
+
+
+async def test_a_held_meter_shows_while_the_tool_round_waits() -> None:
+    adapter = ScriptedAdapter(tool_call_answer(900), answer("done", prompt=1200))
+    chat, view = make_chat(adapter)
+    with_window(chat, 16384)
+    chat.tools.gate.clear()  # the round waits (as for the user's approval)
+    chat.submit("use echo")
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if any(m["last_input"] == 900 for m in meters(view)):
+            break
+    assert any(m["last_input"] == 900 for m in meters(view))
+    assert len(adapter.requests) == 1  # shown before the round's request
+    chat.tools.gate.set()
+    await finish(chat)
+    assert meters(view)[-1]["last_input"] == 1200

@@ -3,6 +3,7 @@ the meter on screen, and compaction on demand or after a provider's context erro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,8 @@ from .manager import Budget, BudgetOptions, Meter
 
 log = logging.getLogger("codecompanion.budget")
 _TOKENS = re.compile(r"(\d[\d,]*) tokens")
+# How long the meter after an answer with tool calls waits for the round's request to leave.
+METER_HOLD = 0.05
 
 
 class Kept(Protocol):
@@ -47,6 +50,7 @@ class ContextKeeper:
         self.rules = rules
         self.summariser = summariser  # a cheaper adapter for summaries (None: the chat's own)
         self._rules_text = ""
+        self._held: asyncio.TimerHandle | None = None  # a meter shown later (_hold_meter)
 
     def configure(self, context: Mapping[str, Any] | None, rules: Mapping[str, Any] | None) -> None:
         """New `opts["context"]` and `opts["rules"]` (a reload): the counts and the rules files
@@ -141,8 +145,11 @@ class ContextKeeper:
         return max(500, min(16_000, int(room / max(self.budget.ledger.ratio, 0.25))))
 
     def sending(self) -> None:
-        """The request is leaving: its estimate is what the provider's usage will correct."""
-        self.budget.sending(list(self.chat.messages), self._schemas())
+        """The request is leaving: its estimate is what the provider's usage will correct, and
+        the count a meter held back since an answer with tool calls shows."""
+        tokens = self.budget.sending(list(self.chat.messages), self._schemas())
+        if self._held is not None:
+            self.show_meter(tokens)
 
     def answered(self, usage: Usage | None, message: Message | None) -> None:
         """The answer came: learn from its usage, note its counts, show the meter."""
@@ -155,7 +162,24 @@ class ContextKeeper:
                 "output": usage.completion_tokens,
                 "estimate": estimate,
             }
-        self.show_meter()
+        if message is not None and message.tool_calls:
+            # Counting the whole history here would delay the tool round; the round's request
+            # counts it moments later, while its answer is awaited.
+            self._hold_meter()
+        else:
+            self.show_meter()
+
+    def _hold_meter(self) -> None:
+        """Show the meter when the next request leaves, or after `METER_HOLD` if none has (the
+        round waits for the user, or ends the turn)."""
+        if self._held is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.show_meter()
+            return
+        self._held = loop.call_later(METER_HOLD, self.show_meter)
 
     def refused(self, error: str) -> None:
         """The provider said the request was too long: the estimates were low; learn how low
@@ -191,9 +215,15 @@ class ContextKeeper:
         """The meter's values now."""
         return self.budget.meter(self.chat.adapter, list(self.chat.messages), self._schemas())
 
-    def show_meter(self) -> None:
-        """Send the meter to the chat's buffer (winbar and status)."""
-        meter = self.meter()
+    def show_meter(self, tokens: int | None = None) -> None:
+        """Send the meter to the chat's buffer (winbar and status); `tokens` when just counted."""
+        if self._held is not None:
+            self._held.cancel()
+            self._held = None
+        if tokens is None:
+            meter = self.meter()
+        else:
+            meter = self.budget.meter(self.chat.adapter, (), (), tokens)
         self.chat.view.render(
             [
                 MeterOp(

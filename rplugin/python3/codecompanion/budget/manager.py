@@ -168,11 +168,15 @@ class Budget:
         return price_for(adapter.settings.model, adapter.settings.extra, self.options.prices)
 
     def meter(
-        self, adapter: ChatAdapter, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        adapter: ChatAdapter,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        tokens: int | None = None,
     ) -> Meter:
-        """The meter's values now."""
+        """The meter's values now (`tokens`: the estimate of `messages`, when just counted)."""
         return Meter(
-            tokens=self.measure(messages, tools),
+            tokens=self.measure(messages, tools) if tokens is None else tokens,
             window=self.known_window(adapter),
             last_input=self.ledger.last_input,
             last_output=self.ledger.last_output,
