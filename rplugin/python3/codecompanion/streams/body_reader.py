@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import ProviderError
 from ..transport.bounded_body import BodyTooLarge, UnsupportedEncoding, decoded_chunks
+from ..transport.http_connection import within
 from ..transport.http_types import HTTPResponse
 from .parser import ResponseParser
 
@@ -40,7 +41,8 @@ async def answer_chunks(
         while not parser.finished:
             wait = None if parser.finish_reason is None else limits.finish_grace
             try:
-                yield await asyncio.wait_for(chunks.__anext__(), wait)
+                # Awaited in this task: wait_for would run each read in a task of its own.
+                yield await within(chunks.__anext__(), wait)
             except asyncio.TimeoutError:
                 return
         await _drain(chunks, limits.drain_wait)
@@ -60,6 +62,6 @@ async def _drain(chunks: AsyncIterator[bytes], wait: float) -> None:
     deadline = loop.time() + wait
     while (left := deadline - loop.time()) > 0:
         try:
-            await asyncio.wait_for(chunks.__anext__(), left)
+            await within(chunks.__anext__(), left)
         except (asyncio.TimeoutError, StopAsyncIteration, BodyTooLarge):
             return
