@@ -110,7 +110,10 @@ class OpenAIParser(ResponseParser):
         index = part.get("index")
         key = self._key(choice, None if index is None else int(index), call_id)
         self._last_key = key
-        self._partials.setdefault(key, _Partial()).take(call_id, part.get("function") or {})
+        partial = self._partials.get(key)
+        if partial is None:
+            partial = self._partials[key] = _Partial()
+        partial.take(call_id, part.get("function") or {})
 
     def _key(self, choice: int, index: int | None, call_id: str | None) -> _CallKey:
         """Which call a fragment continues: by its slot (choice, index), else by id, else the
