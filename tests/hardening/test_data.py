@@ -274,3 +274,14 @@ def test_calls_a_crash_left_unanswered_get_a_result_on_load(history: list[Messag
 def test_a_complete_history_loads_unchanged() -> None:
     history = saved(Message(role="user", content="q"), calls("a"), result("a"))
     assert MessageStore.from_list(history).to_list() == history
+
+
+def test_an_answers_calls_get_ids_unused_in_the_history_and_by_each_other() -> None:
+    store = MessageStore()
+    calls = [ToolCall("a", "echo", {}), ToolCall("x", "echo", {})]
+    store.add(Message(role="llm", visible=False, tool_calls=calls))
+    store.add(Message(role="tool", content="r", tool_call_id="x", tool_name="echo"))
+    name = store.unique_calls([ToolCall("b", "echo", {})])
+    named = [name(ToolCall(i, "echo", {"n": n})) for n, i in enumerate(["a", "a", "b", "x", "c"])]
+    assert [c.id for c in named] == ["a_2", "a_3", "b_2", "x_2", "c"]
+    assert [c.arguments for c in named] == [{"n": n} for n in range(5)]

@@ -7,7 +7,7 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -250,17 +250,24 @@ class MessageStore:
     def _unanswered(self) -> set[str | None]:
         return {call.id for call in self.pending_calls()}
 
-    def unique_call(self, call: ToolCall, answer: Iterable[ToolCall] = ()) -> ToolCall:
-        """`call`, renamed `<id>_<n>` if its id is already used in the history or in `answer`.
+    def unique_calls(self, answer: Iterable[ToolCall] = ()) -> Callable[[ToolCall], ToolCall]:
+        """Names an answer's calls: each renamed `<id>_<n>` if its id is already used in the
+        history, in `answer`, or by a call named before it.
 
         Providers sometimes repeat an id (twice in one answer, or again later); every call
         needs its own id so that its one result can be told apart in every provider's shape.
+        The history is read once per answer, not once per call.
         """
         taken = {c.id for m in self._messages for c in m.tool_calls}
         taken |= {m.tool_call_id for m in self._messages if m.tool_call_id is not None}
         taken |= {c.id for c in answer}
-        new = _fresh_id(call.id, taken)
-        return call if new == call.id else dataclasses.replace(call, id=new)
+
+        def name(call: ToolCall) -> ToolCall:
+            new = _fresh_id(call.id, taken)
+            taken.add(new)
+            return call if new == call.id else dataclasses.replace(call, id=new)
+
+        return name
 
     def pending_calls(self) -> list[ToolCall]:
         """Calls the model made that have no result yet, in order."""

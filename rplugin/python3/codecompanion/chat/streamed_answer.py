@@ -75,8 +75,8 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
     # Calls written as text (prompt mode, or recovered) run like native ones.
     _show_text(chat.view, reader.finish(native_calls=bool(answer.calls)), state)
     if reader.calls:
-        for call in reader.calls:
-            answer.calls.append(chat.messages.unique_call(call, answer.calls))
+        name = chat.messages.unique_calls(answer.calls)
+        answer.calls.extend(name(call) for call in reader.calls)
         answer.calls_extra = reader.calls_extra()
     text, answer.extra = reader.stored()
     answer.text = [text]
@@ -87,6 +87,7 @@ async def _receive(
 ) -> None:
     """The answer to `request`, streamed into the buffer and gathered into `answer`."""
     reader = request.reader
+    name: Callable[[ToolCall], ToolCall] | None = None  # made at the first call
     async for event in chat.adapter.stream(request.messages, request.tools):
         if not state["streaming"]:
             state["streaming"] = True
@@ -102,7 +103,8 @@ async def _receive(
             answer.reasoning.append(event.text)
             chat.view.render([transcript.append(event.text)])
         elif isinstance(event, ToolCallEvent):
-            answer.calls.append(chat.messages.unique_call(event.call, answer.calls))
+            name = name or chat.messages.unique_calls(answer.calls)
+            answer.calls.append(name(event.call))
         elif isinstance(event, ProviderState):
             answer.state.update(event.data)
         elif isinstance(event, Usage):
