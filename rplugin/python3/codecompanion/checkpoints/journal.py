@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,11 +36,19 @@ class Record:
     cut: bool = False  # a turn the conversation was rewound past (undo brings it back)
     rewind: dict[str, Any] = field(default_factory=dict)  # rewound/undone: what was done
 
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON takes it: its fields, not copied (`asdict` deep-copies each one,
+        and a journal is written whole after every capture)."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
         """A record read back; unknown keys are ignored."""
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_FIELDS = tuple(f.name for f in fields(Record))
 
 
 @dataclass
@@ -103,7 +111,7 @@ class JournalFolder:
         """Write the journal (temp file, rename)."""
         target = self.path(journal.chat_id)
         self.folder.mkdir(parents=True, exist_ok=True)
-        data = {"root": journal.root, "records": [asdict(r) for r in journal.records]}
+        data = {"root": journal.root, "records": [r.to_dict() for r in journal.records]}
         tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}")
         try:
             tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
