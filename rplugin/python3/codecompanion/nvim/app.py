@@ -74,7 +74,7 @@ class App:
             log.exception("notification %s failed", method)
             self.bridge.echo_error(f"{method}: {exc} (see :CodeCompanionLog)")
 
-    def handle_request(self, method: str, args: dict[str, Any]) -> Any:
+    def handle_request(self, method: str, args: dict[str, Any]) -> object:
         """Answer one request from Lua; errors become an `{error = …}` value, never an exception."""
         handler = getattr(self, f"ask_{method}", None)
         if handler is None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import NamedTuple
 
 # Landlock's system call numbers are the same on every architecture (added after the merge).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -62,9 +63,18 @@ WRITE_RIGHTS = (
 )
 
 
+class _Calls(NamedTuple):
+    """ctypes, libc's syscall() and the two attribute structures."""
+
+    ctypes: ModuleType
+    syscall: Callable[..., int]
+    ruleset_attr: Callable[..., object]
+    path_beneath_attr: Callable[..., object]
+
+
 @functools.cache
-def _calls() -> Any:
-    """ctypes, libc's syscall() and the two attribute structures (loaded on first use)."""
+def _calls() -> _Calls:
+    """The system calls' means, loaded on first use (a plain chat never loads ctypes)."""
     import ctypes
 
     class RulesetAttr(ctypes.Structure):
@@ -80,7 +90,7 @@ def _calls() -> Any:
 
     syscall = ctypes.CDLL(None, use_errno=True).syscall
     syscall.restype = ctypes.c_long
-    return ctypes, syscall, RulesetAttr, PathBeneathAttr
+    return _Calls(ctypes, syscall, RulesetAttr, PathBeneathAttr)
 
 
 def abi_version() -> int:
@@ -113,7 +123,7 @@ def ruleset_attr(abi: int, *, deny_tcp: bool, scoped: bool) -> tuple[int, int, i
 
 
 def _error(what: str) -> OSError:
-    err = _calls()[0].get_errno()
+    err = _calls().ctypes.get_errno()
     return OSError(err, f"{what}: {os.strerror(err)}")
 
 
@@ -161,5 +171,5 @@ def build(abi: int, grants: Iterable[tuple[str, int]], *, deny_tcp: bool) -> int
 
 def restrict_self(ruleset: int) -> None:
     """Confine the calling thread (and what it executes) to the ruleset; needs no_new_privs."""
-    if _calls()[1](_RESTRICT_SELF, ruleset, 0) < 0:
+    if _calls().syscall(_RESTRICT_SELF, ruleset, 0) < 0:
         raise _error("landlock_restrict_self")

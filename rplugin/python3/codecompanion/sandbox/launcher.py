@@ -18,10 +18,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import grants as landlock_grants
 from . import landlock, mounts, seccomp
@@ -38,7 +37,7 @@ _PR_CAPBSET_DROP, _CAP_SETPCAP = 24, 8
 
 
 @functools.cache
-def _prctl() -> Any:
+def _prctl() -> Callable[..., int]:
     """libc's prctl() through ctypes (the in-Python launcher only)."""
     import ctypes
 
