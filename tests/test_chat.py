@@ -18,7 +18,7 @@ from codecompanion.errors import ContextTooLong, StreamInterrupted
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Block
-from tests.support.chat import EchoTools, ScriptedAdapter, finish, make_chat
+from tests.support.chat import EchoTools, ScriptedAdapter, finish, make_chat, record_flushes
 
 
 async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
@@ -38,12 +38,7 @@ async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
 async def test_the_answers_tail_is_sent_to_the_buffer_before_the_answer_is_stored() -> None:
     adapter = ScriptedAdapter([TextDelta("Hel"), TextDelta("lo"), Usage(total_tokens=7), Finish()])
     chat, view = make_chat(adapter)
-    flushed: list[tuple[str, int]] = []  # at each flush: the text shown, the answers stored
-
-    def flush() -> None:
-        flushed.append((view.appended(), sum(m.role == "llm" for m in chat.messages)))
-
-    view.flush = flush  # type: ignore[method-assign]
+    flushed = record_flushes(chat, view, view.appended)
     assert chat.submit("hi")
     await finish(chat)
     assert ("Hello", 0) in flushed
@@ -242,12 +237,7 @@ async def test_an_answer_of_calls_alone_is_not_flushed_and_its_text_tail_is() ->
         [ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done"), Finish()]
     )
     chat, view = make_chat(adapter)
-    flushed: list[tuple[str, int]] = []  # at each flush: the text shown, the answers stored
-
-    def flush() -> None:
-        flushed.append((view.text(), sum(m.role == "llm" for m in chat.messages)))
-
-    view.flush = flush  # type: ignore[method-assign]
+    flushed = record_flushes(chat, view, view.text)
     assert chat.submit("go")
     await finish(chat)
     # Not flushed when the calls came (none stored yet); flushed when the text came.

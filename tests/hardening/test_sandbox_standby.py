@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,6 +45,17 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return project, outside
 
 
+@pytest.fixture
+def sandbox() -> Iterator[CommandSandbox]:
+    """A chat's sandbox with its launcher waiting; closed after the test."""
+    made = CommandSandbox(read_permissions({}), Detector())
+    try:
+        made.prepare()
+        yield made
+    finally:
+        made.close()
+
+
 def _spare(sandbox: CommandSandbox) -> int:
     standbys = sandbox._standbys
     assert standbys is not None and standbys.spare is not None
@@ -57,57 +69,46 @@ async def _sh(sandbox: CommandSandbox, project: Path, line: str) -> FinishedProc
 
 
 async def test_a_command_becomes_the_waiting_launcher_and_is_confined(
-    places: tuple[Path, Path],
+    places: tuple[Path, Path], sandbox: CommandSandbox
 ) -> None:
     project, outside = places
-    sandbox = CommandSandbox(read_permissions({}), Detector())
-    try:
-        sandbox.prepare()
-        waiting = _spare(sandbox)
-        result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/w.txt")
-        assert result.stdout.split() == [str(waiting)]  # the same process, now the command
-        assert result.exit_code == 2 and not (outside / "w.txt").exists(), result.stderr
-        assert _spare(sandbox) != waiting  # the next one was started
-        result = await _sh(sandbox, project, "echo ok > inside.txt && cat .git/../inside.txt")
-        assert result.exit_code == 0 and result.stdout == "ok\n", result.stderr
-    finally:
-        sandbox.close()
+    waiting = _spare(sandbox)
+    result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/w.txt")
+    assert result.stdout.split() == [str(waiting)]  # the same process, now the command
+    assert result.exit_code == 2 and not (outside / "w.txt").exists(), result.stderr
+    assert _spare(sandbox) != waiting  # the next one was started
+    result = await _sh(sandbox, project, "echo ok > inside.txt && cat .git/../inside.txt")
+    assert result.exit_code == 0 and result.stdout == "ok\n", result.stderr
 
 
-async def test_a_killed_launcher_is_replaced_never_bypassed(places: tuple[Path, Path]) -> None:
+async def test_a_killed_launcher_is_replaced_never_bypassed(
+    places: tuple[Path, Path], sandbox: CommandSandbox
+) -> None:
     project, outside = places
-    sandbox = CommandSandbox(read_permissions({}), Detector())
-    try:
-        sandbox.prepare()
-        waiting = _spare(sandbox)
-        os.kill(waiting, signal.SIGKILL)
-        stat = Path(f"/proc/{waiting}/stat")
-        wait_for(lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", timeout=5)
-        result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/k.txt")
-        assert result.started and result.stdout.split() != [str(waiting)]
-        assert result.exit_code == 2 and not (outside / "k.txt").exists(), result.stderr
-    finally:
-        sandbox.close()
+    waiting = _spare(sandbox)
+    os.kill(waiting, signal.SIGKILL)
+    stat = Path(f"/proc/{waiting}/stat")
+    wait_for(lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", timeout=5)
+    result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/k.txt")
+    assert result.started and result.stdout.split() != [str(waiting)]
+    assert result.exit_code == 2 and not (outside / "k.txt").exists(), result.stderr
 
 
-async def test_changed_settings_reach_the_next_command(places: tuple[Path, Path]) -> None:
+async def test_changed_settings_reach_the_next_command(
+    places: tuple[Path, Path], sandbox: CommandSandbox
+) -> None:
     project, outside = places
-    sandbox = CommandSandbox(read_permissions({}), Detector())
-    try:
-        sandbox.prepare()
-        line = f"echo x > {outside}/s.txt"
-        assert (await _sh(sandbox, project, line)).exit_code == 2
-        sandbox.permissions = replace(sandbox.permissions, writable=(str(outside),))
-        result = await _sh(sandbox, project, line)
-        assert result.exit_code == 0 and (outside / "s.txt").exists(), result.stderr
-        secret = outside / "secret.txt"
-        secret.write_text("hidden")
-        denied = (*sandbox.permissions.deny_read, str(secret))
-        sandbox.permissions = replace(sandbox.permissions, deny_read=denied)
-        result = await _sh(sandbox, project, f"cat {secret}")
-        assert "hidden" not in result.stdout
-    finally:
-        sandbox.close()
+    line = f"echo x > {outside}/s.txt"
+    assert (await _sh(sandbox, project, line)).exit_code == 2
+    sandbox.permissions = replace(sandbox.permissions, writable=(str(outside),))
+    result = await _sh(sandbox, project, line)
+    assert result.exit_code == 0 and (outside / "s.txt").exists(), result.stderr
+    secret = outside / "secret.txt"
+    secret.write_text("hidden")
+    denied = (*sandbox.permissions.deny_read, str(secret))
+    sandbox.permissions = replace(sandbox.permissions, deny_read=denied)
+    result = await _sh(sandbox, project, f"cat {secret}")
+    assert "hidden" not in result.stdout
 
 
 async def test_closing_the_chat_ends_its_launcher_and_cgroup(places: tuple[Path, Path]) -> None:

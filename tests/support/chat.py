@@ -130,6 +130,19 @@ class EchoTools:
         return {}
 
 
+def record_flushes(
+    chat: Chat, view: RecordingView, shown: Callable[[], str]
+) -> list[tuple[str, int]]:
+    """At each flush of `view`: what `shown` says is on screen, and how many answers are stored."""
+    flushed: list[tuple[str, int]] = []
+
+    def flush() -> None:
+        flushed.append((shown(), sum(m.role == "llm" for m in chat.messages)))
+
+    view.flush = flush  # type: ignore[method-assign]
+    return flushed
+
+
 def make_chat(
     adapter: Any, tmp_path: Path | None = None, tools: Callable[[Chat], Any] | None = None
 ) -> tuple[Chat, RecordingView]:
