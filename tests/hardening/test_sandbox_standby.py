@@ -9,22 +9,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from codecompanion.sandbox.cgroup import PidCgroup
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
-from codecompanion.sandbox.standby import native_launcher
-from codecompanion.tools.runtime.child_env import RUN_MARKER
-from codecompanion.tools.runtime.descendants import marked
+from codecompanion.sandbox.standby import Order, Standby, native_launcher
+from codecompanion.tools.runtime import process
 from codecompanion.tools.runtime.process import FinishedProcess, run_process
 from codecompanion.workspace import HostOptions, Workspace
 from tests.support.nvim import wait_for
@@ -56,6 +57,23 @@ def sandbox() -> Iterator[CommandSandbox]:
         made.close()
 
 
+@pytest.fixture
+def prepared(places: tuple[Path, Path]) -> Iterator[CommandSandbox]:
+    """A chat's sandbox that knows its project: its launchers confine themselves ahead."""
+    made = CommandSandbox(read_permissions({}), Detector(), project=places[0])
+    try:
+        made.prepare()
+        yield made
+    finally:
+        made.close()
+
+
+def _confined(pid: int) -> bool:
+    """True once `pid` has set no_new_privs and loaded a seccomp filter."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return "\nNoNewPrivs:\t1\n" in status and "\nSeccomp:\t2\n" in status
+
+
 def _spare(sandbox: CommandSandbox) -> int:
     standbys = sandbox._standbys
     assert standbys is not None and standbys.spare is not None
@@ -79,6 +97,96 @@ async def test_a_command_becomes_the_waiting_launcher_and_is_confined(
     assert _spare(sandbox) != waiting  # the next one was started
     result = await _sh(sandbox, project, "echo ok > inside.txt && cat .git/../inside.txt")
     assert result.exit_code == 0 and result.stdout == "ok\n", result.stderr
+
+
+async def test_the_waiting_launcher_is_confined_before_its_command_comes(
+    places: tuple[Path, Path], prepared: CommandSandbox
+) -> None:
+    project, outside = places
+    waiting = _spare(prepared)
+    wait_for(lambda: _confined(waiting), timeout=5)  # no command was handed to it yet
+    line = f"echo $$; echo x > {outside}/w.txt; echo x > .git/config; echo ok > in.txt"
+    result = await _sh(prepared, project, line)
+    assert result.stdout.split() == [str(waiting)]  # that launcher became the command
+    assert not (outside / "w.txt").exists() and not (project / ".git" / "config").exists()
+    assert (project / "in.txt").read_text() == "ok\n", result.stderr
+    assert _confined(_spare(prepared)) or wait_for(lambda: _confined(_spare(prepared)), 5)
+
+
+async def test_a_launcher_confined_before_the_files_changed_is_not_used(
+    tmp_path: Path,
+) -> None:
+    project, secret = tmp_path / "project", tmp_path / "later.txt"
+    project.mkdir()  # no .git yet, and the secret does not exist yet
+    permissions = read_permissions({"deny_read": [str(secret)]})
+    sandbox = CommandSandbox(permissions, Detector(), project=project)
+    try:
+        sandbox.prepare()
+        waiting = _spare(sandbox)
+        wait_for(lambda: _confined(waiting), timeout=5)
+        (project / ".git").mkdir()
+        secret.write_text("hidden")
+        line = f"echo $$; cat {secret}; echo x > .git/config"
+        result = await _sh(sandbox, project, line)
+        assert result.stdout.split()[0] != str(waiting)  # a fresh launcher, told both at once
+        assert "hidden" not in result.stdout and not (project / ".git" / "config").exists()
+    finally:
+        sandbox.close()
+
+
+async def test_the_next_launcher_starts_once_the_command_runs(
+    places: tuple[Path, Path], prepared: CommandSandbox
+) -> None:
+    project, _outside = places
+    launch = prepared.launch(project)
+    assert launch is not None and prepared._standbys is not None
+    env = {"PATH": os.environ["PATH"]}
+    popen = launch.start(("sleep", "5"), str(project), env, subprocess.DEVNULL)
+    try:
+        assert prepared._standbys.spare is None  # nothing else starts while the command does
+        for _ in range(250):
+            if prepared._standbys.spare is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert prepared._standbys.spare is not None
+        assert os.path.basename(os.readlink(f"/proc/{popen.pid}/exe")) == "sleep"
+    finally:
+        launch.close()
+        popen.wait(5)
+        for stream in (popen.stdout, popen.stderr):
+            if stream is not None:
+                stream.close()
+
+
+async def test_the_private_temp_folder_is_removed_off_the_loop(
+    places: tuple[Path, Path], prepared: CommandSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, _outside = places
+    removed: list[tuple[str, bool]] = []
+    remove = shutil.rmtree
+
+    def recorded(path: str, ignore_errors: bool = False) -> None:
+        removed.append((path, threading.current_thread() is threading.main_thread()))
+        remove(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(shutil, "rmtree", recorded)
+    result = await _sh(prepared, project, 'echo "$TMPDIR"; touch "$TMPDIR/made"')
+    temp = result.stdout.strip()
+    assert result.exit_code == 0 and temp.startswith(tempfile.gettempdir()), result.stderr
+    wait_for(lambda: not os.path.exists(temp), timeout=5)
+    assert removed == [(temp, False)]  # in a worker thread: nothing on the loop waits for it
+
+
+def test_a_launcher_runs_nothing_before_it_is_confined(tmp_path: Path) -> None:
+    program = native_launcher()
+    assert program is not None
+    standby = Standby(program, -1, 2 if os.geteuid() else 1, stdin_pipe=True)
+    order = Order(("sh", "-c", f"echo x > {tmp_path}/ran"), str(tmp_path), {}, True)
+    standby.control.sendall(order.message())  # "run" without "confine" first
+    assert standby.popen.wait(5) == 126 and not (tmp_path / "ran").exists()
+    assert standby.popen.stderr is not None
+    assert b"unexpected message" in standby.popen.stderr.read()
+    standby.release()
 
 
 async def test_a_killed_launcher_is_replaced_never_bypassed(
@@ -156,23 +264,28 @@ async def test_a_new_chats_first_launcher_was_ready_before_the_chat_opened(
     wait_for(lambda: not Path(f"/proc/{next_ready}").exists(), timeout=5)
 
 
-def test_a_confined_runs_marker_sweep_reads_its_cgroup_only() -> None:
-    cgroup = PidCgroup.make(64)
-    if cgroup is None:
-        pytest.skip("no pids cgroup can be made here")
-    env = {**os.environ, RUN_MARKER: "host.run1"}
-    inside = subprocess.Popen(["sleep", "30"], env=env)
-    outside = subprocess.Popen(["sleep", "30"], env=env)  # marked the same, elsewhere
+async def test_a_confined_runs_end_kills_its_cgroup_without_reading_environments(
+    places: tuple[Path, Path], sandbox: CommandSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, _outside = places
+    swept: list[str] = []
+    monkeypatch.setattr(process, "kill_marked", lambda value, **_: swept.append(value))
+    line = (
+        "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $!; "
+        "env -i setsid sleep 31 </dev/null >/dev/null 2>&1 & echo $!"
+    )
+    result = await _sh(sandbox, project, line)
+    assert result.exit_code == 0 and swept == [], result.stderr
+    left = [int(pid) for pid in result.stdout.split()]  # one marked, one that dropped it
+    assert len(left) == 2
+    wait_for(lambda: not any(_alive(pid) for pid in left), timeout=5)
+
+
+def _alive(pid: int) -> bool:
     try:
-        os.write(cgroup.procs, str(inside.pid).encode())
-        assert cgroup.members() == [inside.pid] and cgroup.members(spare=inside.pid) == []
-        assert marked("host.run1", among=cgroup.members) == [inside.pid]
-        assert {inside.pid, outside.pid} <= set(marked("host.run1"))  # unknown: all of /proc
-    finally:
-        for proc in (inside, outside):
-            proc.kill()
-            proc.wait()
-        cgroup.close()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 PROBE = """
@@ -197,7 +310,6 @@ def test_the_probe_needs_no_ctypes_nor_a_thread_in_the_host() -> None:
 PRIORITY = """
 import asyncio, os, sys
 from pathlib import Path
-from codecompanion.sandbox.cgroup import PidCgroup
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector
 from codecompanion.sandbox.settings import Permissions

@@ -131,8 +131,9 @@ class Workspace:
             self._sandbox = Detector()
         return self._sandbox()
 
-    def command_sandbox(self) -> CommandSandbox:
-        """A chat's command sandbox: these settings, the plugin's own files read-only."""
+    def command_sandbox(self, project: Path | None = None) -> CommandSandbox:
+        """A chat's command sandbox: these settings, the plugin's own files read-only; its
+        launchers confine themselves ahead for `project` (the chat's folder) when given."""
         from .sandbox.commands import CommandSandbox
 
         own = tuple(p for p in (self.config.path, str(self.store.folder)) if p)
@@ -140,7 +141,10 @@ class Workspace:
             from .sandbox.reserve import Reserve
 
             self._reserve = Reserve()
-        return CommandSandbox(self.permissions(), self.sandbox_availability, own, self._reserve)
+        real = Path(os.path.realpath(project)) if project is not None else None
+        return CommandSandbox(
+            self.permissions(), self.sandbox_availability, own, self._reserve, real
+        )
 
     def ssl_context(self) -> ssl.SSLContext:
         """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""
@@ -367,7 +371,7 @@ class Workspace:
         context (the web tools trust exactly what the adapters trust)."""
         from .tools.runtime.system import ToolSystem
 
-        sandbox = self.command_sandbox()
+        sandbox = self.command_sandbox(cwd)
         return ToolSystem(
             chat=chat,
             registry=self.registry,

@@ -62,14 +62,6 @@ class PidCgroup:
             with contextlib.suppress(OSError):
                 (Path(self.folder) / "pids.max").write_text(str(limit))
 
-    def members(self, spare: int | None = None) -> list[int] | None:
-        """The processes in it but `spare` (None when it cannot be read)."""
-        try:
-            listed = (Path(self.folder) / "cgroup.procs").read_text().split()
-        except OSError:
-            return None
-        return [pid for pid in map(int, listed) if pid != spare]
-
     def empty(self, spare: int | None = None) -> None:
         """Kill whatever a command left in it (a daemon that dropped the run's marker too),
         all but `spare`: the launcher waiting there for the next command."""

@@ -33,8 +33,10 @@ class CommandSandbox:
         availability: Callable[[], Availability],
         read_only: tuple[str, ...] = (),
         reserve: Reserve | None = None,
+        project: Path | None = None,
     ) -> None:
         self.permissions = permissions
+        self.project = project  # the chat's project (real path): its launchers confine ahead
         self._availability = availability  # the host probes once and shares the answer
         self.read_only = read_only  # the plugin's config file and chats folder
         self._reserve = reserve  # the host's cgroup and launcher made ready for a new chat
@@ -83,10 +85,22 @@ class CommandSandbox:
             await asyncio.to_thread(lambda: self.availability)
 
     def prepare(self) -> None:
-        """Start the chat's waiting launcher (and its cgroup), so that its first command does
-        not wait for them; nothing where commands are not confined by the native launcher."""
-        if self.active and not self._closed:
-            self._ensure_standbys()
+        """Start the chat's waiting launcher (and its cgroup) and have it confine itself for
+        the chat's project, so that its first command does not wait for them; nothing where
+        commands are not confined by the native launcher."""
+        if not self.active or self._closed:
+            return
+        standbys = self._ensure_standbys()
+        if standbys is not None and self.project is not None:
+            from .launcher import Boundary, rules, view_of
+
+            found = self.availability
+            boundary = Boundary(self.project, self.permissions, self.read_only)
+            view = view_of(boundary) if found.mounts else None
+            try:
+                standbys.prepare(rules(boundary, found.abi, view))
+            except OSError as exc:  # the command then gets a fresh launcher, and says why
+                log.warning("the sandbox's launcher did not start: %s", exc)
 
     def _ensure_cgroup(self) -> PidCgroup | None:
         if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds

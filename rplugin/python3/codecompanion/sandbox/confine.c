@@ -13,18 +13,22 @@
  * UID and GID to themselves). Then it says "ready ABI MOUNTS\n" on CTL (Landlock's ABI, and
  * whether the namespace was entered), closes the RETIRED descriptors (the host holds each
  * command's mount namespace until then: dropping the last hold on one waits for an RCU grace
- * period, which would otherwise delay the command's exit) and waits for its command: a 4-byte
- * length (host order) and that many bytes of NUL-terminated strings:
+ * period, which would otherwise delay the command's exit) and reads messages, each a 4-byte
+ * length (host order) and that many bytes of NUL-terminated strings, the first naming it:
  *
- *   CWD FLAGS FILTER FS NET SCOPED SIZE  N (PATH RIGHTS)*N  N (PATH KEEP)*N  N DIR*N  N FILE*N
- *   N ENV*N  ARGV...
+ *   confine FLAGS FILTER FS NET SCOPED SIZE  N (PATH RIGHTS)*N  N (PATH KEEP)*N  N DIR*N
+ *   N FILE*N
+ *   run CWD FLAGS  N ENV*N  ARGV...
  *
- * FLAGS: 1 stdin from /dev/null, 2 drop root's dangerous capabilities. FILTER: the seccomp
- * program in hex ("" none). FS NET SCOPED SIZE: the Landlock ruleset's attribute and its size;
- * then the paths granted with their rights, the paths bound read-only (with the mount flags to
- * keep), the folders hidden under an empty tmpfs, the files hidden under /dev/null, the
- * environment and the command. End of file on CTL (the host dropped it, or went away): it exits.
- * Any failure before exec exits 126 and says why on stderr; an exec failure's errno goes to CTL.
+ * "confine" comes first, usually long before the command: the launcher confines itself at once
+ * (mounts, capabilities, Landlock, seccomp), so that only "run" is left when the command comes.
+ * Its FLAGS: 2 drop root's dangerous capabilities. FILTER: the seccomp program in hex ("" none).
+ * FS NET SCOPED SIZE: the Landlock ruleset's attribute and its size; then the paths granted
+ * with their rights, the paths bound read-only (with the mount flags to keep), the folders
+ * hidden under an empty tmpfs and the files hidden under /dev/null. "run" executes the command
+ * in CWD with that environment (FLAGS 1: stdin from /dev/null); it is refused before "confine".
+ * End of file on CTL (the host dropped it, or went away): it exits. Any failure before exec
+ * exits 126 and says why on stderr; an exec failure's errno goes to CTL.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -236,19 +240,45 @@ static void load_filter(const char *text) {
     fail("seccomp");
 }
 
-static void run(int ctl, int entered) {
+static void expect(struct fields *f, const char *kind) {
+  if (strcmp(next(f), kind) != 0)
+    bad("unexpected message");
+}
+
+/* Confine this process for whatever command comes next. */
+static void confine(int ctl, int entered) {
   struct fields f = receive(ctl);
-  const char *cwd = next(&f);
+  expect(&f, "confine");
   long flags = number(next(&f));
   const char *filter = next(&f);
+  struct rules granted = read_rules(&f);
+  mounts(&f, entered);
+  if ((flags & 2) && geteuid() == 0)
+    for (size_t i = 0; i < sizeof dropped_caps / sizeof *dropped_caps; i++)
+      prctl(PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0);
+  int rules = ruleset(&granted);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    fail("no_new_privs");
+  if (syscall(LANDLOCK_RESTRICT_SELF, rules, 0) != 0)
+    fail("landlock");
+  close(rules);
+  if (filter[0] != '\0')
+    load_filter(filter);
+  free(f.items[0]); /* the message's data */
+  free(f.items);
+}
+
+static void run(int ctl) {
+  struct fields f = receive(ctl);
+  expect(&f, "run");
+  const char *cwd = next(&f);
+  long flags = number(next(&f));
   if (flags & 1) {
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0)
       fail("/dev/null");
     close(null);
   }
-  struct rules granted = read_rules(&f);
-  mounts(&f, entered);
   if (chdir(cwd) != 0)
     fail(cwd);
   int envs = (int)number(next(&f));
@@ -262,17 +292,6 @@ static void run(int ctl, int entered) {
   if (f.at >= f.count)
     bad("no command");
   char **argv = f.items + f.at; /* the rest, ended by the NULL after the last item */
-  if ((flags & 2) && geteuid() == 0)
-    for (size_t i = 0; i < sizeof dropped_caps / sizeof *dropped_caps; i++)
-      prctl(PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0);
-  int rules = ruleset(&granted);
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    fail("no_new_privs");
-  if (syscall(LANDLOCK_RESTRICT_SELF, rules, 0) != 0)
-    fail("landlock");
-  close(rules);
-  if (filter[0] != '\0')
-    load_filter(filter);
   environ = env;
   execvp(argv[0], argv);
   int code = errno;
@@ -298,6 +317,7 @@ int main(int argc, char **argv) {
     _exit(0);
   for (int i = 6; i < argc; i++)
     close((int)number(argv[i]));
-  run(ctl, entered);
+  confine(ctl, entered);
+  run(ctl);
   return 127;
 }

@@ -12,8 +12,9 @@ Neovim are never confined.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -26,9 +27,11 @@ from . import grants as landlock_grants
 from . import landlock, mounts, seccomp
 from .cgroup import PidCgroup
 from .settings import Permissions
-from .standby import Order, Standby, Standbys, native_launcher
+from .standby import Order, Rules, Standby, Standbys, native_launcher
 
-__all__ = ["Boundary", "Launch", "PidCgroup", "launch", "native_launcher"]
+__all__ = ["Boundary", "Launch", "PidCgroup", "launch", "native_launcher", "rules"]
+
+log = logging.getLogger("codecompanion.sandbox")
 
 # Capabilities root loses for the command (bounding set): modules, raw I/O, mounts, tracing,
 # network administration, device nodes, clocks, BPF, MAC policy, immutable files.
@@ -59,18 +62,18 @@ class Launch:
     """One confined run: `start` it (native launcher) or call `preexec` in the forked child;
     `close` in the host when it ended."""
 
-    grants: list[landlock_grants.Grant]
-    ruleset: tuple[int, int, int, int]  # Landlock's attribute: fs, net, scoped, its size
+    rules: Rules
     view: mounts.MountView | None
-    program: bytes | None  # the no-network seccomp filter (None: network allowed)
     temp: str
     cgroup: PidCgroup | None  # the chat's, shared by its commands
     env: dict[str, str] = field(default_factory=dict)
     native: str | None = None  # codecompanion-confine, when it was built
     standbys: Standbys | None = None  # the chat's waiting launchers
+    _taken: Standby | None = None  # confined by `rules` already (native), or None
+    _started: bool = False
+    _watching: tuple[asyncio.AbstractEventLoop, int] | None = None
     _ruleset_fd: int | None = None  # the in-Python launcher's ruleset, built in the host
     _filter: seccomp.Filter | None = None
-    _taken: Standby | None = None
     _namespace_hold: int | None = None
 
     def start(
@@ -79,56 +82,74 @@ class Launch:
         """Hand `argv` to a native launcher (the chat's waiting one, else a fresh one): the
         process it returns becomes the command (OSError if none could start)."""
         assert self.native is not None
+        self._started = True
         pipe = stdin is not None
-        order = Order(
-            argv, cwd, env, stdin == subprocess.DEVNULL, True, self.program, self.ruleset,
-            self.grants, *self._mounts(),
-        )  # fmt: skip
-        taken = self.standbys.take(pipe) if self.standbys is not None else self._fresh(pipe)
-        if self.standbys is not None:
-            self._namespace_hold = taken.hold_namespace()
-        try:
-            taken.hand_over(order)
-        except OSError:  # it died after all: a fresh one
+        # Encoded (or refused: a NUL byte) before a launcher is touched.
+        command = Order(argv, cwd, env, stdin == subprocess.DEVNULL).message()
+        taken, self._taken = self._taken, None
+        if taken is not None and not pipe:  # it inherits our stdin: only a fresh launcher can
             taken.drop()
-            taken = self._fresh(pipe)
+            taken = None
+        for attempt in range(2):  # a launcher that died after all: a fresh one, once
+            taken = taken if taken is not None else self._fresh(pipe)
             try:
-                taken.hand_over(order)
+                self._hand_over(taken, command)
+                break
             except OSError:
                 taken.drop()
-                raise
+                taken = None
+                if attempt:
+                    raise
+        assert taken is not None
         self._taken = taken
         if stdin == subprocess.DEVNULL and taken.popen.stdin is not None:
             taken.popen.stdin.close()  # the launcher reads /dev/null instead
             taken.popen.stdin = None
-        if self.standbys is not None:
-            with contextlib.suppress(OSError):  # the next command's, while this one runs
-                self.standbys.fill()
+        self._refill_when_running(taken)
         return taken.popen
 
+    def _hand_over(self, taken: Standby, command: bytes) -> None:
+        if self.standbys is not None and self._namespace_hold is None:
+            self._namespace_hold = taken.hold_namespace()
+        if taken.rules is None:
+            taken.confine(self.rules, self.temp)
+        taken.hand_over(command)
+
     def _fresh(self, stdin_pipe: bool) -> Standby:
+        if self.standbys is not None:
+            return self.standbys.fresh(stdin_pipe)
         assert self.native is not None
-        return Standby(self.native, self._procs(), self._namespace(), stdin_pipe)
+        procs = self.cgroup.procs if self.cgroup is not None else -1
+        namespace = 0 if self.view is None else 2 if self.view.user_namespace else 1
+        return Standby(self.native, procs, namespace, stdin_pipe)
 
-    def _mounts(self) -> tuple[tuple[tuple[bytes, int], ...], tuple[bytes, ...], tuple[bytes, ...]]:
-        if self.view is None:
-            return (), (), ()
-        return self.view.read_only, self.view.hidden_dirs, self.view.hidden_files
+    def _refill_when_running(self, taken: Standby) -> None:
+        """Start the next command's launcher once this command runs (its launcher's control
+        socket closes at exec), so that the two do not compete for the CPU while it starts."""
+        if self.standbys is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._fill()
+            return
+        fd = taken.control.fileno()
+        loop.add_reader(fd, self._running)
+        self._watching = (loop, fd)
 
-    def _procs(self) -> int:
-        return self.cgroup.procs if self.cgroup is not None else -1
+    def _running(self) -> None:
+        if self._watching is not None:
+            loop, fd = self._watching
+            self._watching = None
+            loop.remove_reader(fd)
+            self._fill()
 
-    def _namespace(self) -> int:
-        if self.view is None:
-            return 0
-        return 2 if self.view.user_namespace else 1
-
-    def members(self) -> list[int] | None:
-        """Every process the command started (it cannot leave the chat's cgroup), but the
-        launcher waiting there; None without a cgroup."""
-        if self.cgroup is None:
-            return None
-        return self.cgroup.members(self.standbys.spare if self.standbys is not None else None)
+    def _fill(self) -> None:
+        if self.standbys is not None:
+            try:
+                self.standbys.fill()
+            except OSError as exc:  # the next command then gets a fresh launcher
+                log.warning("the sandbox's launcher did not start: %s", exc)
 
     def exec_error(self) -> str | None:
         """Why the native launcher could not execute the command (None: it did)."""
@@ -151,23 +172,75 @@ class Launch:
 
     def prepare_in_python(self, abi: int) -> None:
         """Build what the forked child needs in the host (it may not load libraries)."""
-        deny_tcp = self.ruleset[1] != 0
-        self._ruleset_fd = landlock.build(abi, self.grants, deny_tcp=deny_tcp)
-        self._filter = seccomp.Filter(self.program) if self.program is not None else None
+        deny_tcp = self.rules.ruleset[1] != 0
+        self._ruleset_fd = landlock.build(abi, self.rules.granted(self.temp), deny_tcp=deny_tcp)
+        program = self.rules.program
+        self._filter = seccomp.Filter(program) if program is not None else None
         mounts.load_libc()
         _prctl()
 
     def close(self) -> None:
-        """Release the ruleset and the private temp folder; empty the cgroup."""
+        """Release the ruleset and the launcher, empty the cgroup; the private temp folder
+        goes off the loop (removing folders can wait on the file system's journal)."""
+        self._running()  # the command never ran: the next launcher starts now
         if self._ruleset_fd is not None:
             os.close(self._ruleset_fd)
-        if self._taken is not None:
+        if self._taken is not None and self._started:
             self._taken.close()
+        elif self._taken is not None:  # confined for this run, never handed its command
+            self._taken.drop()
         if self._namespace_hold is not None and self.standbys is not None:
             self.standbys.retire(self._namespace_hold)
-        shutil.rmtree(self.temp, ignore_errors=True)
         if self.cgroup is not None:
             self.cgroup.empty(spare=self.standbys.spare if self.standbys is not None else None)
+        _remove_soon(self.temp)
+
+
+def _remove_soon(folder: str) -> None:
+    """Remove `folder` in the loop's worker thread (here when no loop runs)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    loop.run_in_executor(None, functools.partial(shutil.rmtree, folder, ignore_errors=True))
+
+
+def rules(boundary: Boundary, abi: int, view: mounts.MountView | None) -> Rules:
+    """What confines a command within `boundary` (the private temp folder aside): Landlock's
+    grants, the mount view's lists (None: Landlock alone), the no-network filter."""
+    project = str(boundary.project)
+    extra = tuple(os.path.expanduser(p) for p in boundary.permissions.writable)
+    if view is not None:  # read-only mounts take .git back, tmpfs hides the denied paths
+        grants = landlock_grants.readable()
+        grants += [(path, landlock.WRITE_RIGHTS) for path in (project, *extra)]
+    else:  # Landlock alone: every entry beside them (no new file at the project's top level)
+        grants = landlock_grants.readable(_existing(boundary.permissions.deny_read))
+        kept = _existing(_protected(boundary))
+        grants += landlock_grants.around(project, kept, landlock.WRITE_RIGHTS)
+        grants += [(path, landlock.WRITE_RIGHTS) for path in extra]
+    handled = landlock.handled_fs(abi)
+    network = boundary.network or boundary.permissions.network
+    return Rules(
+        grants=tuple((path, rights & handled) for path, rights in grants),
+        temp_rights=landlock.WRITE_RIGHTS & handled,
+        ruleset=landlock.ruleset_attr(abi, deny_tcp=not network, scoped=True),
+        program=None if network else seccomp.no_network_program(),
+        read_only=view.read_only if view is not None else (),
+        hidden_dirs=view.hidden_dirs if view is not None else (),
+        hidden_files=view.hidden_files if view is not None else (),
+    )
+
+
+def view_of(boundary: Boundary) -> mounts.MountView:
+    """The command's mount view within `boundary`, as the files are now."""
+    project = str(boundary.project)
+    writable = (project, *(os.path.expanduser(p) for p in boundary.permissions.writable))
+    return mounts.plan(_protected(boundary), list(boundary.permissions.deny_read), writable)
+
+
+def _protected(boundary: Boundary) -> list[str]:
+    return [os.path.join(str(boundary.project), ".git"), *boundary.read_only]
 
 
 def launch(
@@ -177,40 +250,28 @@ def launch(
     cgroup: PidCgroup | None = None,
     standbys: Standbys | None = None,
 ) -> Launch:
-    """Prepare one run (in the host): Landlock's rights, mount view, filter, private temp."""
-    temp = tempfile.mkdtemp(prefix="codecompanion-run-")
-    project = str(boundary.project)
-    writable = (project, temp, *(os.path.expanduser(p) for p in boundary.permissions.writable))
-    protected = [os.path.join(project, ".git"), *boundary.read_only]
-    if with_mounts:  # read-only mounts take .git back, tmpfs hides the denied paths
-        grants = landlock_grants.readable() + [(path, landlock.WRITE_RIGHTS) for path in writable]
-    else:  # Landlock alone: every entry beside them (no new file at the project's top level)
-        grants = landlock_grants.readable(_existing(boundary.permissions.deny_read))
-        kept = _existing(protected)
-        grants += landlock_grants.around(project, kept, landlock.WRITE_RIGHTS)
-        grants += [(path, landlock.WRITE_RIGHTS) for path in writable[1:]]
-    handled = landlock.handled_fs(abi)
-    grants = [(path, rights & handled) for path, rights in grants]
-    network = boundary.network or boundary.permissions.network
-    view = None
-    if with_mounts:
-        view = mounts.plan(protected, list(boundary.permissions.deny_read), writable)
+    """Prepare one run (in the host): its rules as the files are now, and the chat's waiting
+    launcher when it was confined by exactly those (with its private temp), else a new temp."""
+    view = view_of(boundary) if with_mounts else None
+    wanted = rules(boundary, abi, view)
+    native = native_launcher()
+    taken = standbys.take(wanted) if standbys is not None and native is not None else None
+    temp = taken.temp if taken is not None and taken.temp is not None else None
     run = Launch(
-        grants=grants,
-        ruleset=landlock.ruleset_attr(abi, deny_tcp=not network, scoped=True),
+        rules=wanted,
         view=view,
-        program=None if network else seccomp.no_network_program(),
-        temp=temp,
+        temp=temp or tempfile.mkdtemp(prefix="codecompanion-run-"),
         cgroup=cgroup,
-        env={"TMPDIR": temp, "TMP": temp, "TEMP": temp},
-        native=native_launcher(),
+        native=native,
         standbys=standbys,
+        _taken=taken,
     )
+    run.env.update(TMPDIR=run.temp, TMP=run.temp, TEMP=run.temp)
     if run.native is None:
         try:
             run.prepare_in_python(abi)
         except OSError:
-            shutil.rmtree(temp, ignore_errors=True)
+            shutil.rmtree(run.temp, ignore_errors=True)
             raise
     return run
 

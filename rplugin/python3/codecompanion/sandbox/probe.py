@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import grants, landlock, seccomp
-from .standby import Order, Standby, native_launcher
+from .standby import Order, Rules, Standby, native_launcher
 
 SandboxKind = Literal["landlock", "seatbelt", "none"]
 
@@ -46,18 +46,16 @@ class _Trial:
         namespace = 1 if os.geteuid() == 0 else 2
         return cls(Standby(program, -1, namespace, stdin_pipe=True))
 
-    def order(self, abi: int) -> Order:
+    def message(self, abi: int) -> bytes:
         """`true` with every right read-only, no network (the command path's own steps)."""
-        return Order(
-            argv=("true",),
-            cwd=str(Path.cwd()),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            stdin_null=True,
-            drop_caps=True,
-            program=seccomp.no_network_program(),
+        rules = Rules(
+            grants=tuple((p, r & landlock.handled_fs(abi)) for p, r in grants.readable()),
+            temp_rights=0,
             ruleset=landlock.ruleset_attr(abi, deny_tcp=True, scoped=True),
-            grants=[(p, r & landlock.handled_fs(abi)) for p, r in grants.readable()],
+            program=seccomp.no_network_program(),
         )
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        return rules.message(None) + Order(("true",), str(Path.cwd()), env, True).message()
 
     def verdict(self, failure: str | None) -> Availability:
         """What the trial showed; it ends the launcher (closing its socket) if it still waits."""
@@ -87,7 +85,7 @@ class _Trial:
         try:
             self.standby.listen(_TIMEOUT)
             if self.standby.ready is not None and self.standby.ready[0] >= 1:
-                self.standby.hand_over(self.order(self.standby.ready[0]))
+                self.standby.control.sendall(self.message(self.standby.ready[0]))
                 self.standby.popen.wait(_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired) as exc:
             self.standby.popen.kill()
@@ -104,7 +102,7 @@ class _Trial:
                 return
             self.standby.heard(chunk)
         if self.standby.ready[0] >= 1:
-            await loop.sock_sendall(control, self.order(self.standby.ready[0]).encode())
+            await loop.sock_sendall(control, self.message(self.standby.ready[0]))
             while chunk := await loop.sock_recv(control, 64):  # ends at exec
                 self.standby.heard(chunk)
             await _exit_of(self.standby.pid)  # its mount namespace ends with it: milliseconds

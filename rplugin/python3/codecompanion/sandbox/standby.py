@@ -1,19 +1,25 @@
-"""The native launcher, started before its command: one waits per chat, already in the chat's
-cgroup and its own mount namespace, and the next is started as soon as one is taken.
+"""The native launcher, started and confined before its command: one waits per chat, already
+in the chat's cgroup, its own mount namespace and under the chat's rules (mounts, Landlock,
+seccomp), and the next is started as soon as one's command runs.
 
 A launcher (confine.c) is a child of the host with its stdout and stderr piped (stdin too,
 unless it inherits ours); the host keeps the process, so a taken launcher becomes the command
-itself: same pid, same pipes, its exit status. The command is sent over a Unix socket pair;
-the socket closes when the command is executed (or says why it could not be).
+itself: same pid, same pipes, its exit status. The rules and then the command are sent over a
+Unix socket pair; the socket closes when the command is executed (or says why it could not be).
+The rules hold nothing of the command, so only the command's own words are left to send and
+read when it comes; a command whose rules differ (settings or the project's files changed
+since) gets a fresh launcher told both at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -35,45 +41,68 @@ def native_launcher() -> str | None:
     return path if os.access(path, os.X_OK) else None
 
 
+def _message(items: list[bytes]) -> bytes:
+    """One message to confine.c: a length, then NUL-terminated strings."""
+    if any(b"\0" in item for item in items):
+        raise ValueError("a NUL byte in the command, its environment or a path")
+    payload = b"".join(item + b"\0" for item in items)
+    return len(payload).to_bytes(4, sys.byteorder) + payload
+
+
 @dataclass(frozen=True)
-class Order:
-    """Everything the launcher needs to confine itself and execute one command."""
+class Rules:
+    """What confines a launcher whatever its command: Landlock's ruleset and grants, the mount
+    view and the seccomp filter. A waiting launcher applies them before its command comes."""
 
-    argv: tuple[str, ...]
-    cwd: str
-    env: Mapping[str, str]
-    stdin_null: bool
-    drop_caps: bool
-    program: bytes | None  # the seccomp filter (None: none)
+    grants: tuple[Grant, ...]  # besides the private temp folder
+    temp_rights: int  # the rights on the private temp folder
     ruleset: tuple[int, int, int, int]  # Landlock's attribute: fs, net, scoped, size
-    grants: Sequence[Grant]
-    read_only: Sequence[tuple[bytes, int]] = ()  # (path, mount flags to keep)
-    hidden_dirs: Sequence[bytes] = ()
-    hidden_files: Sequence[bytes] = ()
+    program: bytes | None  # the seccomp filter (None: none)
+    read_only: tuple[tuple[bytes, int], ...] = ()  # (path, mount flags to keep)
+    hidden_dirs: tuple[bytes, ...] = ()
+    hidden_files: tuple[bytes, ...] = ()
+    drop_caps: bool = True
 
-    def encode(self) -> bytes:
-        """The message confine.c reads: a length, then NUL-terminated strings."""
+    def granted(self, temp: str | None) -> list[Grant]:
+        """Every grant, the private temp folder's included (None: there is none)."""
+        return [*self.grants, *(((temp, self.temp_rights),) if temp is not None else ())]
+
+    def message(self, temp: str | None) -> bytes:
+        """The "confine" message confine.c reads."""
+        grants = self.granted(temp)
         items: list[bytes] = [
-            os.fsencode(self.cwd),
-            str(int(self.stdin_null) | 2 * int(self.drop_caps)).encode(),
+            b"confine",
+            str(2 * int(self.drop_caps)).encode(),
             self.program.hex().encode() if self.program else b"",
             *(str(n).encode() for n in self.ruleset),
-            str(len(self.grants)).encode(),
+            str(len(grants)).encode(),
         ]
-        for path, rights in self.grants:
+        for path, rights in grants:
             items += [os.fsencode(path), str(rights).encode()]
         items.append(str(len(self.read_only)).encode())
         for mount, kept in self.read_only:
             items += [mount, str(kept).encode()]
         for group in (self.hidden_dirs, self.hidden_files):
             items += [str(len(group)).encode(), *group]
+        return _message(items)
+
+
+@dataclass(frozen=True)
+class Order:
+    """The command a confined launcher executes."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    stdin_null: bool
+
+    def message(self) -> bytes:
+        """The "run" message confine.c reads (ValueError: a NUL byte in it)."""
+        items = [b"run", os.fsencode(self.cwd), str(int(self.stdin_null)).encode()]
         items.append(str(len(self.env)).encode())
         items += [os.fsencode(f"{key}={value}") for key, value in self.env.items()]
         items += [os.fsencode(arg) for arg in self.argv]
-        if any(b"\0" in item for item in items):
-            raise ValueError("a NUL byte in the command, its environment or a path")
-        payload = b"".join(item + b"\0" for item in items)
-        return len(payload).to_bytes(4, sys.byteorder) + payload
+        return _message(items)
 
 
 class Standby:
@@ -113,6 +142,8 @@ class Standby:
         self.control = host_end
         self.started = time.monotonic()
         self.ready: tuple[int, bool] | None = None  # (Landlock ABI, in a mount namespace)
+        self.rules: Rules | None = None  # what it was told to confine itself by
+        self.temp: str | None = None  # the private temp folder those rules grant
         self._heard = b""
 
     @property
@@ -158,10 +189,18 @@ class Standby:
         except OSError:
             return None
 
-    def hand_over(self, order: Order) -> None:
-        """Send the command (OSError when the launcher is gone)."""
+    def confine(self, rules: Rules, temp: str | None) -> None:
+        """Have it confine itself by `rules` now, before its command (OSError when gone)."""
         self.control.settimeout(_CONTROL_TIMEOUT)
-        self.control.sendall(order.encode())
+        self.control.sendall(rules.message(temp))
+        self.rules, self.temp = rules, temp
+
+    def hand_over(self, command: bytes) -> None:
+        """Send the command, an `Order.message()` (OSError when the launcher is gone); it
+        was confined first."""
+        assert self.rules is not None, "a launcher is confined before its command"
+        self.control.settimeout(_CONTROL_TIMEOUT)
+        self.control.sendall(command)
 
     def exec_error(self) -> str | None:
         """Why the command could not be executed (None: it was, or the launcher failed first
@@ -195,6 +234,13 @@ class Standby:
         self.control.close()
 
 
+def _discard(standby: Standby) -> None:
+    """End a launcher nobody took, and remove the temp folder made for it."""
+    standby.drop()
+    if standby.temp is not None:
+        shutil.rmtree(standby.temp, ignore_errors=True)
+
+
 @dataclass
 class _Held:
     """What a chat's launchers hold: the waiting one, the namespace holds not dropped yet."""
@@ -207,7 +253,7 @@ class _Held:
         """Drop them all; nothing starts after."""
         self.closed = True
         if self.waiting is not None:
-            self.waiting.drop()
+            _discard(self.waiting)
             self.waiting = None
         for fd in self.retired:
             os.close(fd)
@@ -215,13 +261,14 @@ class _Held:
 
 
 class Standbys:
-    """A chat's waiting launcher: taken by a command, replaced at once, dropped at the end
-    (or when the chat's sandbox is collected)."""
+    """A chat's waiting launcher: confined ahead by the chat's rules, taken by a command,
+    replaced at once, dropped at the end (or when the chat's sandbox is collected)."""
 
     def __init__(self, program: str, procs: int, namespace: int) -> None:
         self.program = program
         self.procs = procs  # the chat's cgroup.procs (-1: none)
         self.namespace = namespace
+        self.rules: Rules | None = None  # what each launcher is confined by before its command
         self._held = _Held()
         self._finalizer = weakref.finalize(self, self._held.close)
 
@@ -231,8 +278,22 @@ class Standbys:
         waiting = self._held.waiting
         return waiting.pid if waiting is not None else None
 
+    def prepare(self, rules: Rules) -> None:
+        """Confine the waiting launcher (and those after it) by `rules` ahead of their command;
+        one confined by other rules is replaced (OSError when none can start)."""
+        self.rules = rules
+        waiting = self._held.waiting
+        if waiting is not None and waiting.rules not in (None, rules):
+            self._held.waiting = None
+            _discard(waiting)
+        self.fill()
+        waiting = self._held.waiting
+        if waiting is not None and waiting.rules is None:
+            self._confine(waiting, rules)
+
     def fill(self) -> None:
-        """Start the next launcher if none waits (OSError when it cannot start)."""
+        """Start the next launcher if none waits, confined by the chat's rules once they are
+        known (OSError when it cannot start)."""
         held = self._held
         if held.waiting is None and not held.closed:
             retired, held.retired = held.retired, []
@@ -241,6 +302,15 @@ class Standbys:
             finally:
                 for fd in retired:  # the launcher has its own copies: it drops the last
                     os.close(fd)
+            if self.rules is not None:
+                self._confine(held.waiting, self.rules)
+
+    def _confine(self, standby: Standby, rules: Rules) -> None:
+        temp = tempfile.mkdtemp(prefix="codecompanion-run-")
+        try:
+            standby.confine(rules, temp)
+        except OSError:
+            shutil.rmtree(temp, ignore_errors=True)  # it is gone: the next `take` replaces it
 
     def retire(self, hold: int) -> None:
         """Keep a finished command's namespace hold for the next launcher to drop: the last
@@ -251,16 +321,21 @@ class Standbys:
         else:
             self._held.retired.append(hold)
 
-    def take(self, stdin_pipe: bool) -> Standby:
-        """A launcher for one command: the waiting one if it is alive, else a fresh one."""
-        if not stdin_pipe:  # it inherits our stdin: only a fresh launcher can
-            return Standby(self.program, self.procs, self.namespace, False)
+    def take(self, rules: Rules) -> Standby | None:
+        """The waiting launcher if it lives and was confined by exactly `rules` (its temp
+        folder goes with it) or not at all yet, else None: the command then needs a fresh
+        one. Rules that changed (the settings, the project's files) confine the next ones."""
         waiting, self._held.waiting = self._held.waiting, None
-        if waiting is not None and waiting.usable():
+        self.rules = rules
+        if waiting is not None and waiting.rules in (None, rules) and waiting.usable():
             return waiting
         if waiting is not None:
-            waiting.drop()
-        return Standby(self.program, self.procs, self.namespace, True)
+            _discard(waiting)
+        return None
+
+    def fresh(self, stdin_pipe: bool) -> Standby:
+        """A launcher started now in the chat's cgroup, not confined yet."""
+        return Standby(self.program, self.procs, self.namespace, stdin_pipe)
 
     def close(self) -> None:
         """Drop the waiting launcher and the holds; nothing starts after."""

@@ -12,14 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Sequence
 
 from .child_env import RUN_MARKER
 
 _ROUNDS = 10  # scans per kill: a process that forks while being killed is caught next round
 _FEW = 8  # pids handed out since a run began, below which /proc is not listed
-# The pids that can hold a run's processes (None: unknown, every process is looked at).
-Among = Callable[[], "Sequence[int] | None"]
 
 
 def run_id(host: str) -> str:
@@ -55,17 +52,15 @@ def _last_pid() -> int | None:
         return None
 
 
-def marked(value: str, since: int | None = None, among: Among | None = None) -> list[int]:
+def marked(value: str, since: int | None = None) -> list[int]:
     """Pids of our live processes whose environment has the marker set to `value` (or below).
 
     `since`: the pid of the run's first process (its descendants have higher numbers).
-    `among`: where every process of the run is (a confined run's cgroup), when known.
     """
     needle = f"{RUN_MARKER}={value}".encode()
     own = os.getpid()
     found: list[int] = []
-    held = among() if among is not None else None
-    for entry in _entries(since) if held is None else map(str, held):
+    for entry in _entries(since):
         if int(entry) == own:
             continue
         try:
@@ -80,14 +75,14 @@ def marked(value: str, since: int | None = None, among: Among | None = None) -> 
     return found
 
 
-def kill_marked(value: str, since: int | None = None, among: Among | None = None) -> int:
+def kill_marked(value: str, since: int | None = None) -> int:
     """SIGKILL every process carrying the marker `value`, until none is left; how many died.
 
-    `since`, `among`: see `marked` (`among` is asked again each round).
+    `since`: see `marked`.
     """
     killed = 0
     for _round in range(_ROUNDS):
-        pids = marked(value, since, among)
+        pids = marked(value, since)
         if not pids:
             break
         for pid in pids:

@@ -206,14 +206,15 @@ async def run_process(
     try:
         timed_out, code = await _supervise(child, timeout)
     finally:
-        # In the loop, not a thread: ~2 ms for a few hundred processes, and no await here
-        # that a second cancel could cut short. A confined run's processes are all in the
-        # chat's cgroup (none can leave it): only those are read.
-        kill_marked(marker, since=child.pid, among=None if sandbox is None else sandbox.members)
-        _release(child.pid)
+        # In the loop, not a thread, and no await here that a second cancel could cut short.
+        # A confined run's processes are all in the chat's cgroup (none can leave it): its
+        # sweep kills every one of them, marked or not, so no environment is read.
         if sandbox is not None:
             failed = sandbox.exec_error()
             sandbox.close()
+        if sandbox is None or sandbox.cgroup is None:
+            kill_marked(marker, since=child.pid)  # ~2 ms for a few hundred processes
+        _release(child.pid)
     if failed is not None:  # the launcher ran, the command could not start (as Popen says)
         message = f"cannot start {args[0]!r}: {failed}"
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
