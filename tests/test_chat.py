@@ -242,3 +242,39 @@ async def test_an_answer_of_calls_alone_is_not_flushed_and_its_text_tail_is() ->
     await finish(chat)
     # Not flushed when the calls came (none stored yet); flushed when the text came.
     assert [stored for _text, stored in flushed][:1] == [1] and "done" in flushed[0][0], flushed
+
+
+class WarmingAdapter(ScriptedAdapter):
+    """A scripted adapter that can open its next connection ahead (`Warms`): counts the asks."""
+
+    def __init__(self, *scripts: list[Any]) -> None:
+        super().__init__(*scripts)
+        self.warmed = 0
+
+    def warm(self) -> None:
+        self.warmed += 1
+
+
+async def test_a_tool_round_opens_the_next_connection_once_its_tools_are_under_way() -> None:
+    calls = [ToolCall("c1", "echo", {}), ToolCall("c2", "echo", {})]
+    adapter = WarmingAdapter(
+        [ToolCallEvent(calls[0]), Finish("tool_calls")],
+        [ToolCallEvent(calls[1]), Finish("tool_calls")],
+        [TextDelta("done"), Finish()],
+    )
+    seen: list[int] = []
+
+    class SlowFirst(EchoTools):
+        async def run(self, batch: list[ToolCall]) -> Any:
+            seen.append(adapter.warmed)  # as the tools start: nothing opened yet
+            if batch[0].id == "c1":
+                await asyncio.sleep(0.1)  # a command that runs: the opening comes meanwhile
+            seen.append(adapter.warmed)
+            return await super().run(batch)
+
+    chat, _view = make_chat(adapter, tools=SlowFirst)
+    assert chat.submit("go")
+    await finish(chat)
+    # The second round was over at once: no connection was opened ahead for it.
+    await asyncio.sleep(0.05)
+    assert seen == [0, 1, 1, 1] and adapter.warmed == 1

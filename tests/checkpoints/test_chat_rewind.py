@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent
 from codecompanion.chat.chat import Chat
-from codecompanion.checkpoints import ChatCheckpoints, Checkpoints
+from codecompanion.checkpoints import ChatCheckpoints, Checkpoints, scan
+from codecompanion.checkpoints import manager as checkpoints_manager
 from codecompanion.messages import ToolCall
 from codecompanion.render_ops import Append, Block, Event, SetVar
 from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter, make_chat
@@ -250,3 +254,72 @@ async def test_turns_waiting_and_the_tool_rounds_capture_take_one_scan(tmp_path:
     # The two turns and the capture before the round are one scan; after the round, another.
     assert len({r.tree for r in records[:3]}) == 1 and records[3].tree != records[2].tree
     assert manager.scans == 2
+
+
+class WalkNotingCheckpoints(Checkpoints):
+    """Real checkpoints that note each walk of the project: (on the loop's thread, may read)."""
+
+    def __init__(self, folder: Path, loop_thread: int) -> None:
+        super().__init__(folder)
+        self.loop_thread = loop_thread
+        self.walks: list[tuple[bool, bool]] = []
+
+    def snapshot(self, root: Path, reads: bool = True) -> str:
+        self.walks.append((threading.get_ident() == self.loop_thread, reads))
+        return super().snapshot(root, reads)
+
+
+async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Files written moments ago count as settled (a capture reads them again otherwise).
+    monkeypatch.setattr(scan, "RACY_NS", 0)
+    root = tmp_path / "project"
+    write(root, {"a.py": b"a0\n", "b.py": b"b0\n"})
+    rounds = [edit(f"c{n}", **{"a.py": f"a{n}\n"}) for n in range(1, 6)]
+    adapter = ScriptedAdapter(*(step for r in rounds for step in (r, [TextDelta("ok")])))
+    chat, _view = make_chat(adapter, tools=WritingTools)
+    chat.tools.cwd = root
+    manager = WalkNotingCheckpoints(tmp_path / "data", threading.get_ident())
+    chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
+
+    async def walks(text: str, busy: bool = False) -> list[tuple[bool, bool]]:
+        while not manager.idle:  # the last turn's pruning, queued as it ended
+            await asyncio.sleep(0.01)
+        manager.walks.clear()
+        if busy:  # work queued on the worker, finished a moment later
+            release = threading.Event()
+            manager.run(release.wait, 5)
+            asyncio.get_running_loop().call_later(0.05, release.set)
+        await turn(chat, text)
+        return manager.walks
+
+    worker, at_once = (False, True), (True, False)
+    # The first capture has nothing to compare with: the worker reads the project. Each
+    # round's own capture after it is the worker's too.
+    assert await walks("one") == [worker, worker]
+    # Nothing changed since the last capture: its stat walk, on the loop, is the capture.
+    assert await walks("two") == [at_once, worker]
+    # A file changed by hand: the walk on the loop stops at it, the worker reads it.
+    write(root, {"b.py": b"b1 by hand\n"})
+    assert await walks("three") == [at_once, worker, worker]
+    # Work queued on the worker goes first: the capture waits behind it.
+    assert await walks("four", busy=True) == [worker, worker]
+    # A project of more files than a walk on the loop takes goes to the worker.
+    monkeypatch.setattr(checkpoints_manager, "AT_ONCE_FILES", 1)
+    assert await walks("five") == [worker, worker]
+    manager.close()
+    records = manager.journals.load("c1", str(root)).records
+    before = [r.tree for r in records if r.kind == "tools"]
+    after = [r.tree for r in records if r.kind == "tools_done"]
+    assert len(before) == len(after) == 5
+    # Each capture before a round holds what was there: the last round's writes, the user's.
+    assert before[1] == after[0] and before[2] != after[1]
+
+    def content(tree: str, path: str) -> bytes:
+        entry = manager.store.entry(tree, path)
+        assert entry is not None
+        return manager.read(entry.oid)
+
+    assert content(before[2], "b.py") == b"b1 by hand\n"
+    assert [content(t, "a.py") for t in before] == [b"a0\n", b"a1\n", b"a2\n", b"a3\n", b"a4\n"]

@@ -39,6 +39,10 @@ SYSTEM_PROMPT = (
 # Seconds a save waits: the saves a tool round asks for land after its next request has left,
 # never between the end of a stream and the request that carries the results.
 SAVE_DELAY = 0.1
+# Seconds into a tool round before the next request's connection is opened: the opening
+# waits until the round's tools are under way (a command runs) instead of delaying their
+# start; a round over sooner sends on a new connection, as it would have anyway.
+WARM_AFTER = 0.01
 
 
 class Chat:
@@ -285,12 +289,25 @@ class Chat:
 
     async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
         """Run one batch of calls; the project is captured before and after one that writes."""
-        if isinstance(self.adapter, Warms):
-            self.adapter.warm()  # the results go back on a connection opened meanwhile
+        warming = None
+        if isinstance(self.adapter, Warms):  # the results go back on a connection opened meanwhile
+            warming = asyncio.get_running_loop().call_later(WARM_AFTER, self.adapter.warm)
+        try:
+            outcome = await self._run_tools(calls)
+        finally:
+            if warming is not None:
+                warming.cancel()
+        self.save()
+        self.show_approvals()
+        return outcome
+
+    async def _run_tools(self, calls: list[ToolCall]) -> BatchSummary:
+        """The batch itself, captured around when it may write."""
         writes = not self.tools.read_only(calls)
         if writes:
-            # The project's capture runs on the checkpoints' worker while the chat is saved
-            # here; both are on disk before a tool starts (a command may outlive the host).
+            # The project's capture (on the checkpoints' worker, or at once when a stat walk is
+            # all it takes) and the chat's save are both on disk before a tool starts (a
+            # command may outlive the host).
             captured = self.checkpoints.before_tools() if self.checkpoints is not None else None
             self.save_now(durable=False)
             if captured is not None:
@@ -298,8 +315,6 @@ class Chat:
         outcome = await self.tools.run(calls)
         if writes and self.checkpoints is not None:
             self.checkpoints.after_tools()
-        self.save()
-        self.show_approvals()
         return outcome
 
     def show_approvals(self) -> None:

@@ -2,7 +2,10 @@
 
 Every read and write of the store runs on a single worker thread, in the order asked: a
 capture queued before a tool round is on disk before the round starts, pruning never races
-a capture, and the event loop (and so Neovim) never waits on the disk.
+a capture, and the event loop (and so Neovim) never waits on the disk. One exception keeps
+that order: the capture before a tool round runs at once on the loop when the worker has
+nothing queued and the project is small and unchanged, so its stat walk is all there is to do
+(the two thread switches cost more than the walk).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +29,14 @@ from .changes import (
     same,
 )
 from .journal import By, Journal, JournalFolder, Kind, Record
-from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture
+from .scan import (
+    DEFAULT_EXCLUDE,
+    NeedsReading,
+    ScanCache,
+    ScanLimits,
+    cache_from_tree,
+    capture,
+)
 from .store import Entry, ObjectStore
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
@@ -34,6 +44,9 @@ if TYPE_CHECKING:  # rewinds load their module when the user asks for one
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
+# Files a project may have for a capture at once on the loop: their stat walk takes well under
+# a millisecond per hundred files, and none of their bytes is read there.
+AT_ONCE_FILES = 500
 
 
 class Closed(RuntimeError):
@@ -117,6 +130,10 @@ class Checkpoints:
         self._caches: dict[str, ScanCache] = {}
         self._size: int | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoints")
+        # Work given to the worker and work it finished: each counted by one thread only.
+        self._given = 0
+        self._finished = 0
+        self._closed = False
 
     # ----- the worker ----------------------------------------------------------------
 
@@ -124,15 +141,34 @@ class Checkpoints:
         """Run `fn` on the worker thread, after everything queued before it (a future failed
         with Closed once the host is closing)."""
         try:
-            return asyncio.wrap_future(self._worker.submit(fn, *args, **kwargs))
+            return asyncio.wrap_future(self._submit(fn, *args, **kwargs))
         except RuntimeError:  # the worker is shut down: the host is exiting
             future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
             future.set_exception(Closed("checkpoints closed: the host is exiting"))
             future.exception()  # retrieved: nobody need await it
             return future
 
+    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Queue `fn` on the worker, counted until it has finished."""
+
+        def counted() -> T:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._finished += 1  # on the worker: the loop sees it before the result
+
+        future = self._worker.submit(counted)
+        self._given += 1
+        return future
+
+    @property
+    def idle(self) -> bool:
+        """True when the worker has nothing queued or running (asked on the loop's thread)."""
+        return not self._closed and self._given == self._finished
+
     def close(self) -> None:
         """Finish queued work and stop the worker."""
+        self._closed = True
         self._worker.shutdown(wait=True)
 
     # ----- on the worker -------------------------------------------------------------
@@ -145,13 +181,14 @@ class Checkpoints:
             self._open[chat_id] = journal
         return journal
 
-    def snapshot(self, root: Path) -> str:
-        """Capture the project now (no record); its tree id."""
+    def snapshot(self, root: Path, reads: bool = True) -> str:
+        """Capture the project now (no record); its tree id. Without `reads`, NeedsReading
+        when a file's bytes would be read."""
         key = str(root)
         cache = self._caches.get(key)
         if cache is None:
             cache = self._cache_from_journals(key)
-        result, self._caches[key] = capture(root, self.store, cache, self.settings.limits)
+        result, self._caches[key] = capture(root, self.store, cache, self.settings.limits, reads)
         if self._size is not None:
             self._size += result.written
         if result.skipped:
@@ -224,11 +261,19 @@ class Checkpoints:
         return records, list(journals.values())
 
     def record_after_turns(
-        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+        self,
+        waiting: list[Waiting],
+        chat_id: str,
+        root: Path,
+        kind: Kind,
+        by: By,
+        trees: dict[str, str] | None = None,
+        **fields: Any,
     ) -> list[Record]:
         """The waiting turns, then a record of this kind, from one capture of the project
-        (nothing ran in between) and one write of each journal."""
-        trees: dict[str, str] = {}
+        (nothing ran in between; `trees` has the captures already taken) and one write of each
+        journal."""
+        trees = {} if trees is None else trees
         records, journals = self._add_turns(waiting, trees)
         journal = self.journal(chat_id, root)
         tree = trees.get(str(root)) or self.snapshot(root)
@@ -236,6 +281,41 @@ class Checkpoints:
         for touched in {id(j): j for j in (*journals, journal)}.values():
             self.journals.save(touched)
         return records
+
+    def record_at_once(
+        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+    ) -> asyncio.Future[list[Record]]:
+        """`record_after_turns`, done at once on the calling (the loop's) thread when the
+        worker is idle and each project is small and unchanged (its stat walk is the whole
+        capture), else queued on the worker; either way on disk once the future is done."""
+        trees = self._unchanged({turn.root for turn in waiting} | {str(root)})
+        if trees is None:
+            return self.run(self.record_after_turns, waiting, chat_id, root, kind, by, **fields)
+        future: asyncio.Future[list[Record]] = asyncio.get_running_loop().create_future()
+        try:
+            records = self.record_after_turns(waiting, chat_id, root, kind, by, trees, **fields)
+        except Exception as exc:  # as the worker's future would carry it
+            future.set_exception(exc)
+        else:
+            future.set_result(records)
+        return future
+
+    def _unchanged(self, roots: set[str]) -> dict[str, str] | None:
+        """Each project's tree from a stat walk alone, when the worker is idle and each was
+        captured before with at most AT_ONCE_FILES files; None otherwise, or when a file was
+        added or changed (its bytes are read on the worker)."""
+        if not self.idle:
+            return None
+        trees: dict[str, str] = {}
+        for key in sorted(roots):
+            cache = self._caches.get(key)
+            if cache is None or len(cache.files) > AT_ONCE_FILES:
+                return None
+            try:
+                trees[key] = self.snapshot(Path(key), reads=False)
+            except NeedsReading:
+                return None
+        return trees
 
     def keep(self, waiting: list[Waiting]) -> None:
         """Record waiting turns on the worker without waiting for it (a chat closing)."""
@@ -247,7 +327,7 @@ class Checkpoints:
                 log.warning("checkpoints: turns not recorded: %s", exc)
 
         try:
-            self._worker.submit(record)
+            self._submit(record)
         except RuntimeError:  # the worker is shut down: the host is exiting
             log.warning("checkpoints: %d turn(s) not recorded, the host is exiting", len(waiting))
 

@@ -63,6 +63,10 @@ class TooManyFiles(ValueError):
     """The project has more files than a capture may hold."""
 
 
+class NeedsReading(Exception):
+    """A capture told not to read found a file whose bytes it would read (new or changed)."""
+
+
 @dataclass(frozen=True)
 class ScanLimits:
     """What a capture leaves out: folders by name, files over a size, files past a count."""
@@ -93,13 +97,14 @@ class ScanResult:
 
 class _Scan:
     def __init__(
-        self, root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
+        self, root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits, reads: bool
     ) -> None:
         self.root = root
         self.store = store
         self.old = cache
         self.new = ScanCache()
         self.limits = limits
+        self.reads = reads
         self.cutoff = time.time_ns() - RACY_NS
         self.result = ScanResult(tree="")
 
@@ -152,6 +157,8 @@ class _Scan:
     def file(self, path: str, st: os.stat_result) -> Entry | None:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             return None  # FIFOs, sockets and devices hold no bytes to keep
+        if not self.reads:
+            raise NeedsReading(path)
         if self.result.files >= self.limits.max_files:
             # A capture that left files out would show them as deleted: none is taken.
             raise TooManyFiles(
@@ -210,10 +217,14 @@ def read_file(path: Path, limit: int) -> bytes | None:
 
 
 def capture(
-    root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
+    root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits, reads: bool = True
 ) -> tuple[ScanResult, ScanCache]:
-    """Store the project's current state; the result and the cache for the next capture."""
-    scan = _Scan(root, store, cache, limits)
+    """Store the project's current state; the result and the cache for the next capture.
+
+    With `reads` False, a file that would be read (new, or its stat changed) raises
+    NeedsReading instead: the stat walk alone, or nothing.
+    """
+    scan = _Scan(root, store, cache, limits, reads)
     with store.batch():
         scan.result.tree = scan.folder("")
     return scan.result, scan.new

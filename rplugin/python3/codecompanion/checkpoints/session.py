@@ -147,18 +147,25 @@ class ChatCheckpoints:
     # ----- captures from the turn loop -------------------------------------------------
 
     def _queue(
-        self, kind: Kind, by: By, text: str = "", message_id: int = -1
+        self, kind: Kind, by: By, text: str = "", message_id: int = -1, at_once: bool = False
     ) -> asyncio.Future[Any]:
         """Queue a capture of this kind; turns still waiting are recorded first, from the same
-        scan of the project."""
+        scan of the project. `at_once`: done now when a stat walk is all it takes."""
         waiting, self._waiting = self._waiting, []
-        future: asyncio.Future[Any] = self.manager.run(
-            self.manager.record_after_turns, waiting, self.chat.id, self.root, kind, by,
-            text=text, message_id=message_id,
-        )  # fmt: skip
+        record = self.manager.record_at_once if at_once else self._on_worker
+        future: asyncio.Future[Any] = record(
+            waiting, self.chat.id, self.root, kind, by, text=text, message_id=message_id
+        )
         future.add_done_callback(self._recorded)
         self._pending = future
         return future
+
+    def _on_worker(
+        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+    ) -> asyncio.Future[list[Record]]:
+        return self.manager.run(
+            self.manager.record_after_turns, waiting, chat_id, root, kind, by, **fields
+        )
 
     def _keep_waiting(self) -> None:
         """Record the turns still waiting (one capture), before any other work on the journal."""
@@ -216,7 +223,7 @@ class ChatCheckpoints:
         if not self.capturing:
             return _nothing()
         self._flush()
-        return _finished(self._queue("tools", "user"))
+        return _finished(self._queue("tools", "user", at_once=True))
 
     def after_tools(self) -> None:
         """After a tool round: capture what it changed, a moment later, so the request with
