@@ -11,6 +11,9 @@ M.defaults = {
   adapter = nil,
   model = nil,
   log_level = "INFO",
+  -- how many nice steps below Neovim the host (and the commands it runs) take on Linux, 0 to 19:
+  -- on a busy machine the editor's session then wins the CPU from the host's
+  host_nice = 3,
   start = "deferred", -- "deferred": start the host right after setup(); "lazy": on first use
   window = { layout = "vertical", width = 0.45 }, -- height: horizontal and float layouts
   yolo = false,
@@ -51,6 +54,7 @@ local SCHEMA = {
   adapter = "string",
   model = "string",
   log_level = { "DEBUG", "INFO", "WARNING", "ERROR" },
+  host_nice = "number",
   start = { "deferred", "lazy" },
   window = "table",
   yolo = "boolean",
@@ -95,6 +99,12 @@ local function problems(opts)
       local ok, want = check(value, SCHEMA[key])
       if not ok then
         table.insert(found, ("%s: %s expected, got %s"):format(key, want, vim.inspect(value)))
+        opts[key] = nil
+      elseif key == "host_nice" and (value % 1 ~= 0 or value < 0 or value > 19) then
+        table.insert(
+          found,
+          ("host_nice: a whole number from 0 to 19 expected, got %s"):format(value)
+        )
         opts[key] = nil
       elseif key == "keymaps" then
         for name in pairs(value) do

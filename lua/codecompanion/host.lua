@@ -109,6 +109,7 @@ local function start_job()
       .. (vim.env.PYTHONPATH and (":" .. vim.env.PYTHONPATH) or ""),
     CODECOMPANION_LOG = M.log_path(),
     CODECOMPANION_LOG_LEVEL = opts.log_level or "INFO",
+    CODECOMPANION_HOST_NICE = tostring(opts.host_nice or 3),
     -- glibc gives each thread (checkpoints worker, probes) its own malloc arena, ~1.4 MB
     -- resident after a chat; two arenas are enough for a host that mostly awaits.
     MALLOC_ARENA_MAX = vim.env.MALLOC_ARENA_MAX or "2",

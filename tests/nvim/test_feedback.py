@@ -56,7 +56,8 @@ def test_setup_names_unknown_and_wrong_options_in_one_line(start_nvim: StartNvim
     ed.nvim.command("set columns=300")
     ed.lua(
         "require('codecompanion').setup({ yolo = 'yes', windw = {}, strategies = {},"
-        " display = {}, window = { layout = 'sideways' }, keymaps = { sned = { n = 'x' } } })"
+        " display = {}, window = { layout = 'sideways' }, keymaps = { sned = { n = 'x' } },"
+        " host_nice = 2.5 })"
     )
     warned = wait_for(lambda: [m for m in messages(ed) if "setup()" in m])
     assert len(warned) == 1
@@ -64,8 +65,10 @@ def test_setup_names_unknown_and_wrong_options_in_one_line(start_nvim: StartNvim
     assert '"windw"' in line and "yolo" in line and "boolean expected" in line
     assert "display, strategies are CodeCompanion.nvim options" in line
     assert 'unknown keymap "sned"' in line and "window.layout" in line
+    assert "host_nice: a whole number from 0 to 19 expected, got 2.5" in line
     options = ed.lua("return require('codecompanion.config').options")
     assert options["yolo"] is False and options["window"]["layout"] == "vertical"
+    assert options["host_nice"] == 3
 
 
 def test_old_neovim_is_refused_in_one_line(start_nvim: StartNvim) -> None:

@@ -155,7 +155,7 @@ def test_reachable_ollama_is_the_default_without_keys(
     assert provider_server.requests[-1].path == "/api/chat"
 
 
-def test_host_takes_the_editors_cpu_priority(
+def test_host_takes_the_editors_cpu_priority_three_steps_lower(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Neovim in a session at nice 3, as a shell that lowered its editor's priority starts it.
@@ -172,7 +172,8 @@ def test_host_takes_the_editors_cpu_priority(
         host = host_pid(ed)
         # Neovim starts its jobs in sessions of their own: the host is in another autogroup.
         assert os.getsid(host) != os.getsid(editor)
-        assert wait_for(lambda: autogroup_nice(host) == 3, timeout=30)
+        # Three steps below the editor (setup's host_nice), so a busy machine slows the host first.
+        assert wait_for(lambda: autogroup_nice(host) == 6, timeout=30)
     finally:
         with contextlib.suppress(OSError, EOFError, pynvim.NvimError):
             nvim.command("qa!")

@@ -33,7 +33,7 @@ def main() -> int:
     log = logging.getLogger("codecompanion.nvim")
     # Before the imports: they are most of the start's CPU, and at another priority than the
     # editor's a busy machine can hold them back for seconds.
-    outcome = priority.follow_editor(os.getppid())
+    outcome = priority.follow_editor(os.getppid(), priority.host_offset())
     import pynvim
 
     from .app import App
@@ -72,7 +72,7 @@ def main() -> int:
 
 def _follow_editor(loop: asyncio.AbstractEventLoop, tries: int = 10) -> None:
     """Take the editor's CPU priority (see `priority`); tried again while the kernel is busy."""
-    if priority.follow_editor(os.getppid()) == "busy" and tries > 1:
+    if priority.follow_editor(os.getppid(), priority.host_offset()) == "busy" and tries > 1:
         loop.call_later(0.15, _follow_editor, loop, tries - 1)
 
 
