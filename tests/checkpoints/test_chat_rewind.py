@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -323,3 +324,31 @@ async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
 
     assert content(before[2], "b.py") == b"b1 by hand\n"
     assert [content(t, "a.py") for t in before] == [b"a0\n", b"a1\n", b"a2\n", b"a3\n", b"a4\n"]
+
+
+async def test_whether_a_chat_captures_is_told_without_resolving_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked before and after every tool round: a stat of the folders, not a walk of their paths.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "project").mkdir(parents=True)
+    (tmp_path / "elsewhere").symlink_to(tmp_path / "home")
+    chat, _view, manager = checkpointed(ScriptedAdapter(), tmp_path, tmp_path / "data")
+    checkpoints = chat.checkpoints
+    assert checkpoints is not None
+
+    def resolved(*_args: Any, **_kwargs: Any) -> str:
+        raise AssertionError("a path was resolved")
+
+    monkeypatch.setattr(os.path, "realpath", resolved)
+    for folder, captures in (
+        ("home/project", True),
+        ("home", False),
+        ("elsewhere", False),  # home by another name
+        ("missing", True),
+    ):
+        chat.tools.cwd = tmp_path / folder
+        assert checkpoints.capturing is captures, folder
+    chat.tools.cwd = Path("/")
+    assert not checkpoints.capturing
+    manager.close()

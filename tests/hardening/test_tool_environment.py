@@ -139,3 +139,32 @@ async def test_a_command_tool_gets_the_same_cleaned_environment(
     seen = {line.split("=", 1)[0] for line in shown.splitlines() if "=" in line}
     assert "PATH" in seen and "NVIM" not in seen
     assert {n for n in VARIABLES if n in seen} == {n for n, v in VARIABLES.items() if v}
+
+
+def test_the_environment_is_filtered_once_and_again_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every command a tool starts takes the environment: filtered once while it stays the same.
+    names: list[str] = []
+    dropped = EnvPolicy.dropped
+
+    def counted(policy: EnvPolicy, name: str) -> bool:
+        names.append(name)
+        return dropped(policy, name)
+
+    monkeypatch.setattr(EnvPolicy, "dropped", counted)
+    policy = EnvPolicy.from_opts({"drop": ["CORP_*"]})
+    monkeypatch.setenv("CC_PLAIN", "one")
+    first = policy.environment()
+    assert first["CC_PLAIN"] == "one" and len(names) == len(os.environ)
+    first["CC_PLAIN"] = "changed by its caller"
+    assert policy.environment()["CC_PLAIN"] == "one" and len(names) == len(os.environ)
+    # A changed, added or secret variable is seen at the next start.
+    monkeypatch.setenv("CC_PLAIN", "two")
+    monkeypatch.setenv("CORP_URL", "internal")
+    monkeypatch.setenv("CC_SOME_TOKEN", uuid.uuid4().hex)
+    again = policy.environment()
+    assert again["CC_PLAIN"] == "two" and "CORP_URL" not in again and "CC_SOME_TOKEN" not in again
+    assert len(names) == 2 * len(os.environ) - 2
+    # Another policy filters on its own.
+    assert "CORP_URL" in EnvPolicy().environment()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable
 from dataclasses import asdict
@@ -33,6 +34,15 @@ def _logged(future: asyncio.Future[Any]) -> None:
     """A background step's failure goes to the log (never 'exception never retrieved')."""
     if not future.cancelled() and future.exception() is not None:
         log.warning("checkpoints: %s", future.exception())
+
+
+def _same_folder(folder: os.stat_result, path: str) -> bool:
+    """True if `path` is the folder `folder` is the status of."""
+    try:
+        other = os.stat(path)
+    except OSError:
+        return False
+    return (folder.st_dev, folder.st_ino) == (other.st_dev, other.st_ino)
 
 
 async def _nothing() -> None:
@@ -140,9 +150,13 @@ class ChatCheckpoints:
     @property
     def capturing(self) -> bool:
         """False in the home folder or `/`: a chat there is not in a project, and copying
-        all of it is no checkpoint anyone wants."""
-        root = self.root.resolve()
-        return root not in (Path.home().resolve(), Path(root.anchor))
+        all of it is no checkpoint anyone wants. Told by the folders' identity (a stat each),
+        not by resolving their paths: it is asked before and after every tool round."""
+        try:
+            root = os.stat(self.chat.tools.cwd)
+        except OSError:  # no folder (yet): nothing of home or `/` to copy
+            return True
+        return not any(_same_folder(root, place) for place in (os.path.expanduser("~"), "/"))
 
     # ----- captures from the turn loop -------------------------------------------------
 

@@ -67,8 +67,16 @@ class EnvPolicy:
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """`base` (default: this process's environment) without the dropped variables."""
-        source = os.environ if base is None else base
-        return {k: v for k, v in source.items() if not self.dropped(k)}
+        if base is None:  # the same environment is filtered once, however many tools start
+            return dict(_kept(self, tuple(os.environ.items())))
+        return {k: v for k, v in base.items() if not self.dropped(k)}
+
+
+@functools.lru_cache(maxsize=8)
+def _kept(policy: EnvPolicy, items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The variables of `items` a tool process gets under `policy` (keyed by every name and
+    value, so a changed environment is filtered anew)."""
+    return tuple((name, value) for name, value in items if not policy.dropped(name))
 
 
 @functools.lru_cache(maxsize=64)
