@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from ..persistence.history import write_all
+
 log = logging.getLogger("codecompanion.checkpoints")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -108,13 +110,23 @@ class JournalFolder:
         return Journal(chat_id, root)
 
     def save(self, journal: Journal) -> None:
-        """Write the journal (temp file, rename)."""
+        """Write the journal (temp file, rename); the folder is made when it is missing (one
+        write follows every capture: it is not asked each time)."""
         target = self.path(journal.chat_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
         data = {"root": journal.root, "records": [r.to_dict() for r in journal.records]}
+        encoded = json.dumps(data, ensure_ascii=False).encode("utf-8")
         tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            fd = os.open(tmp, flags, 0o666)
+        except FileNotFoundError:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, flags, 0o666)
+        try:
+            try:
+                write_all(fd, encoded)
+            finally:
+                os.close(fd)
             os.replace(tmp, target)
         except BaseException:
             tmp.unlink(missing_ok=True)

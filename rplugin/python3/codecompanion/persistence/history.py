@@ -108,6 +108,13 @@ class SavedChatInfo:
     adapter: str | None
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd` (a write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 class ChatStore:
     """The folder of saved chats (`stdpath("data")/codecompanion/chats`)."""
 
@@ -127,16 +134,16 @@ class ChatStore:
         files), which only a power loss needs: the chat does it when a turn ends.
         """
         target = self.path_for(chat_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
         # No indent: json's C encoder only runs without one (ten times faster on long chats).
-        data = json.dumps(state, ensure_ascii=False)
+        data = json.dumps(state, ensure_ascii=False).encode("utf-8")
         fd, tmp = self._temp_file(chat_id)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
+            try:
+                write_all(fd, data)
                 if durable:
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -145,7 +152,8 @@ class ChatStore:
             self._sweep(chat_id)
 
     def _temp_file(self, chat_id: str) -> tuple[int, str]:
-        """A new private file beside the chat's (the name `_sweep` knows), open for writing."""
+        """A new private file beside the chat's (the name `_sweep` knows), open for writing;
+        the folder is made when it is missing (not asked at every save)."""
         # As tempfile.mkstemp does, without importing tempfile (and shutil, random) for it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         while True:
@@ -154,6 +162,9 @@ class ChatStore:
                 return os.open(tmp, flags, 0o600), tmp
             except FileExistsError:
                 continue
+            except FileNotFoundError:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                return os.open(tmp, flags, 0o600), tmp
 
     def _sweep(self, chat_id: str) -> None:
         """Delete the temp files killed saves of this chat left behind."""
