@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ....errors import ToolError
+from ...runtime.approval_policy import QuestionKind
 
 _FORBIDDEN = {"\x00": "a NUL byte", "\n": "a newline", "\r": "a carriage return"}
 
@@ -24,7 +25,20 @@ def clean_path_text(raw: object) -> str:
     return text
 
 
-def project_root(tools: Any) -> Path:
+class PathScope(Protocol):
+    """What resolving a path needs of the tool system: the project root and a way to ask."""
+
+    @property
+    def cwd(self) -> Path:
+        """The project root, as the chat opened it."""
+        ...
+
+    async def confirm(self, question: str, kind: QuestionKind = "tool") -> bool:
+        """The user's yes or no (False when nobody can be asked)."""
+        ...
+
+
+def project_root(tools: PathScope) -> Path:
     """The project root of the tool system, fully resolved."""
     return Path(os.path.realpath(os.fspath(tools.cwd)))
 
@@ -55,7 +69,7 @@ def display_path(root: Path, path: Path) -> str:
 
 
 async def _refused_git_control(
-    tools: Any, root: Path, path: Path, lexical: Path, purpose: str
+    tools: PathScope, root: Path, path: Path, lexical: Path, purpose: str
 ) -> bool:
     """True if the path is git's control file (or in the repository's hooks folder) and the
     user said no when asked."""
@@ -72,7 +86,7 @@ async def _refused_git_control(
     return not await tools.confirm(question, "git_control")
 
 
-def describe_path(tools: Any, raw: object) -> str:
+def describe_path(tools: PathScope, raw: object) -> str:
     """The path argument as the user should see it (relative when inside the project)."""
     if not isinstance(raw, str):
         return str(raw)
@@ -84,7 +98,7 @@ def describe_path(tools: Any, raw: object) -> str:
 
 
 async def resolve_path(
-    tools: Any, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+    tools: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
 ) -> Path:
     """The resolved path for `raw`; outside the project only if the user allows that exact path.
 
@@ -99,7 +113,7 @@ async def resolve_path(
 
 
 async def resolve_shown(
-    tools: Any, raw: str, *, must_exist: bool, purpose: str
+    tools: PathScope, raw: str, *, must_exist: bool, purpose: str
 ) -> tuple[Path, str]:
     """`resolve_path`'s path and how messages show it, from one resolution of the project root."""
     root, path = await resolve_in_project(tools, raw, must_exist=must_exist, purpose=purpose)
@@ -107,7 +121,7 @@ async def resolve_shown(
 
 
 async def resolve_in_project(
-    tools: Any, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+    tools: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
 ) -> tuple[Path, Path]:
     """The resolved project root and the path checked as `resolve_path` says."""
     root = project_root(tools)
