@@ -258,16 +258,23 @@ async def test_turns_waiting_and_the_tool_rounds_capture_take_one_scan(tmp_path:
 
 
 class WalkNotingCheckpoints(Checkpoints):
-    """Real checkpoints that note each walk of the project: (on the loop's thread, may read)."""
+    """Real checkpoints that note each look at the project: a capture, or a check that it is
+    unchanged (hit or miss), and whether it ran on the loop's thread."""
 
     def __init__(self, folder: Path, loop_thread: int) -> None:
         super().__init__(folder)
         self.loop_thread = loop_thread
-        self.walks: list[tuple[bool, bool]] = []
+        self.walks: list[tuple[str, bool]] = []
 
-    def snapshot(self, root: Path, reads: bool = True) -> str:
-        self.walks.append((threading.get_ident() == self.loop_thread, reads))
-        return super().snapshot(root, reads)
+    def snapshot(self, root: Path) -> str:
+        self.walks.append(("capture", threading.get_ident() == self.loop_thread))
+        return super().snapshot(root)
+
+    def still(self, root: Path) -> str | None:
+        tree = super().still(root)
+        look = "unchanged" if tree is not None else "changed"
+        self.walks.append((look, threading.get_ident() == self.loop_thread))
+        return tree
 
 
 async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
@@ -284,7 +291,7 @@ async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
     manager = WalkNotingCheckpoints(tmp_path / "data", threading.get_ident())
     chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
 
-    async def walks(text: str, busy: bool = False) -> list[tuple[bool, bool]]:
+    async def walks(text: str, busy: bool = False) -> list[tuple[str, bool]]:
         while not manager.idle:  # the last turn's pruning, queued as it ended
             await asyncio.sleep(0.01)
         manager.walks.clear()
@@ -295,20 +302,20 @@ async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
         await turn(chat, text)
         return manager.walks
 
-    worker, at_once = (False, True), (True, False)
+    worker = ("capture", False)
     # The first capture has nothing to compare with: the worker reads the project. Each
     # round's own capture after it is the worker's too.
-    assert await walks("one") == [worker, worker]
-    # Nothing changed since the last capture: its stat walk, on the loop, is the capture.
-    assert await walks("two") == [at_once, worker]
-    # A file changed by hand: the walk on the loop stops at it, the worker reads it.
+    assert await walks("one") == [("changed", True), worker, worker]
+    # Nothing changed since the last capture: its check, on the loop, is the capture.
+    assert await walks("two") == [("unchanged", True), worker]
+    # A file changed by hand: the check sees it, the worker captures (and reads) it.
     write(root, {"b.py": b"b1 by hand\n"})
-    assert await walks("three") == [at_once, worker, worker]
+    assert await walks("three") == [("changed", True), worker, worker]
     # Work queued on the worker goes first: the capture waits behind it.
     assert await walks("four", busy=True) == [worker, worker]
     # A project of more files than a walk on the loop takes goes to the worker.
     monkeypatch.setattr(checkpoints_manager, "AT_ONCE_FILES", 1)
-    assert await walks("five") == [worker, worker]
+    assert await walks("five") == [("changed", True), worker, worker]
     manager.close()
     records = manager.journals.load("c1", str(root)).records
     before = [r.tree for r in records if r.kind == "tools"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from codecompanion.checkpoints import Checkpoints, Settings
+from codecompanion.checkpoints import Checkpoints, Settings, scan
 from codecompanion.checkpoints.scan import ScanCache, ScanLimits, capture
 from codecompanion.checkpoints.store import ObjectStore
 from tests.support.checkpoints import Driver, state, tree_digest, write
@@ -298,3 +299,62 @@ def test_a_first_capture_is_one_pack_and_pruning_rewrites_what_a_pack_still_hold
     for oid in keep:
         fresh.get(oid)
     assert set(fresh._pack_index()) <= keep  # noqa: SLF001
+
+
+CHANGES: list[tuple[str, Any]] = [
+    ("a file's bytes", lambda root: (root / "keep/u.txt").write_bytes(b"user, edited\n")),
+    ("a file's mode", lambda root: (root / "a.py").chmod(0o600)),
+    ("a new file", lambda root: (root / "keep/new.txt").write_bytes(b"")),
+    ("a new folder", lambda root: (root / "keep/sub").mkdir()),
+    ("a removed file", lambda root: (root / "b.py").unlink()),
+    ("a renamed file", lambda root: (root / "b.py").rename(root / "c.py")),
+    ("a file made a link", lambda root: _relink(root / "a.py", "b.py")),
+    ("a folder made a link", lambda root: _relink(root / "keep", "deep")),
+    ("a file swapped in by rename", lambda root: _swap(root / "keep/u.txt")),
+]
+
+
+def _relink(path: Path, target: str) -> None:
+    if path.is_dir():
+        path.rename(path.with_name("moved"))
+    else:
+        path.unlink()
+    path.symlink_to(target)
+
+
+def _swap(path: Path) -> None:
+    """The same bytes, size and times, in a new file renamed over the old one."""
+    info = path.stat()
+    fresh = path.with_name(".swap")
+    fresh.write_bytes(path.read_bytes())
+    os.utime(fresh, ns=(info.st_atime_ns, info.st_mtime_ns))
+    fresh.replace(path)
+
+
+@pytest.mark.parametrize(("what", "change"), CHANGES, ids=[c[0] for c in CHANGES])
+def test_an_unchanged_project_is_told_by_a_stat_walk_and_any_change_is_seen(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, change: Any
+) -> None:
+    # Files and folders written moments ago count as settled (else they are walked anew).
+    monkeypatch.setattr(scan, "RACY_NS", 0)
+    write(project, {"keep/deep/d.txt": b"d\n", "node_modules/x.js": b"x\n"})
+    store = ObjectStore(tmp_path / "data")
+    limits = ScanLimits()
+    result, cache = capture(project, store, ScanCache(), limits)
+    assert scan.unchanged(project, cache, limits) == result.tree
+    # Its folders are not listed again while their own stat is as recorded.
+    listed: list[str] = []
+    listdir = os.listdir
+
+    def noted(path: Any) -> list[str]:
+        listed.append(str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", noted)
+    assert scan.unchanged(project, cache, limits) == result.tree and listed == []
+    (project / "node_modules/y.js").write_bytes(b"y\n")  # excluded: no change to a capture
+    assert scan.unchanged(project, cache, limits) == result.tree
+    change(project)
+    assert scan.unchanged(project, cache, limits) is None, what
+    again, _ = capture(project, store, cache, limits)
+    assert again.tree != result.tree, what  # the capture the walk defers to sees it too

@@ -29,14 +29,7 @@ from .changes import (
     same,
 )
 from .journal import By, Journal, JournalFolder, Kind, Record
-from .scan import (
-    DEFAULT_EXCLUDE,
-    NeedsReading,
-    ScanCache,
-    ScanLimits,
-    cache_from_tree,
-    capture,
-)
+from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture, unchanged
 from .store import Entry, ObjectStore
 
 if TYPE_CHECKING:  # rewinds load their module when the user asks for one
@@ -44,8 +37,9 @@ if TYPE_CHECKING:  # rewinds load their module when the user asks for one
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
-# Files a project may have for a capture at once on the loop: their stat walk takes well under
-# a millisecond per hundred files, and none of their bytes is read there.
+# Files a project may have for a capture at once on the loop: their stat walk takes about a
+# millisecond per hundred files (less when the process ran lately), none of their bytes is
+# read there, and nothing is written but the journal.
 AT_ONCE_FILES = 500
 
 
@@ -181,14 +175,13 @@ class Checkpoints:
             self._open[chat_id] = journal
         return journal
 
-    def snapshot(self, root: Path, reads: bool = True) -> str:
-        """Capture the project now (no record); its tree id. Without `reads`, NeedsReading
-        when a file's bytes would be read."""
+    def snapshot(self, root: Path) -> str:
+        """Capture the project now (no record); its tree id."""
         key = str(root)
         cache = self._caches.get(key)
         if cache is None:
             cache = self._cache_from_journals(key)
-        result, self._caches[key] = capture(root, self.store, cache, self.settings.limits, reads)
+        result, self._caches[key] = capture(root, self.store, cache, self.settings.limits)
         if self._size is not None:
             self._size += result.written
         if result.skipped:
@@ -301,21 +294,26 @@ class Checkpoints:
         return future
 
     def _unchanged(self, roots: set[str]) -> dict[str, str] | None:
-        """Each project's tree from a stat walk alone, when the worker is idle and each was
-        captured before with at most AT_ONCE_FILES files; None otherwise, or when a file was
-        added or changed (its bytes are read on the worker)."""
+        """Each project's last tree when the worker is idle and each, captured before with at
+        most AT_ONCE_FILES files, is unchanged; None otherwise (the worker captures them)."""
         if not self.idle:
             return None
         trees: dict[str, str] = {}
         for key in sorted(roots):
-            cache = self._caches.get(key)
-            if cache is None or len(cache.files) > AT_ONCE_FILES:
+            tree = self.still(Path(key))
+            if tree is None:
                 return None
-            try:
-                trees[key] = self.snapshot(Path(key), reads=False)
-            except NeedsReading:
-                return None
+            trees[key] = tree
         return trees
+
+    def still(self, root: Path) -> str | None:
+        """The tree of the project's last capture if a stat walk finds it unchanged (on the
+        calling thread; asked only while the worker is idle); None when it changed, was never
+        captured by this host, or has more than AT_ONCE_FILES files."""
+        cache = self._caches.get(str(root))
+        if cache is None or len(cache.files) > AT_ONCE_FILES:
+            return None
+        return unchanged(root, cache, self.settings.limits)
 
     def keep(self, waiting: list[Waiting]) -> None:
         """Record waiting turns on the worker without waiting for it (a chat closing)."""

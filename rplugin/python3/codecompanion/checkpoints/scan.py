@@ -17,6 +17,7 @@ from pathlib import Path
 from .store import CHUNK, Entry, ObjectStore, object_id, rows_of
 
 Pair = tuple[str, "Entry | str"]  # a folder's item: a file's entry, or a sub-folder's tree id
+FolderStat = tuple[int, int, int, int]  # device, inode, mtime and ctime (ns)
 _KEPT = frozenset((stat.S_IFREG, stat.S_IFLNK))
 
 
@@ -63,10 +64,6 @@ class TooManyFiles(ValueError):
     """The project has more files than a capture may hold."""
 
 
-class NeedsReading(Exception):
-    """A capture told not to read found a file whose bytes it would read (new or changed)."""
-
-
 @dataclass(frozen=True)
 class ScanLimits:
     """What a capture leaves out: folders by name, files over a size, files past a count."""
@@ -78,10 +75,13 @@ class ScanLimits:
 
 @dataclass
 class ScanCache:
-    """The last capture of one project: its files' entries and its folders' rows and tree ids."""
+    """The last capture of one project: its files' entries, its folders' rows and tree ids,
+    and the stat of each folder settled before it was listed (its names are the same while
+    that stat is: adding, removing or renaming an entry changes the folder's times)."""
 
     files: dict[str, Entry] = field(default_factory=dict)
     dirs: dict[str, tuple[list[Pair], str]] = field(default_factory=dict)
+    folders: dict[str, FolderStat] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,14 +97,13 @@ class ScanResult:
 
 class _Scan:
     def __init__(
-        self, root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits, reads: bool
+        self, root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
     ) -> None:
         self.root = root
         self.store = store
         self.old = cache
         self.new = ScanCache()
         self.limits = limits
-        self.reads = reads
         self.cutoff = time.time_ns() - RACY_NS
         self.result = ScanResult(tree="")
 
@@ -113,7 +112,12 @@ class _Scan:
         pairs: list[Pair] = []
         prefix = f"{rel}/" if rel else ""
         old_files, new_files, exclude = self.old.files, self.new.files, self.limits.exclude
-        for item in _listing(self.root / rel if rel else self.root):
+        where = self.root / rel if rel else self.root
+        # Its stat before its listing: a change after this shows in a later stat.
+        settled = _folder_stat(str(where), self.cutoff)
+        if settled is not None:
+            self.new.folders[rel] = settled
+        for item in _listing(where):
             name = item.name
             if name in exclude:
                 continue
@@ -157,8 +161,6 @@ class _Scan:
     def file(self, path: str, st: os.stat_result) -> Entry | None:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             return None  # FIFOs, sockets and devices hold no bytes to keep
-        if not self.reads:
-            raise NeedsReading(path)
         if self.result.files >= self.limits.max_files:
             # A capture that left files out would show them as deleted: none is taken.
             raise TooManyFiles(
@@ -217,17 +219,82 @@ def read_file(path: Path, limit: int) -> bytes | None:
 
 
 def capture(
-    root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits, reads: bool = True
+    root: Path, store: ObjectStore, cache: ScanCache, limits: ScanLimits
 ) -> tuple[ScanResult, ScanCache]:
-    """Store the project's current state; the result and the cache for the next capture.
-
-    With `reads` False, a file that would be read (new, or its stat changed) raises
-    NeedsReading instead: the stat walk alone, or nothing.
-    """
-    scan = _Scan(root, store, cache, limits, reads)
+    """Store the project's current state; the result and the cache for the next capture."""
+    scan = _Scan(root, store, cache, limits)
     with store.batch():
         scan.result.tree = scan.folder("")
     return scan.result, scan.new
+
+
+def _folder_stat(path: str, cutoff: int) -> FolderStat | None:
+    """A folder's stat, if it is a folder (not a link) last changed before `cutoff`."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_mtime_ns >= cutoff or st.st_ctime_ns >= cutoff:
+        return None
+    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+
+
+def unchanged(root: Path, cache: ScanCache, limits: ScanLimits) -> str | None:
+    """The tree id of the last capture if the project is still as it found it (every folder
+    holds the same names, every file has the same stat); None at the first difference.
+
+    The stat walk a capture of an unchanged project does, without building a new cache or
+    trees: a capture finding nothing new would store nothing and keep the same tree. A folder
+    whose own stat is the one recorded is not listed again: its names are the same.
+    """
+    top = cache.dirs.get("")
+    if top is None:
+        return None
+    walk = _Check(cache, limits, time.time_ns() - RACY_NS)
+    return top[1] if walk.same(str(root), "", top[0]) else None
+
+
+@dataclass
+class _Check:
+    """One walk of `unchanged`."""
+
+    cache: ScanCache
+    limits: ScanLimits
+    cutoff: int
+    files: int = 0
+
+    def same(self, where: str, rel: str, pairs: list[Pair]) -> bool:
+        """True if folder `rel` (at `where`) holds exactly `pairs` as the last capture found."""
+        known = self.cache.folders.get(rel)
+        if known is None or _folder_stat(where, self.cutoff) != known:
+            try:
+                names = sorted(n for n in os.listdir(where) if n not in self.limits.exclude)
+            except OSError:
+                return False
+            if names != [name for name, _ in pairs]:
+                return False
+        prefix = f"{rel}/" if rel else ""
+        for name, old in pairs:
+            try:
+                st = os.lstat(f"{where}/{name}")
+            except OSError:
+                return False
+            if isinstance(old, str):  # a folder: the same tree below it
+                sub = self.cache.dirs.get(prefix + name)
+                if sub is None or sub[1] != old or not stat.S_ISDIR(st.st_mode):
+                    return False
+                if not self.same(f"{where}/{name}", prefix + name, sub[0]):
+                    return False
+                continue
+            self.files += 1
+            if (
+                old[1:6]
+                != (st.st_mode & 0o7777, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                or stat.S_IFMT(st.st_mode) not in _KEPT
+                or self.files > self.limits.max_files
+            ):
+                return False
+        return True
 
 
 def cache_from_tree(store: ObjectStore, oid: str) -> ScanCache:
