@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from codecompanion.ports import ApprovalDecision
+from codecompanion.tools.runtime import shell_rules
 from codecompanion.tools.runtime.approvals import rule_verdict
 from tests.support.fakes import ScriptedApprover
 from tests.support.tools import Harness, calculator, call, make, simple
@@ -307,3 +308,32 @@ async def test_a_custom_approval_key_is_worked_out_once_per_call() -> None:
     assert h.chat.result(allowed.id).for_llm == "5000"
     assert "denied by rule" in h.chat.result(denied.id).for_llm
     assert keys == [ARGS, {**ARGS, "operation": "divide"}]
+
+
+async def test_a_command_line_is_read_once_whichever_rules_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The deny rules, the allow rules and the question all read the line of one call: the
+    # shell reader parses it once, and the rules still decide as before.
+    parsed: list[str] = []
+    parse = shell_rules.parse
+
+    def counted(line: str) -> Any:
+        parsed.append(line)
+        return parse(line)
+
+    monkeypatch.setattr(shell_rules, "parse", counted)
+    getattr(shell_rules.read, "cache_clear", lambda: None)()  # lines read by other tests
+    h = make(
+        {"run_command": shell_tool()},
+        tool_opts={"run_command": {"allow": ["sleep 2"], "deny": ["rm *"]}},
+        approver=ScriptedApprover(default="approve"),
+    )
+    allowed, denied = (
+        call("run_command", {"cmd": "sleep 2"}),
+        call("run_command", {"cmd": "rm -f x"}),
+    )
+    await h.run(allowed, denied)
+    assert h.chat.final_status(allowed.id) == "success" and h.approver.requests == []
+    assert "denied by rule" in h.chat.result(denied.id).for_llm
+    assert parsed == ["sleep 2", "rm -f x"]

@@ -11,6 +11,7 @@ it, and the line is uncertain, so neither an allow rule nor YOLO runs it without
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -141,8 +142,10 @@ class Reading:
         return not self.doubts and all(c.program is not None for c in self.commands)
 
 
+@functools.lru_cache(maxsize=32)
 def read(line: str) -> Reading:
-    """Read a shell line into the commands it runs."""
+    """Read a shell line into the commands it runs (a reading is immutable: the deny rules,
+    the allow rules and the question about one call read its line once)."""
     parsed = parse(line)
     commands: list[Command] = []
     _collect(parsed, commands, 0)
