@@ -74,6 +74,16 @@ def _confined(pid: int) -> bool:
     return "\nNoNewPrivs:\t1\n" in status and "\nSeccomp:\t2\n" in status
 
 
+async def _next_spare(sandbox: CommandSandbox) -> int:
+    """The launcher waiting after a command: started shortly after the command was executed."""
+    for _ in range(250):
+        standbys = sandbox._standbys
+        if standbys is not None and standbys.spare is not None:
+            return standbys.spare
+        await asyncio.sleep(0.02)
+    return _spare(sandbox)
+
+
 def _spare(sandbox: CommandSandbox) -> int:
     standbys = sandbox._standbys
     assert standbys is not None and standbys.spare is not None
@@ -94,7 +104,7 @@ async def test_a_command_becomes_the_waiting_launcher_and_is_confined(
     result = await _sh(sandbox, project, f"echo $$; echo x > {outside}/w.txt")
     assert result.stdout.split() == [str(waiting)]  # the same process, now the command
     assert result.exit_code == 2 and not (outside / "w.txt").exists(), result.stderr
-    assert _spare(sandbox) != waiting  # the next one was started
+    assert await _next_spare(sandbox) != waiting  # the next one was started
     result = await _sh(sandbox, project, "echo ok > inside.txt && cat .git/../inside.txt")
     assert result.exit_code == 0 and result.stdout == "ok\n", result.stderr
 
@@ -110,7 +120,12 @@ async def test_the_waiting_launcher_is_confined_before_its_command_comes(
     assert result.stdout.split() == [str(waiting)]  # that launcher became the command
     assert not (outside / "w.txt").exists() and not (project / ".git" / "config").exists()
     assert (project / "in.txt").read_text() == "ok\n", result.stderr
-    assert _confined(_spare(prepared)) or wait_for(lambda: _confined(_spare(prepared)), 5)
+    following = await _next_spare(prepared)
+    for _ in range(250):  # confined as soon as it started, before any command
+        if _confined(following):
+            break
+        await asyncio.sleep(0.02)
+    assert _confined(following)
 
 
 async def test_a_launcher_confined_before_the_files_changed_is_not_used(
@@ -141,9 +156,10 @@ async def test_the_next_launcher_starts_once_the_command_runs(
     launch = prepared.launch(project)
     assert launch is not None and prepared._standbys is not None
     env = {"PATH": os.environ["PATH"]}
-    popen = launch.start(("sleep", "5"), str(project), env, subprocess.DEVNULL)
+    popen = launch.begin(("sleep", "5"), str(project), env, subprocess.DEVNULL)
+    launch.go()
     try:
-        assert prepared._standbys.spare is None  # nothing else starts while the command does
+        assert prepared._standbys.spare is None  # nothing else starts while it is handed over
         for _ in range(250):
             if prepared._standbys.spare is not None:
                 break
@@ -175,6 +191,42 @@ async def test_the_private_temp_folder_is_removed_off_the_loop(
     assert result.exit_code == 0 and temp.startswith(tempfile.gettempdir()), result.stderr
     wait_for(lambda: not os.path.exists(temp), timeout=5)
     assert removed == [(temp, False)]  # in a worker thread: nothing on the loop waits for it
+
+
+async def test_the_command_is_handed_over_last(
+    places: tuple[Path, Path], prepared: CommandSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, _outside = places
+    steps: list[str] = []
+    watch, hand_over = process.Child._watch_exit, Standby.hand_over
+
+    def watching(child: process.Child) -> None:
+        steps.append("exit watched")
+        watch(child)
+
+    def handing(standby: Standby, command: bytes) -> None:
+        steps.append("handed over")
+        hand_over(standby, command)
+
+    monkeypatch.setattr(process.Child, "_watch_exit", watching)
+    monkeypatch.setattr(Standby, "hand_over", handing)
+    result = await _sh(prepared, project, "echo ran")
+    assert result.stdout == "ran\n" and steps == ["exit watched", "handed over"]
+
+
+async def test_a_launcher_gone_before_its_command_says_so(
+    places: tuple[Path, Path], prepared: CommandSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, _outside = places
+    waiting = _spare(prepared)
+
+    def gone(standby: Standby, command: bytes) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(Standby, "hand_over", gone)
+    result = await _sh(prepared, project, "echo ran")
+    assert not result.started and "ended before the command reached it" in result.stderr
+    wait_for(lambda: not _alive(waiting), timeout=5)  # killed, never left waiting
 
 
 def test_a_launcher_runs_nothing_before_it_is_confined(tmp_path: Path) -> None:
@@ -224,7 +276,7 @@ async def test_closing_the_chat_ends_its_launcher_and_cgroup(places: tuple[Path,
     sandbox = CommandSandbox(read_permissions({}), Detector())
     sandbox.prepare()
     assert (await _sh(sandbox, project, "true")).exit_code == 0
-    waiting = _spare(sandbox)
+    waiting = await _next_spare(sandbox)
     cgroup = sandbox._cgroup
     sandbox.close()
     for _ in range(250):  # killed at once, reaped from the loop
@@ -256,7 +308,8 @@ async def test_a_new_chats_first_launcher_was_ready_before_the_chat_opened(
         own = [s._cgroup.folder for s in (first, second) if s._cgroup is not None]
         assert len(set(own)) == len(own)  # each chat still has its own cgroup
         next_ready = reserve._kit.standbys.spare if reserve._kit is not None else None
-        assert next_ready is not None and next_ready not in (made_ready, _spare(second))
+        following = await _next_spare(second)
+        assert next_ready is not None and next_ready not in (made_ready, following)
     finally:
         first.close()
         second.close()

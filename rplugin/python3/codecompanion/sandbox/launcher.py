@@ -13,6 +13,7 @@ Neovim are never confined.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -70,22 +71,24 @@ class Launch:
     native: str | None = None  # codecompanion-confine, when it was built
     standbys: Standbys | None = None  # the chat's waiting launchers
     _taken: Standby | None = None  # confined by `rules` already (native), or None
-    _started: bool = False
+    _command: bytes | None = None  # the command's message, once `begin` encoded it
+    _sent: bool = False
+    _lost: str | None = None  # why the launcher never got the command
     _watching: tuple[asyncio.AbstractEventLoop, int] | None = None
     _ruleset_fd: int | None = None  # the in-Python launcher's ruleset, built in the host
     _filter: seccomp.Filter | None = None
     _namespace_hold: int | None = None
 
-    def start(
+    def begin(
         self, argv: tuple[str, ...], cwd: str, env: Mapping[str, str], stdin: int | None
     ) -> subprocess.Popen[bytes]:
-        """Hand `argv` to a native launcher (the chat's waiting one, else a fresh one): the
-        process it returns becomes the command (OSError if none could start)."""
+        """Make ready the launcher that becomes `argv`: the chat's waiting one (confined
+        already) or a fresh one told the rules (OSError if none could start). The host sets up
+        its side of the process, then `go` hands it the command."""
         assert self.native is not None
-        self._started = True
-        pipe = stdin is not None
         # Encoded (or refused: a NUL byte) before a launcher is touched.
-        command = Order(argv, cwd, env, stdin == subprocess.DEVNULL).message()
+        self._command = Order(argv, cwd, env, stdin == subprocess.DEVNULL).message()
+        pipe = stdin is not None
         taken, self._taken = self._taken, None
         if taken is not None and not pipe:  # it inherits our stdin: only a fresh launcher can
             taken.drop()
@@ -93,7 +96,7 @@ class Launch:
         for attempt in range(2):  # a launcher that died after all: a fresh one, once
             taken = taken if taken is not None else self._fresh(pipe)
             try:
-                self._hand_over(taken, command)
+                self._make_ready(taken)
                 break
             except OSError:
                 taken.drop()
@@ -105,15 +108,28 @@ class Launch:
         if stdin == subprocess.DEVNULL and taken.popen.stdin is not None:
             taken.popen.stdin.close()  # the launcher reads /dev/null instead
             taken.popen.stdin = None
-        self._refill_when_running(taken)
         return taken.popen
 
-    def _hand_over(self, taken: Standby, command: bytes) -> None:
+    def go(self) -> None:
+        """Send the command. The launcher executes it at once, on this CPU most often (it was
+        woken from here): nothing of the host's is left to do before it. A launcher that
+        ended meanwhile is killed (if need be) and `exec_error` says so."""
+        assert self._taken is not None and self._command is not None
+        self._sent = True
+        try:
+            self._taken.hand_over(self._command)
+        except OSError:
+            self._lost = "the sandbox's launcher ended before the command reached it"
+            with contextlib.suppress(OSError):
+                self._taken.popen.kill()
+            return
+        self._refill_when_running(self._taken)
+
+    def _make_ready(self, taken: Standby) -> None:
         if self.standbys is not None and self._namespace_hold is None:
             self._namespace_hold = taken.hold_namespace()
         if taken.rules is None:
             taken.confine(self.rules, self.temp)
-        taken.hand_over(command)
 
     def _fresh(self, stdin_pipe: bool) -> Standby:
         if self.standbys is not None:
@@ -124,8 +140,8 @@ class Launch:
         return Standby(self.native, procs, namespace, stdin_pipe)
 
     def _refill_when_running(self, taken: Standby) -> None:
-        """Start the next command's launcher once this command runs (its launcher's control
-        socket closes at exec), so that the two do not compete for the CPU while it starts."""
+        """Start the next command's launcher once this command was executed (its launcher's
+        control socket closes at exec), not while the host hands it over."""
         if self.standbys is None:
             return
         try:
@@ -153,6 +169,8 @@ class Launch:
 
     def exec_error(self) -> str | None:
         """Why the native launcher could not execute the command (None: it did)."""
+        if self._lost is not None:
+            return self._lost
         return self._taken.exec_error() if self._taken is not None else None
 
     def preexec(self) -> None:
@@ -182,10 +200,14 @@ class Launch:
     def close(self) -> None:
         """Release the ruleset and the launcher, empty the cgroup; the private temp folder
         goes off the loop (removing folders can wait on the file system's journal)."""
-        self._running()  # the command never ran: the next launcher starts now
+        if self._watching is not None:  # the command never ran: the next launcher starts now
+            loop, fd = self._watching
+            self._watching = None
+            loop.remove_reader(fd)
+            self._fill()
         if self._ruleset_fd is not None:
             os.close(self._ruleset_fd)
-        if self._taken is not None and self._started:
+        if self._taken is not None and self._sent:
             self._taken.close()
         elif self._taken is not None:  # confined for this run, never handed its command
             self._taken.drop()

@@ -122,16 +122,21 @@ def _start(
 ) -> Child:
     """Start the process and guard its group; nothing awaits in between, so no cancel lands.
 
-    In a sandbox the native launcher becomes the command (a waiting one, given `args`), else
-    the forked child confines itself before it executes `args`.
+    In a sandbox the native launcher becomes the command: a waiting one, guarded and watched
+    before it is given `args`, the last step (it then runs at once). Else the forked child
+    confines itself before it executes `args`.
     """
-    if sandbox is not None and sandbox.native is not None:
-        popen = sandbox.start(args, str(cwd), env, stdin)
+    native = sandbox is not None and sandbox.native is not None
+    if sandbox is not None and native:
+        popen = sandbox.begin(args, str(cwd), env, stdin)
     else:
         confine = sandbox.preexec if sandbox is not None else None
         popen = spawn(args, cwd, env, stdin, confine)
     group_watch().add(popen.pid)  # from here on the group dies with us, however we end
-    return Child(popen, *sinks, stdin_data)
+    child = Child(popen, *sinks, stdin_data)
+    if sandbox is not None and native:
+        sandbox.go()
+    return child
 
 
 def _release(pgid: int) -> None:
