@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.sandbox import rulebook
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
 from codecompanion.sandbox.settings import read_permissions
@@ -145,6 +146,28 @@ async def test_a_launcher_confined_before_the_files_changed_is_not_used(
         result = await _sh(sandbox, project, line)
         assert result.stdout.split()[0] != str(waiting)  # a fresh launcher, told both at once
         assert "hidden" not in result.stdout and not (project / ".git" / "config").exists()
+    finally:
+        sandbox.close()
+
+
+async def test_a_chats_rules_are_worked_out_again_only_when_their_places_change(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, outside = places
+    secret = outside / "secret.txt"
+    permissions = read_permissions({"deny_read": [str(secret)]})
+    sandbox = CommandSandbox(permissions, Detector(), project=project)
+    worked_out: list[Path] = []
+    view_of = rulebook.view_of
+    monkeypatch.setattr(rulebook, "view_of", lambda b: worked_out.append(b.project) or view_of(b))
+    try:
+        sandbox.prepare()
+        for _ in range(2):
+            assert (await _sh(sandbox, project, "true")).exit_code == 0
+        assert worked_out == [project]  # once, when the chat opened
+        secret.write_text("hidden")
+        result = await _sh(sandbox, project, f"cat {secret}")
+        assert worked_out == [project, project] and "hidden" not in result.stdout
     finally:
         sandbox.close()
 
@@ -363,6 +386,7 @@ def test_the_probe_needs_no_ctypes_nor_a_thread_in_the_host() -> None:
 PRIORITY = """
 import asyncio, os, sys
 from pathlib import Path
+from codecompanion.sandbox import rulebook
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector
 from codecompanion.sandbox.settings import Permissions

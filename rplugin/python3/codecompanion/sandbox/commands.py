@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .launcher import Launch
     from .probe import Availability, SandboxKind
     from .reserve import Reserve
+    from .rulebook import RuleBook
     from .standby import Standbys
 
 log = logging.getLogger("codecompanion.sandbox")
@@ -43,6 +44,7 @@ class CommandSandbox:
         self._cgroup: PidCgroup | None = None
         self._cgroup_tried = False
         self._standbys: Standbys | None = None
+        self._book: RuleBook | None = None  # its commands' rules, kept while still true
         self._closed = False
 
     @property
@@ -92,15 +94,21 @@ class CommandSandbox:
             return
         standbys = self._ensure_standbys()
         if standbys is not None and self.project is not None:
-            from .launcher import Boundary, rules, view_of
+            from .rulebook import Boundary
 
             found = self.availability
             boundary = Boundary(self.project, self.permissions, self.read_only)
-            view = view_of(boundary) if found.mounts else None
             try:
-                standbys.prepare(rules(boundary, found.abi, view))
+                standbys.prepare(self._rule_book().rules(boundary, found.abi, found.mounts)[0])
             except OSError as exc:  # the command then gets a fresh launcher, and says why
                 log.warning("the sandbox's launcher did not start: %s", exc)
+
+    def _rule_book(self) -> RuleBook:
+        if self._book is None:
+            from .rulebook import RuleBook
+
+            self._book = RuleBook()
+        return self._book
 
     def _ensure_cgroup(self) -> PidCgroup | None:
         if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds
@@ -145,7 +153,8 @@ class CommandSandbox:
         found = self.availability
         boundary = Boundary(project, self.permissions, self.read_only, network)
         try:
-            return launch(boundary, found.abi, found.mounts, cgroup, standbys)
+            book = self._rule_book()
+            return launch(boundary, found.abi, found.mounts, cgroup, standbys, book)
         except OSError as exc:
             raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
 

@@ -20,17 +20,15 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from . import grants as landlock_grants
 from . import landlock, mounts, seccomp
 from .cgroup import PidCgroup
-from .settings import Permissions
+from .rulebook import Boundary, RuleBook
 from .standby import Order, Rules, Standby, Standbys, native_launcher
 
-__all__ = ["Boundary", "Launch", "PidCgroup", "launch", "native_launcher", "rules"]
+__all__ = ["Boundary", "Launch", "PidCgroup", "launch", "native_launcher"]
 
 log = logging.getLogger("codecompanion.sandbox")
 
@@ -46,16 +44,6 @@ def _prctl() -> Callable[..., int]:
     import ctypes
 
     return ctypes.CDLL(None, use_errno=True).prctl
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """What a sandboxed command may do, for one project."""
-
-    project: Path
-    permissions: Permissions
-    read_only: tuple[str, ...] = ()  # inside the project, besides .git: config file, chats
-    network: bool = False  # this run may use the network (settings or a per-command approval)
 
 
 @dataclass
@@ -228,54 +216,18 @@ def _remove_soon(folder: str) -> None:
     loop.run_in_executor(None, functools.partial(shutil.rmtree, folder, ignore_errors=True))
 
 
-def rules(boundary: Boundary, abi: int, view: mounts.MountView | None) -> Rules:
-    """What confines a command within `boundary` (the private temp folder aside): Landlock's
-    grants, the mount view's lists (None: Landlock alone), the no-network filter."""
-    project = str(boundary.project)
-    extra = tuple(os.path.expanduser(p) for p in boundary.permissions.writable)
-    if view is not None:  # read-only mounts take .git back, tmpfs hides the denied paths
-        grants = landlock_grants.readable()
-        grants += [(path, landlock.WRITE_RIGHTS) for path in (project, *extra)]
-    else:  # Landlock alone: every entry beside them (no new file at the project's top level)
-        grants = landlock_grants.readable(_existing(boundary.permissions.deny_read))
-        kept = _existing(_protected(boundary))
-        grants += landlock_grants.around(project, kept, landlock.WRITE_RIGHTS)
-        grants += [(path, landlock.WRITE_RIGHTS) for path in extra]
-    handled = landlock.handled_fs(abi)
-    network = boundary.network or boundary.permissions.network
-    return Rules(
-        grants=tuple((path, rights & handled) for path, rights in grants),
-        temp_rights=landlock.WRITE_RIGHTS & handled,
-        ruleset=landlock.ruleset_attr(abi, deny_tcp=not network, scoped=True),
-        program=None if network else seccomp.no_network_program(),
-        read_only=view.read_only if view is not None else (),
-        hidden_dirs=view.hidden_dirs if view is not None else (),
-        hidden_files=view.hidden_files if view is not None else (),
-    )
-
-
-def view_of(boundary: Boundary) -> mounts.MountView:
-    """The command's mount view within `boundary`, as the files are now."""
-    project = str(boundary.project)
-    writable = (project, *(os.path.expanduser(p) for p in boundary.permissions.writable))
-    return mounts.plan(_protected(boundary), list(boundary.permissions.deny_read), writable)
-
-
-def _protected(boundary: Boundary) -> list[str]:
-    return [os.path.join(str(boundary.project), ".git"), *boundary.read_only]
-
-
 def launch(
     boundary: Boundary,
     abi: int,
     with_mounts: bool,
     cgroup: PidCgroup | None = None,
     standbys: Standbys | None = None,
+    book: RuleBook | None = None,
 ) -> Launch:
-    """Prepare one run (in the host): its rules as the files are now, and the chat's waiting
-    launcher when it was confined by exactly those (with its private temp), else a new temp."""
-    view = view_of(boundary) if with_mounts else None
-    wanted = rules(boundary, abi, view)
+    """Prepare one run (in the host): its rules as the files are now (from the chat's `book`
+    when nothing they depend on changed), and the chat's waiting launcher when it was confined
+    by exactly those (with its private temp), else a new temp."""
+    wanted, view = (book or RuleBook()).rules(boundary, abi, with_mounts)
     native = native_launcher()
     taken = standbys.take(wanted) if standbys is not None and native is not None else None
     temp = taken.temp if taken is not None and taken.temp is not None else None
@@ -296,9 +248,3 @@ def launch(
             shutil.rmtree(run.temp, ignore_errors=True)
             raise
     return run
-
-
-def _existing(paths: Iterable[str]) -> list[str]:
-    """The real paths of those that exist (`~` expanded)."""
-    found = (os.path.realpath(os.path.expanduser(path)) for path in paths)
-    return [path for path in found if os.path.lexists(path)]
