@@ -265,14 +265,8 @@ class _Check:
 
     def same(self, where: str, rel: str, pairs: list[Pair]) -> bool:
         """True if folder `rel` (at `where`) holds exactly `pairs` as the last capture found."""
-        known = self.cache.folders.get(rel)
-        if known is None or _folder_stat(where, self.cutoff) != known:
-            try:
-                names = sorted(n for n in os.listdir(where) if n not in self.limits.exclude)
-            except OSError:
-                return False
-            if names != [name for name, _ in pairs]:
-                return False
+        if not self._same_names(where, rel, pairs):
+            return False
         prefix = f"{rel}/" if rel else ""
         for name, old in pairs:
             try:
@@ -285,16 +279,30 @@ class _Check:
                     return False
                 if not self.same(f"{where}/{name}", prefix + name, sub[0]):
                     return False
-                continue
-            self.files += 1
-            if (
-                old[1:6]
-                != (st.st_mode & 0o7777, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-                or stat.S_IFMT(st.st_mode) not in _KEPT
-                or self.files > self.limits.max_files
-            ):
+            elif not self._same_file(st, old):
                 return False
         return True
+
+    def _same_names(self, where: str, rel: str, pairs: list[Pair]) -> bool:
+        """True if the folder lists the names of `pairs`: known from its own stat when that
+        is the one recorded, else listed."""
+        known = self.cache.folders.get(rel)
+        if known is not None and _folder_stat(where, self.cutoff) == known:
+            return True
+        try:
+            names = sorted(n for n in os.listdir(where) if n not in self.limits.exclude)
+        except OSError:
+            return False
+        return names == [name for name, _ in pairs]
+
+    def _same_file(self, st: os.stat_result, old: Entry) -> bool:
+        """True if a file's stat is the one its entry holds (and the count is in bounds)."""
+        self.files += 1
+        return (
+            old[1:6] == (st.st_mode & 0o7777, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            and stat.S_IFMT(st.st_mode) in _KEPT
+            and self.files <= self.limits.max_files
+        )
 
 
 def cache_from_tree(store: ObjectStore, oid: str) -> ScanCache:
