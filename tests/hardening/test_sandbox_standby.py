@@ -252,6 +252,25 @@ async def test_a_launcher_gone_before_its_command_says_so(
     wait_for(lambda: not _alive(waiting), timeout=5)  # killed, never left waiting
 
 
+def test_a_dropped_launcher_slow_to_end_is_still_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    program = native_launcher()
+    assert program is not None
+    standby = Standby(program, -1, 2 if os.geteuid() else 1, stdin_pipe=True)
+    wait = standby.popen.wait
+    timeouts: list[float | None] = []
+
+    def slow(timeout: float | None = None) -> int:
+        timeouts.append(timeout)
+        if timeout is not None:  # as when the kernel takes long over its namespace's teardown
+            raise subprocess.TimeoutExpired(standby.popen.args, timeout)
+        return wait()
+
+    monkeypatch.setattr(standby.popen, "wait", slow)
+    standby.drop()  # returns at once: the host's loop is not held
+    wait_for(lambda: standby.popen.returncode is not None, timeout=5)  # reaped, no zombie left
+    assert timeouts[0] is not None and None in timeouts
+
+
 def test_a_launcher_runs_nothing_before_it_is_confined(tmp_path: Path) -> None:
     program = native_launcher()
     assert program is not None

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from .grants import Grant
 # say): it is dropped and the command gets a fresh one.
 _STUCK = 2.0
 _CONTROL_TIMEOUT = 5.0  # seconds to hand a command over
+_DROP_WAIT = 1.0  # seconds the host waits for a dropped launcher to end; later, a thread reaps it
 
 
 def native_launcher() -> str | None:
@@ -219,8 +221,12 @@ class Standby:
         with contextlib.suppress(OSError):
             self.popen.kill()
         self.release()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(1.0)  # killed: it ends within milliseconds (its namespace's teardown)
+        try:  # killed: it ends within milliseconds (its namespace's teardown)...
+            self.popen.wait(_DROP_WAIT)
+        except subprocess.TimeoutExpired:  # ...unless a busy kernel delays that teardown
+            reaper = threading.Thread(target=self.popen.wait, name=f"reap-{self.pid}")
+            reaper.daemon = True
+            reaper.start()
 
     def release(self) -> None:
         """Close the host's ends of its pipes and socket."""
