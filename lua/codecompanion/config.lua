@@ -85,6 +85,37 @@ local function check(value, want)
   return type(value) == want, want
 end
 
+--- Problems inside an option's value of the right type (its range, keymap names, window keys).
+---@param key string
+---@param value any
+---@param found string[] problems found so far; this adds its own
+---@return boolean keep false when the whole value must go
+local function check_inside(key, value, found)
+  if key == "host_nice" and (value % 1 ~= 0 or value < 0 or value > 19) then
+    table.insert(found, ("host_nice: a whole number from 0 to 19 expected, got %s"):format(value))
+    return false
+  elseif key == "keymaps" then
+    for name in pairs(value) do
+      if M.defaults.keymaps[name] == nil then
+        table.insert(found, ("unknown keymap %q"):format(name))
+        value[name] = nil
+      end
+    end
+  elseif key == "window" then
+    for wkey, wvalue in pairs(value) do
+      local wok, wwant = check(wvalue, WINDOW[wkey] or "nil")
+      if not wok then
+        table.insert(
+          found,
+          ("window.%s: %s expected, got %s"):format(wkey, wwant, vim.inspect(wvalue))
+        )
+        value[wkey] = nil
+      end
+    end
+  end
+  return true
+end
+
 --- The problems of `opts` as short phrases; bad values are removed so defaults apply.
 local function problems(opts)
   local found, foreign = {}, {}
@@ -100,30 +131,8 @@ local function problems(opts)
       if not ok then
         table.insert(found, ("%s: %s expected, got %s"):format(key, want, vim.inspect(value)))
         opts[key] = nil
-      elseif key == "host_nice" and (value % 1 ~= 0 or value < 0 or value > 19) then
-        table.insert(
-          found,
-          ("host_nice: a whole number from 0 to 19 expected, got %s"):format(value)
-        )
+      elseif not check_inside(key, value, found) then
         opts[key] = nil
-      elseif key == "keymaps" then
-        for name in pairs(value) do
-          if M.defaults.keymaps[name] == nil then
-            table.insert(found, ("unknown keymap %q"):format(name))
-            value[name] = nil
-          end
-        end
-      elseif key == "window" then
-        for wkey, wvalue in pairs(value) do
-          local wok, wwant = check(wvalue, WINDOW[wkey] or "nil")
-          if not wok then
-            table.insert(
-              found,
-              ("window.%s: %s expected, got %s"):format(wkey, wwant, vim.inspect(wvalue))
-            )
-            value[wkey] = nil
-          end
-        end
       end
     end
   end
