@@ -8,10 +8,12 @@ import os
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 from codecompanion.tools.runtime.child_env import RUN_MARKER
 from codecompanion.tools.runtime.groupwatch import GroupWatch
 from tests.support.proctable import wait_until_gone, with_marker
+from tests.support.sessions import command_session
 
 
 def start_group(
@@ -82,3 +84,19 @@ def test_a_finished_runs_sweep_reads_only_processes_started_since_it_began() -> 
         for group in (first, escaped):
             subprocess.run(["kill", "-KILL", "--", f"-{group.pid}"], stderr=subprocess.DEVNULL)
             group.wait()
+
+
+def test_the_watchdog_gets_the_hosts_cpu_priority_in_its_own_session(tmp_path: Path) -> None:
+    # The host in a session at nice 4; the watchdog's session must not fall back to nice 0.
+    script = (
+        "import os\n"
+        "from codecompanion.tools.runtime.groupwatch import GroupWatch\n"
+        "watch = GroupWatch()\n"
+        "watch.start()\n"
+        "pid = watch._proc.pid\n"
+        "group = open(f'/proc/{pid}/autogroup').read().strip()\n"
+        "print(os.getsid(0), os.getsid(pid), group)\n"
+    )
+    host_sid, watchdog_sid, group = command_session(script, tmp_path, nice=4)
+    assert host_sid != watchdog_sid
+    assert group.endswith("nice 4"), group

@@ -18,6 +18,7 @@ import os
 import subprocess
 import threading
 
+from ...priority import share
 from .child_env import RUN_MARKER
 
 log = logging.getLogger("codecompanion.tools")
@@ -110,6 +111,9 @@ class GroupWatch:
         except OSError as exc:
             log.error("cannot start the process watchdog: %s", exc)
             return None
+        # Its own session is its own scheduling group: at nice 0 its wake-ups would run ahead
+        # of a host that steps below the editor.
+        share("self", self._proc.pid)
         return self._proc
 
 
