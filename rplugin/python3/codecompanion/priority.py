@@ -13,7 +13,7 @@ RLIMIT_NICE).
 The host then steps `HOST_NICE` (setup's `host_nice`) below that: when the machine is busy, the
 editor's session wins the CPU from the host's. Measured with one busy process per core in the
 editor's session, streaming a 10,000-chunk answer, the editor's worst reply time went from a
-median of 18 ms (same nice) to 12 ms (+2), 10-12 ms (+3) and 9.5 ms (+4), while the stream took
+median of 18 ms (same nice) to 12 ms (+2), 10-14 ms (+3) and 9.5 ms (+4), while the stream took
 8 %, 20 % and 25 % longer to show.
 """
 
