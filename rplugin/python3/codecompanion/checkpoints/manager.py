@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .changes import (
     FileChange,
@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # rewinds load their module when the user asks for one
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
+P = ParamSpec("P")
 # Files a project may have for a capture at once on the loop: their stat walk takes about a
 # millisecond per hundred files (less when the process ran lately), none of their bytes is
 # read there, and nothing is written but the journal.
@@ -131,7 +132,7 @@ class Checkpoints:
 
     # ----- the worker ----------------------------------------------------------------
 
-    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+    def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
         """Run `fn` on the worker thread, after everything queued before it (a future failed
         with Closed once the host is closing)."""
         try:
@@ -142,7 +143,7 @@ class Checkpoints:
             future.exception()  # retrieved: nobody need await it
             return future
 
-    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+    def _submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Queue `fn` on the worker, counted until it has finished."""
 
         def counted() -> T:
@@ -276,17 +277,29 @@ class Checkpoints:
         return records
 
     def record_at_once(
-        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+        self,
+        waiting: list[Waiting],
+        chat_id: str,
+        root: Path,
+        kind: Kind,
+        by: By,
+        text: str = "",
+        message_id: int = -1,
     ) -> asyncio.Future[list[Record]]:
         """`record_after_turns`, done at once on the calling (the loop's) thread when the
         worker is idle and each project is small and unchanged (its stat walk is the whole
         capture), else queued on the worker; either way on disk once the future is done."""
         trees = self._unchanged({turn.root for turn in waiting} | {str(root)})
         if trees is None:
-            return self.run(self.record_after_turns, waiting, chat_id, root, kind, by, **fields)
+            return self.run(
+                self.record_after_turns, waiting, chat_id, root, kind, by,
+                text=text, message_id=message_id,
+            )  # fmt: skip
         future: asyncio.Future[list[Record]] = asyncio.get_running_loop().create_future()
         try:
-            records = self.record_after_turns(waiting, chat_id, root, kind, by, trees, **fields)
+            records = self.record_after_turns(
+                waiting, chat_id, root, kind, by, trees, text=text, message_id=message_id
+            )
         except Exception as exc:  # as the worker's future would carry it
             future.set_exception(exc)
         else:

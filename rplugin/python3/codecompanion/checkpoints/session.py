@@ -39,10 +39,9 @@ def _logged(future: asyncio.Future[Any]) -> None:
 def _same_folder(folder: os.stat_result, path: str) -> bool:
     """True if `path` is the folder `folder` is the status of."""
     try:
-        other = os.stat(path)
+        return os.path.samestat(folder, os.stat(path))
     except OSError:
         return False
-    return (folder.st_dev, folder.st_ino) == (other.st_dev, other.st_ino)
 
 
 async def _nothing() -> None:
@@ -175,11 +174,19 @@ class ChatCheckpoints:
         return future
 
     def _on_worker(
-        self, waiting: list[Waiting], chat_id: str, root: Path, kind: Kind, by: By, **fields: Any
+        self,
+        waiting: list[Waiting],
+        chat_id: str,
+        root: Path,
+        kind: Kind,
+        by: By,
+        text: str = "",
+        message_id: int = -1,
     ) -> asyncio.Future[list[Record]]:
         return self.manager.run(
-            self.manager.record_after_turns, waiting, chat_id, root, kind, by, **fields
-        )
+            self.manager.record_after_turns, waiting, chat_id, root, kind, by,
+            text=text, message_id=message_id,
+        )  # fmt: skip
 
     def _keep_waiting(self) -> None:
         """Record the turns still waiting (one capture), before any other work on the journal."""
