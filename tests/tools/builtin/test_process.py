@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.tools.runtime import process
 from codecompanion.tools.runtime.process import run_process
 from codecompanion.tools.runtime.protocol import cap_output
 from tests.support.proctable import members, read_pgid, wait_for_file, with_marker
@@ -142,6 +143,21 @@ async def test_empty_argv(tmp_path: Path) -> None:
 async def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
     result = await run_process(["printf", "a\\377b"], cwd=tmp_path)
     assert result.stdout == "a\ufffdb"
+
+
+async def test_an_ended_group_is_unguarded_after_the_result_not_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = process.group_watch()
+    added: list[int] = []
+    removed: list[int] = []
+    monkeypatch.setattr(watch, "add", added.append)
+    monkeypatch.setattr(watch, "remove", removed.append)
+    result = await run_process(["sh", "-c", "exit 0"], cwd=tmp_path, timeout=10)
+    assert result.exit_code == 0 and len(added) == 1
+    assert removed == []  # the watchdog's wake waits: the result's next request goes first
+    await asyncio.sleep(process.RELEASE_DELAY + 0.1)
+    assert removed == added
 
 
 def test_cap_output_short_text_unchanged() -> None:

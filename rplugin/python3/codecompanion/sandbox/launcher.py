@@ -34,6 +34,7 @@ log = logging.getLogger("codecompanion.sandbox")
 
 # Capabilities root loses for the command (bounding set): modules, raw I/O, mounts, tracing,
 # network administration, device nodes, clocks, BPF, MAC policy, immutable files.
+TEMP_DELAY = 0.05  # seconds after a command's end before its private temp folder goes
 _DROPPED_CAPS = (9, 12, 13, 16, 17, 19, 21, 22, 23, 25, 27, 31, 32, 33, 34, 38, 39, 40)
 _PR_CAPBSET_DROP, _CAP_SETPCAP = 24, 8
 
@@ -207,13 +208,16 @@ class Launch:
 
 
 def _remove_soon(folder: str) -> None:
-    """Remove `folder` in the loop's worker thread (here when no loop runs)."""
+    """Remove `folder` in the loop's worker thread, a moment after the command's end (here when
+    no loop runs): waking the thread, and its share of the interpreter, wait until the result's
+    next request is written, within milliseconds of the result."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         shutil.rmtree(folder, ignore_errors=True)
         return
-    loop.run_in_executor(None, functools.partial(shutil.rmtree, folder, ignore_errors=True))
+    remove = functools.partial(shutil.rmtree, folder, ignore_errors=True)
+    loop.call_later(TEMP_DELAY, loop.run_in_executor, None, remove)
 
 
 def launch(

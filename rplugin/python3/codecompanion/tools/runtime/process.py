@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
 _POLL = 0.02
+RELEASE_DELAY = 0.05  # seconds after a run's end before its ended group is unguarded
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,17 @@ def _release(pgid: int) -> None:
         group_watch().remove(pgid)
 
 
+def _release_soon(pgid: int) -> None:
+    """`_release` a moment after the run's end: telling the watchdog wakes its process, and the
+    result's next request (written within milliseconds of the result) goes first."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _release(pgid)
+        return
+    loop.call_later(RELEASE_DELAY, _release, pgid)
+
+
 async def _supervise(child: Child, timeout: float | None) -> tuple[bool, int | None]:
     """Wait until the process ends or times out and its pipes close: (timed out, exit code)."""
     pgid = child.pid
@@ -219,7 +231,7 @@ async def run_process(
             sandbox.close()
         if sandbox is None or sandbox.cgroup is None:
             kill_marked(marker, since=child.pid)  # ~2 ms for a few hundred processes
-        _release(child.pid)
+        _release_soon(child.pid)
     if failed is not None:  # the launcher ran, the command could not start (as Popen says)
         message = f"cannot start {args[0]!r}: {failed}"
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
