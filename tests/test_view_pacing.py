@@ -12,7 +12,16 @@ import pytest
 from codecompanion.chat.transcript import event
 from codecompanion.nvim import view as view_module
 from codecompanion.nvim.view import NvimChatView
-from codecompanion.render_ops import Append, Lock, Notice, SetVar, Spinner, Tool, ToolStatus
+from codecompanion.render_ops import (
+    Append,
+    Header,
+    Lock,
+    Notice,
+    SetVar,
+    Spinner,
+    Tool,
+    ToolStatus,
+)
 
 
 class FakeBridge:
@@ -140,3 +149,36 @@ async def test_a_variable_or_a_checkpoint_during_a_hold_waits_with_it() -> None:
         "Checkpoint",
         "RequestStreaming",
     ]
+
+
+async def test_a_submissions_header_lock_and_spinner_wait_for_the_answer_or_the_hold() -> None:
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    view.render([event("ChatSubmitted", {})])
+    await settle()  # the turn's task starts on a later turn of the loop
+    view.render([Lock()])
+    view.render([Header(role="llm", text="LLM"), Lock(), Spinner(on=True, text="waiting")])
+    view.render([event("RequestStarted", {})])
+    await settle(HOLD / 4)
+    # The submission's event goes at once; the turn's start waits: the request is on its way.
+    assert [kinds(b) for _, b in bridge.batches] == [["ChatSubmitted"]]
+    view.render([Spinner(on=False), event("RequestStreaming", {}), Append(text="a")])
+    await settle(QUIET * 1.5)
+    assert [kinds(b) for _, b in bridge.batches][1] == [
+        "lock",
+        "header",
+        "lock",
+        "spinner",
+        "RequestStarted",
+        "spinner",
+        "RequestStreaming",
+        "append",
+    ]
+    # A slow provider: the turn's start shows once the hold is over.
+    view.render([event("ChatSubmitted", {})])
+    await settle()
+    view.render([Header(role="llm", text="LLM"), Lock()])
+    await settle(HOLD / 4)
+    assert [kinds(b) for _, b in bridge.batches][2:] == [["ChatSubmitted"]]
+    await settle(HOLD)
+    assert [kinds(b) for _, b in bridge.batches][3] == ["header", "lock"]

@@ -39,8 +39,9 @@ class RenderOp:
     # Progress (streamed text, tool lines, the spinner) may wait for the next frame;
     # anything else goes out on the loop's next turn.
     PACED: ClassVar[bool] = False
-    # A buffer variable need not break a tool round's hold: it waits with the progress held,
-    # so Neovim is not written to while the round's next request reaches the provider.
+    # A buffer variable or a header need not break a hold (a tool round's, a submission's): it
+    # waits with the progress held, so Neovim is not written to while a request reaches the
+    # provider.
     HELD: ClassVar[bool] = False
 
     @property
@@ -85,6 +86,7 @@ class Header(RenderOp):
     """A turn's header (`## Me`, `## LLM (…)`) after a blank line."""
 
     KIND = "header"
+    HELD = True  # a turn's `## LLM` waits with the submission's hold (nvim/view.py)
     role: Role
     text: str
 

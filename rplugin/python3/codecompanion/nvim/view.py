@@ -21,9 +21,12 @@ MIN_GAP = 0.002
 # A tool round holds progress back (at most HOLD seconds) from its start, and from its end
 # until the next answer streams: Neovim is written to after the request has left, not while
 # the tools run and the request is sent (and answered: a busy Neovim beside the provider's
-# local server slows it down). A buffer variable set meanwhile waits with it (`HELD`).
+# local server slows it down). A user's message holds its turn's header, lock and spinner the
+# same way, from the submission until the answer streams: Neovim draws them with the answer's
+# first text (or HOLD after the Enter), not while the host sends the request and the answer
+# comes in. A buffer variable or a header queued meanwhile waits with it (`HELD`).
 HOLD = 0.016
-HOLD_FROM = frozenset({"ToolsStarted", "ToolsFinished"})
+HOLD_FROM = frozenset({"ToolsStarted", "ToolsFinished", "ChatSubmitted"})
 
 
 class NvimChatView:
