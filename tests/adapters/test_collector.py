@@ -61,3 +61,45 @@ async def test_an_adapter_sends_with_the_collector_paused() -> None:
     with pytest.raises(AdapterError, match="cannot connect"):
         await collect(adapter)
     assert seen == [False] and gc.isenabled()
+
+
+async def test_a_requests_dicts_are_freed_before_the_collector_runs_again() -> None:
+    import weakref
+
+    from tests.support.adapters import collect
+
+    from codecompanion.adapters import create_adapter
+    from codecompanion.adapters.base import AdapterSettings
+    from codecompanion.adapters.http_adapter import RequestSpec
+    from codecompanion.errors import AdapterError
+    from codecompanion.transport.http_types import ConnectFailed
+
+    class Body(dict[str, object]):
+        """A request body a weak reference can watch."""
+
+    bodies: list[weakref.ReferenceType[Body]] = []
+    alive_at_send: list[bool] = []
+
+    class Refusing:
+        async def send(self, *args: object) -> object:
+            alive_at_send.append(bodies[0]() is not None)
+            raise ConnectFailed("refused")
+
+        async def aclose(self) -> None:
+            pass
+
+    adapter = create_adapter(AdapterSettings(name="openai", api_key="k"), http_client=Refusing())
+    build = adapter.build_request
+
+    def tracked(*args: object) -> RequestSpec:
+        spec = build(*args)  # type: ignore[arg-type]
+        body = Body(spec.body)
+        bodies.append(weakref.ref(body))
+        return RequestSpec(spec.path, body, spec.params)
+
+    adapter.build_request = tracked  # type: ignore[method-assign]
+    with pytest.raises(AdapterError, match="cannot connect"):
+        await collect(adapter)
+    # Only the encoded bytes are on their way: the collection the pause deferred has no
+    # request dicts left to walk.
+    assert alive_at_send == [False]

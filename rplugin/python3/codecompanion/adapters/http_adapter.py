@@ -272,11 +272,13 @@ class HTTPAdapter:
         model = await self.resolve_model()
         with collector_paused():
             self.ids.observe(call.id for m in messages for call in m.tool_calls)
-            spec = self.build_request(messages, tools, model)
+            # Only the bytes outlive this line: the request's dicts are freed by reference
+            # counting before the collector runs again, so the collection it deferred (at the
+            # answer's first bytes) walks what lives on, not the whole request.
+            path, params, content = _encoded(self.build_request(messages, tools, model))
             base, headers = await self.connection()
-            response = await self._send(
-                "POST", base + spec.path, headers, spec.body, spec.params, model
-            )
+            headers = {"Content-Type": "application/json", **headers}
+            response = await self._send_bytes("POST", base + path, headers, content, params, model)
         parser = self.new_parser()
         watch = BodyWatch()
         try:
@@ -344,12 +346,24 @@ class HTTPAdapter:
         model: str | None,
     ) -> HTTPResponse:
         """One request, retried on a retryable status (`retry_statuses`) before its body is used."""
-        client = self.client()
-        url = with_params(url, params)
         content = None
         if body is not None:
-            content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            content = json_bytes(body)
             headers = {"Content-Type": "application/json", **headers}
+        return await self._send_bytes(method, url, headers, content, params, model)
+
+    async def _send_bytes(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        params: dict[str, str],
+        model: str | None,
+    ) -> HTTPResponse:
+        """`_send` with the body encoded already."""
+        client = self.client()
+        url = with_params(url, params)
         attempt = 0
         while True:
             log.debug("%s %s headers=%s", method, without_credentials(url), redact_headers(headers))
@@ -445,3 +459,13 @@ class HTTPAdapter:
     def redact(self, text: str) -> str:
         """`text` with every key this adapter used replaced by ***."""
         return self.mask.redact(text)
+
+
+def json_bytes(body: dict[str, Any]) -> bytes:
+    """A request body as it goes on the wire: compact JSON, UTF-8."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _encoded(spec: RequestSpec) -> tuple[str, dict[str, str], bytes]:
+    """A request's path, query and body bytes (the spec itself is dropped by the caller)."""
+    return spec.path, spec.params, json_bytes(spec.body)
