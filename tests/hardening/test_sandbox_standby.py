@@ -438,3 +438,35 @@ def test_a_confined_command_gets_the_hosts_cpu_priority(tmp_path: Path) -> None:
     host_sid, command_sid, group = command_session(PRIORITY, tmp_path, nice=4)
     assert host_sid != command_sid
     assert group.endswith("nice 4"), group
+
+
+_OPEN_ONLY = """
+import json, sys
+from pathlib import Path
+from codecompanion.sandbox.commands import CommandSandbox
+from codecompanion.sandbox.probe import Detector
+from codecompanion.sandbox.settings import read_permissions
+made = CommandSandbox(read_permissions({}), Detector(), project=Path(sys.argv[1]))
+made.prepare()
+waiting = made._standbys._held.waiting
+print(json.dumps([waiting is not None and waiting.temp is not None, sorted(sys.modules)]))
+made.close()
+"""
+
+
+def test_a_chat_whose_launcher_waits_confined_loads_no_tempfile_or_shutil(
+    places: tuple[Path, Path],
+) -> None:
+    # Its private temp folder is made without them: with the compression modules shutil loads,
+    # they are 0.8 MiB of a host whose chats may never run a command.
+    package = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
+    out = subprocess.run(
+        [sys.executable, "-c", _OPEN_ONLY, str(places[0])],
+        env={**os.environ, "PYTHONPATH": str(package)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    confined, loaded = json.loads(out.stdout.splitlines()[-1])
+    assert confined  # the waiting launcher got its rules and its temp folder
+    assert {"tempfile", "shutil", "bz2", "lzma"} & set(loaded) == set()

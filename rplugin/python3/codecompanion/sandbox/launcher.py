@@ -17,16 +17,14 @@ import contextlib
 import functools
 import logging
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from . import landlock, mounts, seccomp
 from .cgroup import PidCgroup
 from .rulebook import Boundary, RuleBook
-from .standby import Order, Rules, Standby, Standbys, native_launcher
+from .standby import Order, Rules, Standby, Standbys, native_launcher, private_temp, remove_temp
 
 __all__ = ["Boundary", "Launch", "PidCgroup", "launch", "native_launcher"]
 
@@ -214,9 +212,9 @@ def _remove_soon(folder: str) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_temp(folder)
         return
-    remove = functools.partial(shutil.rmtree, folder, ignore_errors=True)
+    remove = functools.partial(remove_temp, folder)
     loop.call_later(TEMP_DELAY, loop.run_in_executor, None, remove)
 
 
@@ -238,7 +236,7 @@ def launch(
     run = Launch(
         rules=wanted,
         view=view,
-        temp=temp or tempfile.mkdtemp(prefix="codecompanion-run-"),
+        temp=temp or private_temp(),
         cgroup=cgroup,
         native=native,
         standbys=standbys,
@@ -249,6 +247,6 @@ def launch(
         try:
             run.prepare_in_python(abi)
         except OSError:
-            shutil.rmtree(run.temp, ignore_errors=True)
+            remove_temp(run.temp)
             raise
     return run

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -34,6 +32,41 @@ from .grants import Grant
 _STUCK = 2.0
 _CONTROL_TIMEOUT = 5.0  # seconds to hand a command over
 _DROP_WAIT = 1.0  # seconds the host waits for a dropped launcher to end; later, a thread reaps it
+
+
+# Where `private_temp` makes folders: the first that exists of what tempfile would try.
+_TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+_TEMP_FOLDERS = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def private_temp() -> str:
+    """A new folder only we may use (0700), where `tempfile.mkdtemp` would make it.
+
+    A waiting launcher gets one when a chat opens. tempfile (with shutil, which loads the bz2,
+    lzma and zlib modules, and random) would add 0.8 MiB to a host whose chats run no command.
+    """
+    candidates = [os.environ.get(name) or "" for name in _TEMP_VARIABLES] + list(_TEMP_FOLDERS)
+    root = next((c for c in candidates if c and os.path.isdir(c)), os.getcwd())
+    for _attempt in range(100):
+        path = os.path.join(os.path.abspath(root), f"codecompanion-run-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name for a temporary folder in {root}")
+
+
+def remove_temp(folder: str) -> None:
+    """Remove a private temp folder and whatever is in it (nothing, for a launcher's unused one)."""
+    try:
+        os.rmdir(folder)
+    except FileNotFoundError:
+        return
+    except OSError:
+        import shutil  # only when a command left files: see private_temp
+
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def native_launcher() -> str | None:
@@ -244,7 +277,7 @@ def _discard(standby: Standby) -> None:
     """End a launcher nobody took, and remove the temp folder made for it."""
     standby.drop()
     if standby.temp is not None:
-        shutil.rmtree(standby.temp, ignore_errors=True)
+        remove_temp(standby.temp)
 
 
 @dataclass
@@ -312,11 +345,11 @@ class Standbys:
                 self._confine(held.waiting, self.rules)
 
     def _confine(self, standby: Standby, rules: Rules) -> None:
-        temp = tempfile.mkdtemp(prefix="codecompanion-run-")
+        temp = private_temp()
         try:
             standby.confine(rules, temp)
         except OSError:
-            shutil.rmtree(temp, ignore_errors=True)  # it is gone: the next `take` replaces it
+            remove_temp(temp)  # it is gone: the next `take` replaces it
 
     def retire(self, hold: int) -> None:
         """Keep a finished command's namespace hold for the next launcher to drop: the last
