@@ -276,7 +276,7 @@ class Checkpoints:
             self.journals.save(touched)
         return records
 
-    def record_at_once(
+    def record_soon(
         self,
         waiting: list[Waiting],
         chat_id: str,
@@ -285,11 +285,13 @@ class Checkpoints:
         by: By,
         text: str = "",
         message_id: int = -1,
+        at_once: bool = False,
     ) -> asyncio.Future[list[Record]]:
-        """`record_after_turns`, done at once on the calling (the loop's) thread when the
-        worker is idle and each project is small and unchanged (its stat walk is the whole
-        capture), else queued on the worker; either way on disk once the future is done."""
-        trees = self._unchanged({turn.root for turn in waiting} | {str(root)})
+        """`record_after_turns` on the worker; with `at_once`, done at once on the calling (the
+        loop's) thread when the worker is idle and each project is small and unchanged (its stat
+        walk is the whole capture). Either way on disk once the future is done."""
+        roots = {turn.root for turn in waiting} | {str(root)}
+        trees = self._unchanged(roots) if at_once else None
         if trees is None:
             return self.run(
                 self.record_after_turns, waiting, chat_id, root, kind, by,

@@ -165,28 +165,12 @@ class ChatCheckpoints:
         """Queue a capture of this kind; turns still waiting are recorded first, from the same
         scan of the project. `at_once`: done now when a stat walk is all it takes."""
         waiting, self._waiting = self._waiting, []
-        record = self.manager.record_at_once if at_once else self._on_worker
-        future: asyncio.Future[Any] = record(
-            waiting, self.chat.id, self.root, kind, by, text=text, message_id=message_id
+        future: asyncio.Future[Any] = self.manager.record_soon(
+            waiting, self.chat.id, self.root, kind, by, text, message_id, at_once
         )
         future.add_done_callback(self._recorded)
         self._pending = future
         return future
-
-    def _on_worker(
-        self,
-        waiting: list[Waiting],
-        chat_id: str,
-        root: Path,
-        kind: Kind,
-        by: By,
-        text: str = "",
-        message_id: int = -1,
-    ) -> asyncio.Future[list[Record]]:
-        return self.manager.run(
-            self.manager.record_after_turns, waiting, chat_id, root, kind, by,
-            text=text, message_id=message_id,
-        )  # fmt: skip
 
     def _keep_waiting(self) -> None:
         """Record the turns still waiting (one capture), before any other work on the journal."""
