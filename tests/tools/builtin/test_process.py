@@ -156,7 +156,7 @@ async def test_an_ended_group_is_unguarded_after_the_result_not_before(
     result = await run_process(["sh", "-c", "exit 0"], cwd=tmp_path, timeout=10)
     assert result.exit_code == 0 and len(added) == 1
     assert removed == []  # the watchdog's wake waits: the result's next request goes first
-    await asyncio.sleep(process.RELEASE_DELAY + 0.1)
+    await asyncio.sleep(process.TIDY_DELAY + 0.1)
     assert removed == added
 
 

@@ -32,7 +32,6 @@ log = logging.getLogger("codecompanion.sandbox")
 
 # Capabilities root loses for the command (bounding set): modules, raw I/O, mounts, tracing,
 # network administration, device nodes, clocks, BPF, MAC policy, immutable files.
-TEMP_DELAY = 0.05  # seconds after a command's end before its private temp folder goes
 _DROPPED_CAPS = (9, 12, 13, 16, 17, 19, 21, 22, 23, 25, 27, 31, 32, 33, 34, 38, 39, 40)
 _PR_CAPBSET_DROP, _CAP_SETPCAP = 24, 8
 
@@ -185,8 +184,8 @@ class Launch:
         _prctl()
 
     def close(self) -> None:
-        """Release the ruleset and the launcher, empty the cgroup; the private temp folder
-        goes off the loop (removing folders can wait on the file system's journal)."""
+        """Release the ruleset and the launcher, empty the cgroup (the private temp folder goes
+        with `remove_temp`)."""
         if self._watching is not None:  # the command never ran: the next launcher starts now
             loop, fd = self._watching
             self._watching = None
@@ -202,20 +201,16 @@ class Launch:
             self.standbys.retire(self._namespace_hold)
         if self.cgroup is not None:
             self.cgroup.empty(spare=self.standbys.spare if self.standbys is not None else None)
-        _remove_soon(self.temp)
 
-
-def _remove_soon(folder: str) -> None:
-    """Remove `folder` in the loop's worker thread, a moment after the command's end (here when
-    no loop runs): waking the thread, and its share of the interpreter, wait until the result's
-    next request is written, within milliseconds of the result."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        remove_temp(folder)
-        return
-    remove = functools.partial(remove_temp, folder)
-    loop.call_later(TEMP_DELAY, loop.run_in_executor, None, remove)
+    def remove_temp(self) -> None:
+        """Remove the private temp folder in the loop's worker thread (here when no loop runs):
+        removing folders can wait on the file system's journal."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            remove_temp(self.temp)
+            return
+        loop.run_in_executor(None, functools.partial(remove_temp, self.temp))
 
 
 def launch(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
 _POLL = 0.02
-RELEASE_DELAY = 0.05  # seconds after a run's end before its ended group is unguarded
+TIDY_DELAY = 0.05  # seconds after a run's end before `_tidy`
 
 
 @dataclass(frozen=True)
@@ -146,15 +146,23 @@ def _release(pgid: int) -> None:
         group_watch().remove(pgid)
 
 
-def _release_soon(pgid: int) -> None:
-    """`_release` a moment after the run's end: telling the watchdog wakes its process, and the
-    result's next request (written within milliseconds of the result) goes first."""
+def _tidy(pgid: int, sandbox: Launch | None) -> None:
+    """After a run: stop guarding its ended group, remove its private temp folder."""
+    _release(pgid)
+    if sandbox is not None:
+        sandbox.remove_temp()
+
+
+def _tidy_soon(pgid: int, sandbox: Launch | None) -> None:
+    """`_tidy` a moment after the run's end: telling the watchdog wakes its process and the
+    folder's removal a worker thread, and the result's next request (written within
+    milliseconds of the result) goes first."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        _release(pgid)
+        _tidy(pgid, sandbox)
         return
-    loop.call_later(RELEASE_DELAY, _release, pgid)
+    loop.call_later(TIDY_DELAY, _tidy, pgid, sandbox)
 
 
 async def _supervise(child: Child, timeout: float | None) -> tuple[bool, int | None]:
@@ -218,6 +226,7 @@ async def run_process(
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         if sandbox is not None:
             sandbox.close()
+            sandbox.remove_temp()
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
     failed: str | None = None
     try:
@@ -231,7 +240,7 @@ async def run_process(
             sandbox.close()
         if sandbox is None or sandbox.cgroup is None:
             kill_marked(marker, since=child.pid)  # ~2 ms for a few hundred processes
-        _release_soon(child.pid)
+        _tidy_soon(child.pid, sandbox)
     if failed is not None:  # the launcher ran, the command could not start (as Popen says)
         message = f"cannot start {args[0]!r}: {failed}"
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
