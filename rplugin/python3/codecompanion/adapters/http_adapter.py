@@ -277,7 +277,6 @@ class HTTPAdapter:
             # answer's first bytes) walks what lives on, not the whole request.
             path, params, content = _encoded(self.build_request(messages, tools, model))
             base, headers = await self.connection()
-            headers = {"Content-Type": "application/json", **headers}
             response = await self._send_bytes("POST", base + path, headers, content, params, model)
         parser = self.new_parser()
         watch = BodyWatch()
@@ -346,10 +345,7 @@ class HTTPAdapter:
         model: str | None,
     ) -> HTTPResponse:
         """One request, retried on a retryable status (`retry_statuses`) before its body is used."""
-        content = None
-        if body is not None:
-            content = json_bytes(body)
-            headers = {"Content-Type": "application/json", **headers}
+        content = None if body is None else _json_bytes(body)
         return await self._send_bytes(method, url, headers, content, params, model)
 
     async def _send_bytes(
@@ -361,9 +357,11 @@ class HTTPAdapter:
         params: dict[str, str],
         model: str | None,
     ) -> HTTPResponse:
-        """`_send` with the body encoded already."""
+        """`_send` with the body encoded already (JSON: every body this adapter sends is)."""
         client = self.client()
         url = with_params(url, params)
+        if content is not None:
+            headers = {"Content-Type": "application/json", **headers}
         attempt = 0
         while True:
             log.debug("%s %s headers=%s", method, without_credentials(url), redact_headers(headers))
@@ -461,11 +459,11 @@ class HTTPAdapter:
         return self.mask.redact(text)
 
 
-def json_bytes(body: dict[str, Any]) -> bytes:
+def _json_bytes(body: dict[str, Any]) -> bytes:
     """A request body as it goes on the wire: compact JSON, UTF-8."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _encoded(spec: RequestSpec) -> tuple[str, dict[str, str], bytes]:
     """A request's path, query and body bytes (the spec itself is dropped by the caller)."""
-    return spec.path, spec.params, json_bytes(spec.body)
+    return spec.path, spec.params, _json_bytes(spec.body)
