@@ -46,9 +46,9 @@ def private_temp() -> str:
     lzma and zlib modules, and random) would add 0.8 MiB to a host whose chats run no command.
     """
     candidates = [os.environ.get(name) or "" for name in _TEMP_VARIABLES] + list(_TEMP_FOLDERS)
-    root = next((c for c in candidates if c and os.path.isdir(c)), os.getcwd())
+    root = os.path.abspath(next((c for c in candidates if c and os.path.isdir(c)), os.getcwd()))
     for _attempt in range(100):
-        path = os.path.join(os.path.abspath(root), f"codecompanion-run-{os.urandom(6).hex()}")
+        path = os.path.join(root, f"codecompanion-run-{os.urandom(6).hex()}")
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
