@@ -1,4 +1,5 @@
-"""The chat: one conversation and its turn loop (send → stream → tools → send)."""
+"""The chat session: one conversation's messages, view, saving, checkpoints and context, and
+the one recorder of tool results; a turn driver (`driver.py`) produces its turns."""
 
 from __future__ import annotations
 
@@ -8,25 +9,21 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.base import ChatAdapter, Warms
-from ..adapters.base import Usage as TokenCount
-from ..adapters.http_errors import is_context_overflow
+from ..adapters.base import ChatAdapter
 from ..budget.keeper import ContextKeeper
-from ..context.images import ImageError
 from ..context.sources import ContextItem, context_ops
-from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
 from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
-from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus, Usage
-from ..textcalls.session import repeats_last_round, skip_repeated_calls
+from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus
 from . import transcript
-from .compose import compose, first_line, unknown_mentions
-from .streamed_answer import Answer, stream_answer
+from .compose import first_line
+from .driver import TurnDriver, TurnStatus
+from .model_loop import ModelLoop
 
 if TYPE_CHECKING:
     from ..checkpoints import ChatCheckpoints
-    from ..tools.runtime.system import BatchSummary, ToolSystem
+    from ..tools.runtime.system import ToolSystem
 
 log = logging.getLogger("codecompanion.chat")
 
@@ -39,14 +36,10 @@ SYSTEM_PROMPT = (
 # Seconds a save waits: the saves a tool round asks for land after its next request has left,
 # never between the end of a stream and the request that carries the results.
 SAVE_DELAY = 0.1
-# Seconds into a tool round before the next request's connection is opened: the opening
-# waits until the round's tools are under way (a command runs) instead of delaying their
-# start; a round over sooner sends on a new connection, as it would have anyway.
-WARM_AFTER = 0.01
 
 
 class Chat:
-    """One chat buffer's conversation; owns its messages, adapter and tool system."""
+    """One chat buffer's session: its messages, adapter, tool system and turn driver."""
 
     def __init__(
         self,
@@ -59,7 +52,9 @@ class Chat:
         store: ChatStore | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         messages: MessageStore | None = None,
+        driver: Callable[[Chat], TurnDriver] = ModelLoop,
     ) -> None:
+        """`driver` builds what produces the turns: the model loop unless told otherwise."""
         self.id = chat_id
         self.adapter = adapter
         self.view = view
@@ -73,12 +68,12 @@ class Chat:
         self._full_outputs: dict[str, str] = {}
         self._ran_arguments: dict[str, dict[str, Any]] = {}  # call id -> what it runs with
         self._save_pending = False
-        self._turn_tokens = 0
         self.context = ContextKeeper(self)  # rules files, the token budget, the meter
         # Captures of the project around turns and tool rounds (the host sets it; tests may not).
         self.checkpoints: ChatCheckpoints | None = None
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
             self.messages.insert_system(system_prompt, "system_prompt", 0)
+        self.driver: TurnDriver = driver(self)
 
     # ----- state -------------------------------------------------------------------------
 
@@ -161,21 +156,9 @@ class Chat:
         if text.strip() == "/compact":  # typed as the whole message: a command, not a question
             return self.compact()
         context = context or []
-        refused = self._refused_images(context)
-        if refused:
-            self.view.notify(refused, "error")
+        message = self.driver.message(text, context)
+        if message is None:
             return False
-        warning = unknown_mentions(self.tools, text)
-        if warning:
-            self.view.notify(warning, "warn")
-        try:
-            message = compose(self.tools, text, context)
-        except ImageError as exc:
-            self.view.notify(f"/image: {exc}; nothing was sent", "error")
-            return False
-        self.tools.reset_rounds()
-        self._sync_system_prompts()
-        self.context.sync_rules()
         if self.title is None:
             self.title = first_line(text)
         if context:
@@ -186,17 +169,6 @@ class Chat:
         self.fire("ChatSubmitted")
         self._start()
         return True
-
-    def _refused_images(self, context: list[ContextItem]) -> str | None:
-        """One line when the message has images and this chat's adapter sends none."""
-        if not any(item.kind == "image" for item in context):
-            return None
-        if getattr(self.adapter, "takes_images", False):
-            return None
-        return (
-            f"/image: the {self.adapter.name} adapter sends no images (OpenAI, Anthropic, Gemini "
-            "and Ollama do); nothing was sent"
-        )
 
     def regenerate(self) -> bool:
         """Drop the last answer (and its tool rounds) and ask again."""
@@ -242,32 +214,10 @@ class Chat:
             self.save_now()
 
     async def _run(self) -> None:
-        status = "success"
-        first, repeated = True, False
-        self._turn_tokens = 0
+        """One turn: the driver produces it; whatever happens, the turn ends here."""
+        status: TurnStatus = "success"
         try:
-            while True:
-                answer = await self._request(header=first)
-                first = False
-                if answer.error or answer.cancelled:
-                    status = "error" if answer.error else "cancelled"
-                    break
-                if not answer.calls:
-                    break
-                if repeats_last_round(list(self.messages)):
-                    skip_repeated_calls(self, answer.calls)
-                    self.save()
-                    if repeated:  # a second repeat in a row: the model is stuck
-                        break
-                    repeated = True
-                    continue
-                repeated = False
-                outcome = await self._tool_round(answer.calls)
-                if outcome.status == "cancelled":
-                    status = "cancelled"
-                    break
-                if not outcome.auto_submit:  # includes the cap on automatic rounds
-                    break
+            status = await self.driver.turn()
         except asyncio.CancelledError:
             status = "cancelled"
             self._answer_pending("cancelled")
@@ -286,36 +236,6 @@ class Chat:
             if status == "cancelled":
                 self.fire("ChatStopped")
             self.fire("ChatDone", status=status)
-
-    async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
-        """Run one batch of calls; the project is captured before and after one that writes."""
-        warming = None
-        if isinstance(self.adapter, Warms):  # the results go back on a connection opened meanwhile
-            warming = asyncio.get_running_loop().call_later(WARM_AFTER, self.adapter.warm)
-        try:
-            outcome = await self._run_tools(calls)
-        finally:
-            if warming is not None:
-                warming.cancel()
-        self.save()
-        self.show_approvals()
-        return outcome
-
-    async def _run_tools(self, calls: list[ToolCall]) -> BatchSummary:
-        """The batch itself, captured around when it may write."""
-        writes = not self.tools.read_only(calls)
-        if writes:
-            # The project's capture (on the checkpoints' worker, or at once when a stat walk is
-            # all it takes) and the chat's save are both on disk before a tool starts (a
-            # command may outlive the host).
-            captured = self.checkpoints.before_tools() if self.checkpoints is not None else None
-            self.save_now(durable=False)
-            if captured is not None:
-                await captured
-        outcome = await self.tools.run(calls)
-        if writes and self.checkpoints is not None:
-            self.checkpoints.after_tools()
-        return outcome
 
     def show_approvals(self) -> None:
         """Tell the buffer how many approvals the chat remembers and whether YOLO is on
@@ -346,98 +266,6 @@ class Chat:
             if last is not None and last.role in ("llm", "tool"):
                 last.extra["changes"] = line  # a restored chat shows it again
 
-    async def _request(self, header: bool = True) -> Answer:
-        """Send the history, stream the answer into the buffer, store what came back.
-
-        Automatic rounds after tool results continue under the turn's one `## LLM` header.
-        """
-        answer = Answer()
-        # Rules of a subfolder a tool round worked in, and room for the request, come first.
-        self.view.render([Lock()])
-        self.context.sync_rules()
-        problem = await self.context.before_request()
-        ops = [Lock(), Spinner(on=True, text="waiting")]
-        if header:
-            ops.insert(
-                0, transcript.header("llm", transcript.llm_header(self.adapter.name, self.model))
-            )
-        self.view.render(ops)
-        self.fire("RequestStarted")
-        for message in self.messages:
-            message.meta.sent = True
-        try:
-            if problem is None:
-                await self._stream(answer, header)
-            else:
-                answer.error = problem
-        except asyncio.CancelledError:
-            answer.cancelled = True
-            self._store_answer(answer)
-            self.fire("RequestFinished", status="cancelled")
-            raise
-        # The answer's tail goes to the buffer before the bookkeeping of storing it. An answer
-        # of calls alone has no tail: what it queued waits with the tool round's progress, so
-        # Neovim is not written to while the round starts.
-        if any(answer.text) or not answer.calls:
-            self.view.flush()
-        self._store_answer(answer)
-        status = "error" if answer.error else "success"
-        self.fire("RequestFinished", status=status)
-        return answer
-
-    async def _stream(self, answer: Answer, header: bool) -> None:
-        """Stream one answer; a provider's context error compacts and retries, once."""
-        try:
-            await stream_answer(self, answer, continuation=not header)
-            return
-        except AdapterError as exc:
-            if not _too_long(exc) or answer.text or answer.calls or answer.reasoning:
-                answer.error = str(exc)
-                return
-            self.context.refused(str(exc))
-        line = "the provider says the chat is too long for the model: compacting and retrying once"
-        self.view.render([transcript.block(f"_[context: {line}]_")])
-        self.view.notify(line, "warn")
-        problem = await self.context.before_request(force=True)
-        if problem is not None:
-            answer.error = problem
-            return
-        try:
-            await stream_answer(self, answer, continuation=True)
-        except AdapterError as exc:
-            answer.error = str(exc)
-
-    def _store_answer(self, answer: Answer) -> None:
-        text = "".join(answer.text)
-        reasoning = "".join(answer.reasoning) or None
-        incomplete = answer.error or ("stopped" if answer.cancelled else None)
-        message: Message | None = None
-        if text or reasoning or incomplete:
-            message = Message(role="llm", content=text, reasoning=reasoning, extra=answer.extra)
-            if incomplete:
-                message.extra["incomplete"] = incomplete
-            self.add(message)
-        if incomplete:
-            # Calls of an unfinished answer are dropped, so no call is left without a result.
-            answer.calls = []
-            self.view.render([transcript.block(f"_[incomplete: {incomplete}]_")])
-            if answer.error:
-                self.view.notify(answer.error, "error")
-        elif answer.calls:
-            extra = {"provider_state": answer.state} if answer.state else {}
-            extra.update(answer.calls_extra)
-            message = Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra)
-            self.add(message)
-        if not answer.cancelled and not answer.error:
-            self.context.answered(answer.usage, message)
-        self._count_tokens(answer.usage)
-
-    def _count_tokens(self, usage: TokenCount | None) -> None:
-        """Add an answer's tokens to the turn's, shown in its header (tool rounds add up)."""
-        if usage and usage.total_tokens:
-            self._turn_tokens += usage.total_tokens
-            self.view.render([Usage(text=f"({self._turn_tokens} tokens)")])
-
     def _answer_pending(self, status: Status) -> None:
         """Give every call still without a result one (stop or crash mid-tools)."""
         for call in self.messages.pending_calls():
@@ -447,7 +275,7 @@ class Chat:
         """Cancel the request and running tools; every pending call gets a result."""
         if not self.busy or self._task is None:
             return False
-        self.tools.cancel()
+        self.driver.cancel()
         self._task.cancel()
         return True
 
@@ -530,20 +358,6 @@ class Chat:
         if then is not None:
             then()
         self.fire("ChatCleared")
-
-    def _sync_system_prompts(self) -> None:
-        """Insert each offered tool's and group's system prompt once, after the main prompt."""
-        for tag, text in self.tools.system_prompts():
-            if not any(m.tag == tag for m in self.messages):
-                position = sum(1 for m in self.messages if m.role == "system")
-                self.messages.insert_system(text, tag, position)
-
-
-def _too_long(exc: AdapterError) -> bool:
-    """True for a provider's refusal of a request longer than the model's window."""
-    return isinstance(exc, ContextTooLong) or (
-        isinstance(exc, ProviderError) and is_context_overflow(str(exc))
-    )
 
 
 def _now() -> str:

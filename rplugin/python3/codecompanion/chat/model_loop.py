@@ -1,0 +1,245 @@
+"""The model loop: the turn driver that talks to a provider (send → stream → tools → send)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from ..adapters.base import Usage as TokenCount
+from ..adapters.base import Warms
+from ..adapters.http_errors import is_context_overflow
+from ..context.images import ImageError
+from ..context.sources import ContextItem
+from ..errors import AdapterError, ContextTooLong, ProviderError
+from ..messages import Message, ToolCall
+from ..render_ops import Lock, Spinner, Usage
+from ..textcalls.session import repeats_last_round, skip_repeated_calls
+from . import transcript
+from .compose import compose, unknown_mentions
+from .driver import Session, TurnStatus
+from .streamed_answer import Answer, stream_answer
+
+if TYPE_CHECKING:
+    from ..tools.runtime.system import BatchSummary
+
+log = logging.getLogger("codecompanion.chat")
+
+# Seconds into a tool round before the next request's connection is opened: the opening
+# waits until the round's tools are under way (a command runs) instead of delaying their
+# start; a round over sooner sends on a new connection, as it would have anyway.
+WARM_AFTER = 0.01
+
+
+class ModelLoop:
+    """Requests to the session's adapter and the tool rounds its answers ask for."""
+
+    def __init__(self, chat: Session) -> None:
+        self.chat = chat
+        self._turn_tokens = 0
+
+    # ----- the user's message --------------------------------------------------------------
+
+    def message(self, text: str, context: list[ContextItem]) -> Message | None:
+        """The user's text with its context and `@{tool}` mentions, as the model reads it."""
+        chat = self.chat
+        refused = self._refused_images(context)
+        if refused:
+            chat.view.notify(refused, "error")
+            return None
+        warning = unknown_mentions(chat.tools, text)
+        if warning:
+            chat.view.notify(warning, "warn")
+        try:
+            message = compose(chat.tools, text, context)
+        except ImageError as exc:
+            chat.view.notify(f"/image: {exc}; nothing was sent", "error")
+            return None
+        chat.tools.reset_rounds()
+        self._sync_system_prompts()
+        chat.context.sync_rules()
+        return message
+
+    def _refused_images(self, context: list[ContextItem]) -> str | None:
+        """One line when the message has images and this chat's adapter sends none."""
+        if not any(item.kind == "image" for item in context):
+            return None
+        if getattr(self.chat.adapter, "takes_images", False):
+            return None
+        return (
+            f"/image: the {self.chat.adapter.name} adapter sends no images (OpenAI, Anthropic, "
+            "Gemini and Ollama do); nothing was sent"
+        )
+
+    def _sync_system_prompts(self) -> None:
+        """Insert each offered tool's and group's system prompt once, after the main prompt."""
+        messages = self.chat.messages
+        for tag, text in self.chat.tools.system_prompts():
+            if not any(m.tag == tag for m in messages):
+                position = sum(1 for m in messages if m.role == "system")
+                messages.insert_system(text, tag, position)
+
+    # ----- the turn --------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the running tools (the session cancels the request's task)."""
+        self.chat.tools.cancel()
+
+    async def turn(self) -> TurnStatus:
+        """Request, run the answer's tools, send their results back, until the model is done."""
+        first, repeated = True, False
+        self._turn_tokens = 0
+        while True:
+            answer = await self._request(header=first)
+            first = False
+            if answer.error or answer.cancelled:
+                return "error" if answer.error else "cancelled"
+            if not answer.calls:
+                return "success"
+            if repeats_last_round(list(self.chat.messages)):
+                skip_repeated_calls(self.chat, answer.calls)
+                self.chat.save()
+                if repeated:  # a second repeat in a row: the model is stuck
+                    return "success"
+                repeated = True
+                continue
+            repeated = False
+            outcome = await self._tool_round(answer.calls)
+            if outcome.status == "cancelled":
+                return "cancelled"
+            if not outcome.auto_submit:  # includes the cap on automatic rounds
+                return "success"
+
+    async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
+        """Run one batch of calls; the project is captured before and after one that writes."""
+        warming = None
+        adapter = self.chat.adapter
+        if isinstance(adapter, Warms):  # the results go back on a connection opened meanwhile
+            warming = asyncio.get_running_loop().call_later(WARM_AFTER, adapter.warm)
+        try:
+            outcome = await self._run_tools(calls)
+        finally:
+            if warming is not None:
+                warming.cancel()
+        self.chat.save()
+        self.chat.show_approvals()
+        return outcome
+
+    async def _run_tools(self, calls: list[ToolCall]) -> BatchSummary:
+        """The batch itself, captured around when it may write."""
+        chat = self.chat
+        writes = not chat.tools.read_only(calls)
+        if writes:
+            # The project's capture (on the checkpoints' worker, or at once when a stat walk is
+            # all it takes) and the chat's save are both on disk before a tool starts (a
+            # command may outlive the host).
+            captured = chat.checkpoints.before_tools() if chat.checkpoints is not None else None
+            chat.save_now(durable=False)
+            if captured is not None:
+                await captured
+        outcome = await chat.tools.run(calls)
+        if writes and chat.checkpoints is not None:
+            chat.checkpoints.after_tools()
+        return outcome
+
+    # ----- one request -----------------------------------------------------------------------
+
+    async def _request(self, header: bool = True) -> Answer:
+        """Send the history, stream the answer into the buffer, store what came back.
+
+        Automatic rounds after tool results continue under the turn's one `## LLM` header.
+        """
+        chat = self.chat
+        answer = Answer()
+        # Rules of a subfolder a tool round worked in, and room for the request, come first.
+        chat.view.render([Lock()])
+        chat.context.sync_rules()
+        problem = await chat.context.before_request()
+        ops = [Lock(), Spinner(on=True, text="waiting")]
+        if header:
+            title = transcript.llm_header(chat.adapter.name, chat.model)
+            ops.insert(0, transcript.header("llm", title))
+        chat.view.render(ops)
+        chat.fire("RequestStarted")
+        for message in chat.messages:
+            message.meta.sent = True
+        try:
+            if problem is None:
+                await self._stream(answer, header)
+            else:
+                answer.error = problem
+        except asyncio.CancelledError:
+            answer.cancelled = True
+            self._store_answer(answer)
+            chat.fire("RequestFinished", status="cancelled")
+            raise
+        # The answer's tail goes to the buffer before the bookkeeping of storing it. An answer
+        # of calls alone has no tail: what it queued waits with the tool round's progress, so
+        # Neovim is not written to while the round starts.
+        if any(answer.text) or not answer.calls:
+            chat.view.flush()
+        self._store_answer(answer)
+        chat.fire("RequestFinished", status="error" if answer.error else "success")
+        return answer
+
+    async def _stream(self, answer: Answer, header: bool) -> None:
+        """Stream one answer; a provider's context error compacts and retries, once."""
+        chat = self.chat
+        try:
+            await stream_answer(chat, answer, continuation=not header)
+            return
+        except AdapterError as exc:
+            if not _too_long(exc) or answer.text or answer.calls or answer.reasoning:
+                answer.error = str(exc)
+                return
+            chat.context.refused(str(exc))
+        line = "the provider says the chat is too long for the model: compacting and retrying once"
+        chat.view.render([transcript.block(f"_[context: {line}]_")])
+        chat.view.notify(line, "warn")
+        problem = await chat.context.before_request(force=True)
+        if problem is not None:
+            answer.error = problem
+            return
+        try:
+            await stream_answer(chat, answer, continuation=True)
+        except AdapterError as exc:
+            answer.error = str(exc)
+
+    def _store_answer(self, answer: Answer) -> None:
+        chat = self.chat
+        text = "".join(answer.text)
+        reasoning = "".join(answer.reasoning) or None
+        incomplete = answer.error or ("stopped" if answer.cancelled else None)
+        message: Message | None = None
+        if text or reasoning or incomplete:
+            message = Message(role="llm", content=text, reasoning=reasoning, extra=answer.extra)
+            if incomplete:
+                message.extra["incomplete"] = incomplete
+            chat.add(message)
+        if incomplete:
+            # Calls of an unfinished answer are dropped, so no call is left without a result.
+            answer.calls = []
+            chat.view.render([transcript.block(f"_[incomplete: {incomplete}]_")])
+            if answer.error:
+                chat.view.notify(answer.error, "error")
+        elif answer.calls:
+            extra = {"provider_state": answer.state} if answer.state else {}
+            extra.update(answer.calls_extra)
+            message = Message(role="llm", visible=False, tool_calls=list(answer.calls), extra=extra)
+            chat.add(message)
+        if not answer.cancelled and not answer.error:
+            chat.context.answered(answer.usage, message)
+        self._count_tokens(answer.usage)
+
+    def _count_tokens(self, usage: TokenCount | None) -> None:
+        """Add an answer's tokens to the turn's, shown in its header (tool rounds add up)."""
+        if usage and usage.total_tokens:
+            self._turn_tokens += usage.total_tokens
+            self.chat.view.render([Usage(text=f"({self._turn_tokens} tokens)")])
+
+
+def _too_long(exc: AdapterError) -> bool:
+    """True for a provider's refusal of a request longer than the model's window."""
+    return isinstance(exc, ContextTooLong) or (
+        isinstance(exc, ProviderError) and is_context_overflow(str(exc))
+    )
