@@ -166,10 +166,12 @@ function M.take(bufnr, text)
     local variable = variables.get(name)
     if variable and not found[name] then
       found[name] = true
-      local item, why = variable.read(M.source())
-      if item then
-        item.mention = "#{" .. name .. "}"
-        table.insert(found, item)
+      local read, why = variable.read(M.source())
+      if read then
+        for _, item in ipairs(vim.islist(read) and read or { read }) do
+          item.mention = "#{" .. name .. "}"
+          table.insert(found, item)
+        end
       else
         require("codecompanion.render").notify(("#{%s}: %s"):format(name, why), "warn")
       end

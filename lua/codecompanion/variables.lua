@@ -1,6 +1,7 @@
 -- Variables of a chat message: `#{name}` in the text is replaced by a pointer to a context block
 -- read from the editor when the message is sent. Each reads from the chat's source (the last file
--- buffer and its window, codecompanion.context.source) and returns a context item, or nil and why.
+-- buffer and its window, codecompanion.context.source) and returns a context item (a list of
+-- them for `#{buffers}`), or nil and why.
 local M = {}
 
 local TERMINAL_LINES = 200 -- the last lines of a terminal's output that #{terminal} sends
@@ -117,32 +118,39 @@ local function quickfix()
   return { kind = "quickfix list", path = title, filetype = "", lines = lines, numbered = false }
 end
 
+--- Whether `bufnr` holds something to share: a listed file buffer other than a chat, with
+--- a name or with text typed into it.
+local function shareable(bufnr)
+  local kind = vim.bo[bufnr].buftype
+  if not vim.bo[bufnr].buflisted or is_chat(bufnr) or (kind ~= "" and kind ~= "acwrite") then
+    return false
+  end
+  if vim.api.nvim_buf_get_name(bufnr) ~= "" then
+    return true
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  return #lines > 1 or (lines[1] or "") ~= ""
+end
+
+--- Every open buffer's content, one context item each (a buffer not loaded yet is read from
+--- its file), as CodeCompanion's `#{buffers}` shares them.
 local function buffers()
-  local lines = {}
+  local context = require("codecompanion.context")
+  local items = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.bo[bufnr].buflisted and not is_chat(bufnr) and vim.bo[bufnr].buftype ~= "terminal" then
-      local modified = vim.bo[bufnr].modified and " [modified]" or ""
-      table.insert(
-        lines,
-        ("%s (%s, %d lines)%s"):format(
-          name_of(bufnr),
-          vim.bo[bufnr].filetype,
-          vim.api.nvim_buf_line_count(bufnr),
-          modified
-        )
-      )
+    if shareable(bufnr) then
+      local item = context.from_buffer(bufnr, "buffer")
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      if not vim.api.nvim_buf_is_loaded(bufnr) and vim.fn.filereadable(name) == 1 then
+        item.lines = vim.fn.readfile(name)
+      end
+      table.insert(items, item)
     end
   end
-  if #lines == 0 then
-    return nil, "no buffer is listed"
+  if #items == 0 then
+    return nil, "no file buffer is open"
   end
-  return {
-    kind = "buffer list",
-    path = "listed buffers",
-    filetype = "",
-    lines = lines,
-    numbered = false,
-  }
+  return items
 end
 
 --- The last lines of the terminal buffer used last (trailing empty lines dropped).
@@ -174,7 +182,7 @@ local VARIABLES = {
   diagnostics = { description = "That buffer's diagnostics", read = diagnostics },
   viewport = { description = "What the other windows show", read = viewport },
   quickfix = { description = "The quickfix list", read = quickfix },
-  buffers = { description = "The listed buffers", read = buffers },
+  buffers = { description = "Every open buffer (numbered lines)", read = buffers },
   terminal = { description = "The last terminal's recent output", read = terminal },
 }
 

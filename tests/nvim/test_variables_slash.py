@@ -23,9 +23,11 @@ def test_editor_variables_are_read_when_the_message_is_sent(
 ) -> None:
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n")
     (project / "notes.txt").write_text("alpha\nbeta\n")
+    (project / "later.md").write_text("# not loaded yet\n")
     provider_server.enqueue(openai_text("Seen."))
     ed = project_nvim()
     ed.nvim.command("edit notes.txt")
+    ed.nvim.command("badd later.md")  # listed, not loaded: read from its file
     ed.nvim.command("terminal printf 'term-out-1\\nterm-out-2\\n'")
     wait_for(lambda: "term-out-2" in ed.text(0))
     ed.nvim.command("edit calc.py")
@@ -51,7 +53,12 @@ def test_editor_variables_are_read_when_the_message_is_sent(
     assert "2:5 ERROR lint: subtracts instead of adding" in text
     assert "calc.py lines 1-4 (python):" in text  # the viewport of the source window
     assert "calc.py:4:0: boom here" in text
-    assert "notes.txt (text, 2 lines)" in text and "calc.py (python, 4 lines)" in text
+    # #{buffers}: every open file buffer's content, each named where the mention was
+    assert "the buffers `notes.txt`, `later.md`, `calc.py` (below)" in text
+    assert "1: # not loaded yet" in text
+    assert "Content of the buffer `notes.txt` (filetype text)" in text and "2: beta" in text
+    assert "Content of the buffer `calc.py` (filetype python)" in text
+    assert "Content of the buffer `term:" not in text  # a terminal is not a buffer to share
     assert "term-out-1" in text and "term-out-2" in text
     # In the chat, one folded line each; saved with the chat.
     lines = ed.lines(bufnr)

@@ -110,9 +110,15 @@ def read_items(raw: Any) -> list[ContextItem]:
 
 def with_context(text: str, items: list[ContextItem]) -> str:
     """The message the model reads: mentions name what they stand for, context blocks follow."""
+    named: dict[str, list[ContextItem]] = {}
     for item in items:
         if item.mention:
-            text = text.replace(item.mention, f"the {item.kind} `{item.path}` (below)")
+            named.setdefault(item.mention, []).append(item)
+    for mention, group in named.items():
+        # `#{buffers}` stands for several blocks: every one is named where it was written.
+        kind = group[0].kind if len(group) == 1 else group[0].kind + "s"
+        paths = ", ".join(f"`{item.path}`" for item in group)
+        text = text.replace(mention, f"the {kind} {paths} (below)")
     blocks = [item.for_llm() for item in items]
     return "\n\n".join([text, *blocks]) if blocks else text
 
