@@ -83,6 +83,12 @@ function M.rules(bufnr)
   send(bufnr, "chat_rules")
 end
 
+--- Pick the skills this chat offers (`/skills`): each pick turns one off or back on.
+---@param bufnr? integer default: the current buffer
+function M.skills(bufnr)
+  send(bufnr, "chat_skills")
+end
+
 local MODES = { ask = true, edits = true, sandboxed = true, yolo = true, next = true }
 
 --- Read or switch a chat's permission mode: "ask", "edits", "sandboxed" or "yolo" ("next"

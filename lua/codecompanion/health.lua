@@ -164,6 +164,22 @@ local function check_mcp(report)
   end
 end
 
+--- The skills (and what was skipped) a chat opened in the current folder would have.
+---@param report table the host's health report
+local function check_agent_files(report)
+  local found = val(report.agent_files) or {}
+  health.start("codecompanion: skills, subagents and hooks")
+  local skills = found.skills or {}
+  if #skills == 0 then
+    health.info("skills: none found (.claude/skills/NAME/SKILL.md, ...: :h codecompanion-skills)")
+  else
+    health.ok(("skills: %s"):format(table.concat(skills, ", ")))
+  end
+  for _, problem in ipairs(found.problems or {}) do
+    health.warn(problem)
+  end
+end
+
 --- Run :checkhealth codecompanion: Neovim, the host's Python and packages, the config file,
 --- the adapter's key and the MCP servers (the one place that waits on the host, bounded).
 function M.check()
@@ -173,7 +189,7 @@ function M.check()
   if not check_programs(host) then
     return
   end
-  local report, err = host.request("health", {})
+  local report, err = host.request("health", { cwd = vim.fn.getcwd() })
   if not report or report.error then
     health.error(
       "host not answering: " .. tostring(err or report.error),
@@ -186,6 +202,7 @@ function M.check()
   check_adapter(report)
   M.sandbox(val(report.sandbox))
   check_mcp(report)
+  check_agent_files(report)
   health.info("log: " .. host.log_path())
 end
 

@@ -178,6 +178,13 @@ function M.register(registry)
         return true
       end,
     },
+    skills = {
+      description = "Pick the skills (SKILL.md folders) this chat offers the model",
+      run = function(bufnr)
+        require("codecompanion.chat").skills(bufnr)
+        return true
+      end,
+    },
     image = { description = "Add an image file to the message (/image path)", run = image },
   }
   for name, spec in pairs(commands) do

@@ -112,10 +112,16 @@ _RULES_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "user_files": (_is_names, "a list of paths (~/ for your home)"),
     "import_depth": (_is_small_count, "a whole number"),
 }
+# `opts["skills"]`: SKILL.md folders (see skills/catalog.py SkillOptions).
+_SKILLS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "enabled": (_is_bool, "true or false"),
+    "folders": (_is_names, "a list of folders holding skill folders (~/ for your home)"),
+}
 _SECTIONS = {
     "tool_system": _TOOL_SYSTEM_CHECKS,
     "context": _CONTEXT_CHECKS,
     "rules": _RULES_CHECKS,
+    "skills": _SKILLS_CHECKS,
 }
 
 

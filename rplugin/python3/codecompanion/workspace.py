@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .sandbox.commands import CommandSandbox
     from .sandbox.probe import Availability, Detector
     from .sandbox.reserve import Reserve
+    from .skills import ChatSkills
     from .tools.model.registry import ToolRegistry
     from .tools.runtime.protocol import ToolChat
     from .tools.runtime.system import ToolSystem
@@ -372,7 +373,7 @@ class Workspace:
         from .tools.runtime.system import ToolSystem
 
         sandbox = self.command_sandbox(cwd)
-        return ToolSystem(
+        system = ToolSystem(
             chat=chat,
             registry=self.registry,
             approver=approver,
@@ -385,6 +386,15 @@ class Workspace:
             sandbox=sandbox,
             mode=sandbox.permissions.mode,  # the settings read once (a bad one is said once)
         )
+        system.skills = self.skills(cwd)
+        return system
+
+    def skills(self, cwd: Path) -> ChatSkills:
+        """A chat's skills: found in `cwd` and the user's folders, as `opts["skills"]` says."""
+        from .skills import ChatSkills, SkillOptions
+
+        opts = self.config.opts.get("skills") if self.config.opts else None
+        return ChatSkills(cwd, SkillOptions.from_opts(opts if isinstance(opts, dict) else None))
 
     def chat(
         self,

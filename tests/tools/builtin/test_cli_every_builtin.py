@@ -37,6 +37,10 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "notes.md").write_text("# Notes\nalpha needle\n")
     (root / "old.txt").write_text("bye\n")
+    (root / ".claude/skills/notes").mkdir(parents=True)
+    (root / ".claude/skills/notes/SKILL.md").write_text(
+        "---\nname: notes\ndescription: Keep notes.\n---\nWrite them in notes.md.\n"
+    )
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "add", "notes.md"], cwd=root, check=True)
     (root / "notes.md").write_text("# Notes\nalpha needle\nbeta\n")
@@ -76,6 +80,7 @@ def calls(server: LoopbackServer) -> dict[str, tuple[dict[str, Any], str]]:
         "fetch_webpage": ({"url": f"{server.url}/page"}, "Hello page"),
         "web_search": ({"query": "needle", "domains": None}, "Found it"),
         "code_runner": ({"lang": "python", "code": "print(6 * 7)"}, "42"),
+        "skill": ({"name": "notes", "file": None}, "Write them in notes.md."),
     }
 
 

@@ -13,7 +13,8 @@ from ..context.images import ImageError
 from ..context.sources import ContextItem
 from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, ToolCall
-from ..render_ops import Lock, Spinner, Usage
+from ..render_ops import Context, Lock, Spinner, Usage
+from ..skills.chat_skills import TOOL as SKILL_TOOL
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .compose import compose, unknown_mentions
@@ -56,6 +57,7 @@ class ModelLoop:
             chat.view.notify(f"/image: {exc}; nothing was sent", "error")
             return None
         chat.tools.reset_rounds()
+        self._sync_skills()
         self._sync_system_prompts()
         chat.context.sync_rules()
         return message
@@ -70,6 +72,18 @@ class ModelLoop:
             f"/image: the {self.chat.adapter.name} adapter sends no images (OpenAI, Anthropic, "
             "Gemini and Ollama do); nothing was sent"
         )
+
+    def _sync_skills(self) -> None:
+        """The skills' system message kept true, the `skill` tool offered while any is on."""
+        chat = self.chat
+        skills = chat.tools.skills
+        if skills is None:
+            return
+        line = skills.sync(chat.messages)
+        if skills.enabled():
+            chat.tools.add_tool(SKILL_TOOL)
+        if line is not None:
+            chat.view.render([Context(title=f"> {line}", text=skills.prompt() or None)])
 
     def _sync_system_prompts(self) -> None:
         """Insert each offered tool's and group's system prompt once, after the main prompt."""

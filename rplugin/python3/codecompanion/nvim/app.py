@@ -21,7 +21,7 @@ from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
-from .pickers import pick_adapter, pick_restore, pick_rules
+from .pickers import pick_adapter, pick_restore, pick_rules, pick_skills
 from .view import NvimChatView
 
 if TYPE_CHECKING:  # checkpoints load with the first chat that keeps them
@@ -528,6 +528,12 @@ class App:
         if chat is not None:
             self.bridge.spawn(pick_rules(self.bridge, chat))
 
+    def do_chat_skills(self, args: dict[str, Any]) -> None:
+        """`/skills`: pick a skill to turn off (or back on) for this chat."""
+        chat = self._chat(args)
+        if chat is not None:
+            self.bridge.spawn(pick_skills(self.bridge, chat))
+
     def do_chat_full_output(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
         if chat is None:
@@ -636,7 +642,8 @@ class App:
     def ask_health(self, args: dict[str, Any]) -> dict[str, Any]:
         from .health import report
 
-        return report(self._workspace())
+        cwd = args.get("cwd")
+        return report(self._workspace(), Path(cwd) if isinstance(cwd, str) and cwd else None)
 
     def close(self, drain: Callable[[], None] | None = None) -> None:
         """Stop every chat (Neovim is exiting); `drain` lets their tasks end before the

@@ -6,6 +6,7 @@ import importlib.metadata
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
@@ -28,8 +29,18 @@ def dependencies() -> list[str]:
     return names
 
 
-def report(workspace: Workspace) -> dict[str, Any]:
-    """Versions, config state, the default adapter, whether its key resolves, MCP servers."""
+def agent_files(workspace: Workspace, cwd: Path) -> dict[str, Any]:
+    """The skills found for a chat opened in `cwd`, and the lines saying what was skipped."""
+    found = workspace.skills(cwd).found()
+    return {
+        "skills": [f"{skill.name} ({skill.label})" for skill in found.skills],
+        "problems": list(found.problems),
+    }
+
+
+def report(workspace: Workspace, cwd: Path | None = None) -> dict[str, Any]:
+    """Versions, config state, the default adapter, whether its key resolves, MCP servers,
+    and the skills a chat in `cwd` would have."""
     deps: list[dict[str, str | None]] = []
     for name in dependencies():
         try:
@@ -46,6 +57,7 @@ def report(workspace: Workspace) -> dict[str, Any]:
         "tls": workspace.trust().source,
         "plugins": [f"{key} ({source})" for key, source in workspace.plugins.sources.items()],
         "plugin_errors": list(workspace.plugins.errors),
+        "agent_files": agent_files(workspace, cwd or Path.cwd()),
     }
     found = workspace.sandbox_availability()
     permissions = workspace.permissions()

@@ -1,5 +1,5 @@
 """The choices the host asks Lua to offer: an adapter and its model (`ga`), a chat to restore,
-the rules files of a chat (`/rules`)."""
+the rules files and the skills of a chat (`/rules`, `/skills`)."""
 
 from __future__ import annotations
 
@@ -77,3 +77,19 @@ async def pick_rules(bridge: Bridge, chat: Chat) -> None:
     index = await pick_index(bridge, "Rules files (pick one to turn it on or off)", labels)
     if index is not None:
         chat.view.notify(chat.context.toggle_rule(found[index][0]))
+
+
+async def pick_skills(bridge: Bridge, chat: Chat) -> None:
+    """`/skills`: the skills found for the chat, each on or off; a pick toggles one."""
+    skills = chat.tools.skills
+    found = skills.listing() if skills is not None else []
+    if skills is None or not found:
+        chat.view.notify(
+            "no skills found (.claude/skills/NAME/SKILL.md, ...: see :h codecompanion-skills)"
+        )
+        return
+    labels = [f"{'[x]' if on else '[ ]'} {skill.name} ({skill.label})" for skill, on in found]
+    index = await pick_index(bridge, "Skills (pick one to turn it on or off)", labels)
+    if index is not None:
+        chat.view.notify(skills.toggle(found[index][0].name))
+        chat.save()

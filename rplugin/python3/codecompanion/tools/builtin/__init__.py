@@ -21,6 +21,7 @@ BUILTIN_TOOLS: tuple[str, ...] = (
     "fetch_webpage",
     "web_search",
     "code_runner",
+    "skill",
 )
 
 FILE_TOOLS: tuple[str, ...] = (
@@ -56,6 +57,7 @@ SUMMARIES: Mapping[str, str] = MappingProxyType(
         "newText: copy oldTex...",
         "read_file": "Read lines of a text file in the project. Line numbers are 0-based "
         "and the ra...",
+        "skill": "Read a skill: its instructions (leave `file` null), or one of its other files...",
         "run_command": "Run a shell command (sh -c) in the project root and get its exit code, "
         "stdout...",
         "web_search": "Search the web and get the most relevant pages (title, URL and an extract). "

@@ -25,6 +25,7 @@ from .runner import Orchestrator
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox
+    from ...skills import ChatSkills
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -150,6 +151,7 @@ class ToolSystem:
         # Messages tool code added with `chat.add_message`: (role, content, visible).
         self.pending_messages: list[tuple[str, str, bool]] = []
         self._running: set[Orchestrator] = set()
+        self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
                 log.warning("default tool %s does not exist", name)
@@ -382,6 +384,7 @@ class ToolSystem:
             "yolo": self.yolo,
             "mode": self._mode,
             "approvals": self.approvals.to_state(),
+            "skills_off": sorted(self.skills.disabled) if self.skills is not None else [],
         }
 
     def restore_state(self, state: Mapping[str, Any]) -> None:
@@ -396,3 +399,5 @@ class ToolSystem:
         if state.get("mode") in MODES:
             self._mode = state["mode"]
         self.approvals = ApprovalMemory.from_state(state.get("approvals"))
+        if self.skills is not None and isinstance(state.get("skills_off"), list):
+            self.skills.restore(state["skills_off"])
