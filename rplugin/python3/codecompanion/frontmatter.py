@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 _FENCE = "---"
 
 
@@ -35,6 +33,8 @@ def split(text: str) -> Document:
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _FENCE), None)
     if end is None:
         raise FrontMatterError("the front matter has no closing --- line")
+    import yaml  # only when a file has front matter: a chat without skills never loads it
+
     try:
         fields = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:

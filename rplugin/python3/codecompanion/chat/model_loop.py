@@ -15,6 +15,7 @@ from ..errors import AdapterError, ContextTooLong, ProviderError
 from ..messages import Message, ToolCall
 from ..render_ops import Context, Lock, Spinner, Usage
 from ..skills.chat_skills import TOOL as SKILL_TOOL
+from ..skills.chat_skills import skills_of
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .compose import compose, unknown_mentions
@@ -76,7 +77,7 @@ class ModelLoop:
     def _sync_skills(self) -> None:
         """The skills' system message kept true, the `skill` tool offered while any is on."""
         chat = self.chat
-        skills = chat.tools.skills
+        skills = skills_of(chat.tools)
         if skills is None:
             return
         line = skills.sync(chat.messages)
