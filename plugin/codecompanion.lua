@@ -66,7 +66,8 @@ end, { desc = "Reload the Python config file" })
 
 vim.api.nvim_create_user_command("CodeCompanionLog", function()
   vim.cmd.split(require("codecompanion.host").log_path())
-end, { desc = "Open the codecompanion log" })
+  vim.cmd("normal! G") -- the newest lines are at the end
+end, { desc = "Open the codecompanion log at its end" })
 
 -- CodeCompanion.nvim's inline assistant and action palette are not here: typing them (a habit)
 -- says in one line what to use instead, rather than E464/E492.

@@ -22,7 +22,7 @@ local function send(bufnr, method, args)
   args = args or {}
   args.id = chat_id(bufnr)
   if not args.id then
-    vim.notify("codecompanion: not a chat buffer", vim.log.levels.WARN)
+    require("codecompanion.notify").notify("not a chat buffer", "warn")
     return false
   end
   return host.notify(method, args)
@@ -34,7 +34,7 @@ function M.submit(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local text = render.user_message(bufnr)
   if text == "" then
-    vim.notify("codecompanion: nothing to send: type your message under ## Me", vim.log.levels.INFO)
+    require("codecompanion.notify").notify("nothing to send: type your message under ## Me")
     return
   end
   if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
@@ -109,9 +109,9 @@ function M.mode(name, bufnr)
     return vim.b[bufnr].codecompanion_mode
   end
   if not MODES[name] then
-    vim.notify(
-      "codecompanion: unknown mode " .. tostring(name) .. " (ask, edits, sandboxed, yolo)",
-      vim.log.levels.ERROR
+    require("codecompanion.notify").notify(
+      "unknown mode " .. tostring(name) .. " (ask, edits, sandboxed, yolo)",
+      "error"
     )
     return vim.b[bufnr].codecompanion_mode
   end

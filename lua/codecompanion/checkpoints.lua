@@ -36,7 +36,7 @@ local function send(bufnr, method, args)
   local buffers = require("codecompanion.chat_buffers")
   bufnr = chat_buffer(bufnr)
   if not bufnr then
-    vim.notify("codecompanion: no chat", vim.log.levels.WARN)
+    require("codecompanion.notify").notify("no chat", "warn")
     return false
   end
   buffers.reattach(bufnr)

@@ -13,16 +13,16 @@ local M = {}
 function M.add_selection(line1, line2)
   local src = vim.api.nvim_get_current_buf()
   if chat_buffers.chat_id(src) then
-    vim.notify(
-      "codecompanion: Add takes lines of another buffer, not of a chat",
-      vim.log.levels.WARN
+    require("codecompanion.notify").notify(
+      "Add takes lines of another buffer, not of a chat",
+      "warn"
     )
     return
   end
   local target = chat_buffers.last_chat()
   if target and not vim.bo[target].modifiable then
-    local busy = "codecompanion: the chat is busy: add the lines when the answer is done"
-    vim.notify(busy, vim.log.levels.WARN)
+    local busy = "the chat is busy: add the lines when the answer is done"
+    require("codecompanion.notify").notify(busy, "warn")
     return
   end
   local lines = vim.api.nvim_buf_get_lines(src, line1 - 1, line2, false)

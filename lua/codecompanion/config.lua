@@ -154,6 +154,7 @@ function M.supported()
     return true
   end
   local v = vim.version()
+  -- Said at once with vim.notify itself: the plugin's own notices need a newer Neovim.
   vim.notify(
     ("codecompanion: Neovim %s or newer is needed (this is %d.%d.%d)"):format(
       M.MIN_VERSION,

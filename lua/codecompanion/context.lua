@@ -73,7 +73,7 @@ end
 function M.from_file(path)
   local ok, lines = pcall(vim.fn.readfile, path)
   if not ok then
-    vim.notify("codecompanion: cannot read " .. path, vim.log.levels.WARN)
+    require("codecompanion.notify").notify("cannot read " .. path, "warn")
     return nil
   end
   return {
@@ -196,7 +196,7 @@ function M.pick_buffer(chat)
     end
   end
   if #choices == 0 then
-    vim.notify("codecompanion: /buffer: no file buffer is open", vim.log.levels.WARN)
+    require("codecompanion.notify").notify("/buffer: no file buffer is open", "warn")
     return
   end
   vim.ui.select(choices, {
@@ -236,9 +236,9 @@ function M.pick_file(chat)
   local cwd = vim.fn.getcwd()
   list_files(cwd, function(files)
     if #files == 0 then
-      return vim.notify(
-        "codecompanion: /file: no files found in " .. relative(cwd),
-        vim.log.levels.WARN
+      return require("codecompanion.notify").notify(
+        "/file: no files found in " .. relative(cwd),
+        "warn"
       )
     end
     vim.ui.select(

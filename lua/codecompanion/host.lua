@@ -51,7 +51,7 @@ end
 ---@param msg string
 local function notify_error(msg)
   vim.schedule(function()
-    vim.notify(require("codecompanion.notify").fit("codecompanion: " .. msg), vim.log.levels.ERROR)
+    require("codecompanion.notify").notify(msg, "error")
   end)
 end
 
@@ -158,7 +158,7 @@ function M.ensure()
   end
   if state.chan and restarted then
     state.restarts = state.restarts + 1
-    vim.notify("codecompanion: host restarted", vim.log.levels.WARN)
+    require("codecompanion.notify").notify("host restarted", "warn")
   end
   if state.chan then
     vim.rpcnotify(state.chan, "codecompanion", "hello", {

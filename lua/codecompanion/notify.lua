@@ -1,35 +1,25 @@
--- One line in the message area at a time.
+-- Notices: one drawn line in the message area, never "Press ENTER"; the whole text in the
+-- message history (:messages) and the log (:CodeCompanionLog).
 local M = {}
 
 -- Notices that arrive together (a config error when the host starts and the first chat's
 -- notice) are shown as one: the message area only ever gets one line, never "Press ENTER".
 local notices = { queue = {}, due = false }
 
-local function flush_notices()
-  local queue = notices.queue
-  notices.queue, notices.due = {}, false
-  local best = nil
-  for i, item in ipairs(queue) do
-    local repeated = false -- a notice another one already says (a longer one that contains it)
-    for j, other in ipairs(queue) do
-      if i ~= j and #other.text > #item.text and other.text:find(item.text, 1, true) then
-        repeated = true
-      end
-    end
-    if not repeated and (best == nil or item.level >= best.level) then
-      best = item
-    end
-  end
-  local dropped = {} -- said by the one shown, or less severe: kept in the log
-  for _, item in ipairs(queue) do
-    if item ~= best then
-      table.insert(dropped, "codecompanion: " .. item.text)
-    end
-  end
-  require("codecompanion.host").log(dropped)
-  if best then
-    vim.notify(M.fit("codecompanion: " .. best.text), best.level)
-  end
+local levels = vim.log.levels
+local HIGHLIGHT = { [levels.ERROR] = "ErrorMsg", [levels.WARN] = "WarningMsg" }
+local LEVEL_NAME = { [levels.ERROR] = "error", [levels.WARN] = "warn", [levels.DEBUG] = "debug" }
+
+--- Each notice once in the log, whole, with its time and level.
+---@param text string
+---@param level integer
+local function log(text, level)
+  local line = ("%s notice [%s] %s"):format(
+    os.date("%Y-%m-%d %H:%M:%S"),
+    LEVEL_NAME[level] or "info",
+    text
+  )
+  require("codecompanion.host").log({ line })
 end
 
 --- True when vim.notify is Neovim's own (it prints in the message area; a longer line wraps
@@ -54,21 +44,74 @@ function M.truncate(text, width)
   return cut .. "…"
 end
 
---- `text` cut to one line of the message area with "…" when Neovim's own vim.notify shows it
---- (the whole text goes to the log, :CodeCompanionLog); a notification plugin gets it whole.
+--- The cells a notice may take without wrapping (beside the ruler and showcmd).
+---@return integer
+function M.room()
+  return math.max(1, vim.v.echospace - 1)
+end
+
+--- Put `text` whole in the message history without asking "Press ENTER": while it is
+--- echoed, 'messagesopt' waits 0 ms instead of prompting, and the screen is drawn again at
+--- once. False where Neovim has no 'messagesopt' (before 0.11).
 ---@param text string
----@return string
-function M.fit(text)
-  -- No floor above the room left: on a narrow terminal a longer line would ask "Press ENTER",
-  -- and that prompt holds every RPC request until a key is typed.
-  local room = math.max(1, vim.v.echospace - 1)
-  -- Without a UI (headless) there is no message area to overflow: the text stays whole.
-  local no_ui = #vim.api.nvim_list_uis() == 0
-  if no_ui or not stock_notify() or vim.fn.strdisplaywidth(text) <= room then
-    return text
+---@param hl? string
+---@return boolean
+local function remember(text, hl)
+  local ok, saved = pcall(vim.api.nvim_get_option_value, "messagesopt", {})
+  if not ok then
+    return false
   end
-  require("codecompanion.host").log({ text })
-  return M.truncate(text, room)
+  local history = saved:match("history:(%d+)") or "500"
+  -- noautocmd: the user's OptionSet autocmds never see this passing value.
+  vim.cmd("noautocmd set messagesopt=wait:0,history:" .. history)
+  local echoed = pcall(vim.api.nvim_echo, { { text, hl } }, true, {})
+  vim.cmd("redraw")
+  vim.cmd("noautocmd let &messagesopt = " .. vim.fn.string(saved))
+  return echoed
+end
+
+--- Show one notice: whole to a notification plugin (and without a UI); with Neovim's own
+--- vim.notify, as it is when it fits, else whole in :messages and cut to one line on screen.
+---@param text string
+---@param level integer
+local function show(text, level)
+  log(text, level)
+  local no_ui = #vim.api.nvim_list_uis() == 0
+  if no_ui or not stock_notify() or vim.fn.strdisplaywidth(text) <= M.room() then
+    vim.notify(text, level)
+    return
+  end
+  local hl = HIGHLIGHT[level]
+  if remember(text, hl) then
+    vim.api.nvim_echo({ { M.truncate(text, M.room()), hl } }, false, {})
+  else
+    vim.api.nvim_echo({ { M.truncate(text, M.room()), hl } }, true, {})
+  end
+end
+
+local function flush_notices()
+  local queue = notices.queue
+  notices.queue, notices.due = {}, false
+  local best = nil
+  for i, item in ipairs(queue) do
+    local repeated = false -- a notice another one already says (a longer one that contains it)
+    for j, other in ipairs(queue) do
+      if i ~= j and #other.text > #item.text and other.text:find(item.text, 1, true) then
+        repeated = true
+      end
+    end
+    if not repeated and (best == nil or item.level >= best.level) then
+      best = item
+    end
+  end
+  for _, item in ipairs(queue) do
+    if item ~= best then -- said by the one shown, or less severe: kept in the log
+      log("codecompanion: " .. item.text, item.level)
+    end
+  end
+  if best then
+    show("codecompanion: " .. best.text, best.level)
+  end
 end
 
 --- One line in the message area: whitespace (newlines too) collapsed, paths under $HOME as ~/.
@@ -80,7 +123,6 @@ function M.notify(text, level)
   if home and #home > 1 then -- paths under the home folder as ~/…: more of the line fits
     text = text:gsub(vim.pesc(home) .. "/", "~/")
   end
-  local levels = vim.log.levels
   table.insert(
     notices.queue,
     { text = text, level = levels[(level or "info"):upper()] or levels.INFO }

@@ -45,11 +45,12 @@ def project_nvim(
 
 @pytest.fixture
 def tui(tmp_path: Path) -> Iterator[Callable[..., Tui]]:
-    """Start a real Neovim in tmux (`width` columns, 100 unless given); all are closed after."""
+    """Start a real Neovim in tmux (`width` columns, 100 unless given, `height` rows, 30 unless
+    given); all are closed after."""
     started: list[Tui] = []
 
-    def start(width: int = 100, **kwargs: object) -> Tui:
-        screen = Tui(tmp_path, width=width)
+    def start(width: int = 100, height: int = 30, **kwargs: object) -> Tui:
+        screen = Tui(tmp_path, width=width, height=height)
         started.append(screen)
         return screen.start(**kwargs)  # type: ignore[arg-type]
 

@@ -90,3 +90,12 @@ def test_checkhealth_says_a_missing_config_file_is_missing(
     text = "\n".join(ed.nvim.current.buffer[:])
     assert f"no config file at {tmp_path / 'nowhere.py'}" in text
     assert "OK config file" not in text
+
+
+def test_the_log_opens_at_its_newest_line(start_nvim: StartNvim, tmp_path: Path) -> None:
+    ed = start_nvim()
+    log = Path(str(ed.lua("return require('codecompanion.host').log_path()")))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(f"old line {i}\n" for i in range(200)) + "the newest line\n")
+    ed.nvim.command("CodeCompanionLog")
+    assert ed.nvim.current.line == "the newest line"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
-from tests.support.nvim import wait_for
+from tests.support.nvim import ROOT, wait_for
 from tests.support.tui import HAVE_TMUX, Tui, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
@@ -45,27 +45,49 @@ def send_in_a_chat(
     return screen
 
 
-def test_demo_chat_and_a_wrong_adapter_take_one_line_at_80_columns(
-    tui: Callable[..., Tui], tmp_path: Path
+def messages(screen: Tui) -> str:
+    """The message history, as :messages shows it."""
+    return str(screen.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_demo_chat_and_a_wrong_adapter_take_one_line_and_keep_their_whole_text(
+    tui: Callable[..., Tui], tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    screen = tui(width=80)
-    screen.tmux("resize-window", "-t", screen.session, "-x", "80", "-y", "24")
+    screen = tui(width=size[0], height=size[1])
     screen.command("CodeCompanionChat")
     shown = screen.wait_screen("## Me", "codecompanion: offline demo")
     assert "Press ENTER" not in shown
     assert last_line(screen).startswith("codecompanion: offline demo: no provider")
     screen.command("CodeCompanionChat adapter=nope")
     shown = screen.wait_screen('no adapter "nope"')
-    assert "Press ENTER" not in shown and last_line(screen).endswith("…")
-    # The whole line is in the log.
+    assert "Press ENTER" not in shown
+    # One line drawn, cut (the list is longer than the message area even at 200 columns).
+    assert last_line(screen).endswith("…")
+    # :messages and the log hold every notice whole.
+    whole = 'no adapter "nope": valid names are anthropic, azure_openai, copilot,'
+    assert whole in messages(screen) and "openrouter, xai" in messages(screen)
+    assert "or name an adapter in codecompanion.py)" in messages(screen)
     log = (tmp_path / "state" / "nvim" / "codecompanion.log").read_text()
-    assert 'no adapter "nope": valid names are' in log and "openai" in log
+    assert whole in log and "openrouter, xai" in log
+    assert "or name an adapter in codecompanion.py)" in log
     screen.command("CodeCompanion explain this")
     shown = screen.wait_screen(":CodeCompanionChat [prompt] opens a chat")
     assert "E464" not in shown and "E492" not in shown and "Press ENTER" not in shown
     screen.command("CodeCompanionActions")
     shown = screen.wait_screen(":CodeCompanionChat Toggle|Restore|Add")
     assert "E492" not in shown and "Press ENTER" not in shown
+    assert "(there is no action palette)" in messages(screen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 24), (200, 50)])
+def test_make_runs_welcome_line_fits_without_a_prompt(
+    tui: Callable[..., Tui], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    screen = tui(width=size[0], height=size[1], init=ROOT / "scripts" / "run_init.lua")
+    shown = screen.wait_screen("codecompanion: :CodeCompan")
+    assert "Press ENTER" not in shown
+    assert screen.lua("return vim.o.columns") == size[0]  # Neovim answers: no prompt waits
 
 
 def test_a_notice_on_a_narrow_terminal_is_cut_to_the_room_left_beside_ruler_and_showcmd(
@@ -90,12 +112,14 @@ def test_unknown_tool_and_http_error_take_one_line_at_200_columns(
     screen.keys("G", "o", "again", "Escape", "Enter")
     shown = screen.wait_screen("HTTP 400")
     assert "Press ENTER" not in shown
-    history = "return vim.api.nvim_exec2('messages', {output = true}).output"
+    # Drawn on one line, cut; whole in :messages (the provider's reason as the adapter keeps it).
+    drawn = wait_for(lambda: "(HTTP 400)" in messages(screen) and last_line(screen))
+    assert drawn.startswith("codecompanion: ") and drawn.endswith("…") and len(drawn) <= 200
 
     def notice() -> list[str]:
-        return [line for line in screen.lua(history).splitlines() if "(HTTP 400)" in line]
+        return [line for line in messages(screen).splitlines() if "(HTTP 400)" in line]
 
-    assert all(len(line) < 200 for line in wait_for(notice))
+    assert all(len(line) > 200 for line in wait_for(notice))
 
 
 def test_qa_typed_at_the_stock_approval_prompt_quits_quietly(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,16 @@ class Tui:
         cwd: Path | None = None,
         stock_ui: bool = True,
         extra_env: dict[str, str] | None = None,
+        init: Path = INIT,
     ) -> Tui:
-        """Start Neovim with the plugin (and, by default, Neovim's own vim.ui.select)."""
+        """Start Neovim with the plugin (and, by default, Neovim's own vim.ui.select); `init`
+        is the test init unless given (`make run`'s is scripts/run_init.lua)."""
         env = nvim_env(self.tmp, setup or {}, config_file)
         env["CC_TEST_STOCK_UI"] = "1" if stock_ui else ""
+        env["CODECOMPANION_PYTHON"] = sys.executable  # what `make run` passes its init
         env.update(extra_env or {})
         exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items())
-        nvim = f"{nvim_binary()} -u {INIT} -i NONE -n --listen {self.listen}"
+        nvim = f"{nvim_binary()} -u {init} -i NONE -n --listen {self.listen}"
         command = f"cd {_quote(str(cwd or self.tmp))} && env {exports} {nvim}"
         size = ("-x", str(self.width), "-y", str(self.height))
         self.tmux("new-session", "-d", "-s", self.session, *size, command)
