@@ -164,7 +164,7 @@ local function check_mcp(report)
   end
 end
 
---- The skills (and what was skipped) a chat opened in the current folder would have.
+--- The skills and hooks (and what was skipped) a chat opened in the current folder would have.
 ---@param report table the host's health report
 local function check_agent_files(report)
   local found = val(report.agent_files) or {}
@@ -174,6 +174,12 @@ local function check_agent_files(report)
     health.info("skills: none found (.claude/skills/NAME/SKILL.md, ...: :h codecompanion-skills)")
   else
     health.ok(("skills: %s"):format(table.concat(skills, ", ")))
+  end
+  local hooks = found.hooks or {}
+  if #hooks == 0 then
+    health.info("hooks: none (:h codecompanion-hooks)")
+  else
+    health.ok(("hooks: %s"):format(table.concat(hooks, ", ")))
   end
   for _, problem in ipairs(found.problems or {}) do
     health.warn(problem)

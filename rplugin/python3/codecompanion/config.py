@@ -4,7 +4,8 @@ The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` 
 tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `permissions`
 (the chat mode and the command sandbox, see sandbox/settings.py) and `opts`
 (`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
-opts per tool, e.g. allow/deny rules). A broken file never stops the plugin: the valid parts
+opts per tool, e.g. allow/deny rules) and `hooks` (commands or functions run on a chat's events,
+see hooks/). A broken file never stops the plugin: the valid parts
 are kept, the rest falls back to defaults, and `Config.error` says what was wrong and where.
 """
 
@@ -25,7 +26,7 @@ from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 
-_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp", "permissions")
+_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp", "permissions", "hooks")
 
 
 def _is_bool(value: Any) -> bool:
@@ -117,7 +118,12 @@ _SKILLS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "enabled": (_is_bool, "true or false"),
     "folders": (_is_names, "a list of folders holding skill folders (~/ for your home)"),
 }
+# `opts["hooks"]`: whether Claude Code's settings files' hooks run too (see hooks/table.py).
+_HOOKS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "claude_settings": (_is_bool, "true or false"),
+}
 _SECTIONS = {
+    "hooks": _HOOKS_CHECKS,
     "tool_system": _TOOL_SYSTEM_CHECKS,
     "context": _CONTEXT_CHECKS,
     "rules": _RULES_CHECKS,
@@ -136,6 +142,7 @@ class Config:
     opts: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=dict)
     permissions: dict[str, Any] = field(default_factory=dict)  # see sandbox/settings.py
+    hooks: dict[str, Any] = field(default_factory=dict)  # see hooks/table.py
     path: str | None = None
     error: str | None = None
 
@@ -371,7 +378,18 @@ def _check_permissions(value: Any) -> tuple[Any, list[str]]:
     return dict(value), []
 
 
+def _check_hooks(value: Any) -> tuple[Any, list[str]]:
+    """`hooks`: event → matchers (hooks/table.py reads it); a broken entry is left out."""
+    from .hooks.table import read_table
+
+    if not isinstance(value, dict):
+        return None, [f"hooks must be a dict of event name → list of matchers, not {_kind(value)}"]
+    table = read_table(value, "hooks")
+    return dict(value), [line.removeprefix("hooks: ") for line in table.problems]
+
+
 _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
+    "hooks": _check_hooks,
     "mcp": _check_mcp,
     "adapter": _check_adapter,
     "adapters": _check_adapters,

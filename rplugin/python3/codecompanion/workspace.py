@@ -12,6 +12,7 @@ import socket
 import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from .sandbox.settings import Permissions, read_permissions
 if TYPE_CHECKING:
     from .chat.chat import Chat
     from .checkpoints import Checkpoints
+    from .hooks import ChatHooks, HookTable
     from .mcp import McpManager
     from .messages import MessageStore
     from .ports import Approver, ChatView, Editor, EventSink
@@ -387,7 +389,41 @@ class Workspace:
             mode=sandbox.permissions.mode,  # the settings read once (a bad one is said once)
         )
         system.skills = self.skills(cwd)
+        system.hooks = self.hooks(system)
         return system
+
+    def hook_table(self, cwd: Path) -> HookTable:
+        """The hooks of the config file, then (when `opts["hooks"]["claude_settings"]` is
+        on) those of Claude Code's settings files in `cwd` and the user's home."""
+        from .hooks import HookTable, read_table, settings_table
+
+        table = read_table(self.config.hooks, "hooks") if self.config.hooks else HookTable()
+        opts = self.config.opts.get("hooks") if self.config.opts else None
+        if isinstance(opts, dict) and opts.get("claude_settings"):
+            table = table.merged(settings_table(cwd, Path.home()))
+        return table
+
+    def hooks(self, system: ToolSystem) -> ChatHooks | None:
+        """A chat's hooks (None: it has none), run in its project, sandbox and environment."""
+        from .hooks import ChatHooks
+        from .hooks.run import Where
+        from .tools.runtime.child_env import tool_environment
+
+        table = self.hook_table(system.cwd)
+        for line in table.problems:
+            log.warning("hooks: %s", line)
+        if not table.count():
+            return None
+
+        def where() -> Where:
+            box = system.sandbox
+            if box is None or not box.active:
+                return Where(system.cwd, tool_environment(system))
+            return Where(system.cwd, tool_environment(system), partial(box.launch, system.cwd))
+
+        hooks = ChatHooks(table, where, system.chat_id)
+        hooks.mode = lambda: system.mode
+        return hooks
 
     def skills(self, cwd: Path) -> ChatSkills:
         """A chat's skills: found in `cwd` and the user's folders, as `opts["skills"]` says."""
@@ -417,7 +453,7 @@ class Workspace:
                 chat, approver=approver, events=events, cwd=cwd, editor=editor, yolo=yolo
             )
 
-        return Chat(
+        chat = Chat(
             chat_id=chat_id,
             adapter=adapter,
             view=view,
@@ -426,6 +462,10 @@ class Workspace:
             store=self.store,
             messages=messages,
         )
+        hooks = chat.tools.hooks
+        if hooks is not None:
+            hooks.say = partial(_say_hook_line, view)
+        return chat
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""
@@ -461,6 +501,14 @@ class Workspace:
         if self._demo is not None:
             self._demo.stop()
             self._demo = None
+
+
+def _say_hook_line(view: ChatView, line: str) -> None:
+    """A hook's line (a block, a broken hook) in the chat and the message area."""
+    from .render_ops import Block
+
+    view.render([Block(text=f"_[{line}]_")])
+    view.notify(line, "warn")
 
 
 def tool_env_opts(

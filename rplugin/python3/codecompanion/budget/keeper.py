@@ -13,6 +13,7 @@ from ..adapters.base import ChatAdapter, Usage
 from ..chat import transcript
 from ..context.rules import TAG as RULES_TAG
 from ..context.rules import Rules, RulesOptions, touched_paths
+from ..hooks.chat_hooks import hooks_of
 from ..messages import Message, MessageStore
 from ..ports import ChatView
 from ..render_ops import Context, Spinner
@@ -51,6 +52,7 @@ class ContextKeeper:
         self.summariser = summariser  # a cheaper adapter for summaries (None: the chat's own)
         self._rules_text = ""
         self._held: asyncio.TimerHandle | None = None  # a meter shown later (_hold_meter)
+        self._trigger = "auto"  # what starts a compaction: "manual" while /compact runs
 
     def configure(self, context: Mapping[str, Any] | None, rules: Mapping[str, Any] | None) -> None:
         """New `opts["context"]` and `opts["rules"]` (a reload): the counts and the rules files
@@ -205,7 +207,11 @@ class ContextKeeper:
     async def compact_now(self) -> bool:
         """`/compact`: summarise the earlier conversation now, whatever the thresholds."""
         before = sum(1 for m in self.chat.messages if compact.is_summary(m))
-        await self.before_request(force=True, whole=True)
+        self._trigger = "manual"
+        try:
+            await self.before_request(force=True, whole=True)
+        finally:
+            self._trigger = "auto"
         self.show_meter()
         return sum(1 for m in self.chat.messages if compact.is_summary(m)) > before
 
@@ -249,6 +255,9 @@ class ContextKeeper:
         self.chat.view.notify(line, "info")
 
     async def _summarise(self, text: str) -> str:
+        hooks = hooks_of(self.chat.tools)
+        if hooks is not None:  # PreCompact: the hooks see it coming (a block is only said)
+            await hooks.fire("PreCompact", {"trigger": self._trigger, "custom_instructions": ""})
         self.chat.view.render([Spinner(on=True, text="compacting")])
         try:
             return await compact.summarise(self.summariser or self.chat.adapter, text)

@@ -12,6 +12,8 @@ from ..adapters.http_errors import is_context_overflow
 from ..context.images import ImageError
 from ..context.sources import ContextItem
 from ..errors import AdapterError, ContextTooLong, ProviderError
+from ..hooks.chat_hooks import hooks_of
+from ..hooks.turn_hooks import TurnHooks
 from ..messages import Message, ToolCall
 from ..render_ops import Context, Lock, Spinner, Usage
 from ..skills.chat_skills import TOOL as SKILL_TOOL
@@ -39,6 +41,7 @@ class ModelLoop:
     def __init__(self, chat: Session) -> None:
         self.chat = chat
         self._turn_tokens = 0
+        self._hooks: TurnHooks | None = None
 
     # ----- the user's message --------------------------------------------------------------
 
@@ -104,12 +107,17 @@ class ModelLoop:
         """Request, run the answer's tools, send their results back, until the model is done."""
         first, repeated = True, False
         self._turn_tokens = 0
+        hooks = self._turn_hooks()
+        if hooks is not None and not await hooks.before():
+            return "error"  # a UserPromptSubmit hook blocked it, and said why
         while True:
             answer = await self._request(header=first)
             first = False
             if answer.error or answer.cancelled:
                 return "error" if answer.error else "cancelled"
             if not answer.calls:
+                if hooks is not None and await hooks.after():
+                    continue  # a Stop hook sent the model back to work
                 return "success"
             if repeats_last_round(list(self.chat.messages)):
                 skip_repeated_calls(self.chat, answer.calls)
@@ -124,6 +132,15 @@ class ModelLoop:
                 return "cancelled"
             if not outcome.auto_submit:  # includes the cap on automatic rounds
                 return "success"
+
+    def _turn_hooks(self) -> TurnHooks | None:
+        """The chat's turn hooks (made once, when the chat has hooks)."""
+        hooks = hooks_of(self.chat.tools)
+        if hooks is None:
+            return None
+        if self._hooks is None or self._hooks.hooks is not hooks:
+            self._hooks = TurnHooks(hooks, self.chat.messages, self.chat.add)
+        return self._hooks
 
     async def _tool_round(self, calls: list[ToolCall]) -> BatchSummary:
         """Run one batch of calls; the project is captured before and after one that writes."""

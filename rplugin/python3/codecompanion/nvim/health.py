@@ -30,11 +30,15 @@ def dependencies() -> list[str]:
 
 
 def agent_files(workspace: Workspace, cwd: Path) -> dict[str, Any]:
-    """The skills found for a chat opened in `cwd`, and the lines saying what was skipped."""
+    """The skills and hooks a chat opened in `cwd` would have, and the lines saying what was
+    skipped."""
     found = workspace.skills(cwd).found()
+    table = workspace.hook_table(cwd)
+    hooks = [f"{event}: {len(table.hooks(event))}" for event in table.events]
     return {
         "skills": [f"{skill.name} ({skill.label})" for skill in found.skills],
-        "problems": list(found.problems),
+        "hooks": hooks,
+        "problems": [*found.problems, *table.problems],
     }
 
 

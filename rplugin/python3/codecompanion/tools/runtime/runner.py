@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
+from ...hooks.chat_hooks import hooks_of
 from ...messages import Status, ToolCall, ToolResult
 from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model import arguments
@@ -246,7 +247,30 @@ class Orchestrator:
             return refused
         if not await self._setup(run):
             return self._finish(run, "error")
-        return await self._approve(run)
+        blocked = await self._hooked_before(run)
+        return blocked if blocked is not None else await self._approve(run)
+
+    async def _hooked_before(self, run: CallRun) -> ToolResult | None:
+        """PreToolUse hooks, before any question: a block is the call's error, with the reason."""
+        hooks = hooks_of(self.context)
+        if hooks is None or run.tool is None:
+            return None
+        said = await hooks.before_tool(run.call, run.tool.args)
+        if not said.blocked:
+            return None
+        return self._fail(run, f"A hook blocked this call: {said.reason}", "blocked by a hook")
+
+    async def _hooked_after(self, run: CallRun, result: ToolResult) -> ToolResult:
+        """PostToolUse hooks: what they tell the model joins the call's result."""
+        hooks = hooks_of(self.context)
+        if hooks is None or run.tool is None:
+            return result
+        said = await hooks.after_tool(run.call, run.tool.args, result)
+        notes = [f"A hook after this call says: {reason}" for reason in said.reasons]
+        notes += said.context
+        if not notes:
+            return result
+        return replace(result, for_llm="\n\n".join([result.for_llm, *notes]))
 
     def _bind(self, run: CallRun) -> ToolResult | None:
         """Find the offered tool, repair and validate the arguments, and bind the call's copy."""
@@ -333,8 +357,9 @@ class Orchestrator:
             await self.code.output(run, "error", execution.stderr, execution.stdout)
             if execution.status == "timeout":
                 run.detail = f"timed out after {self.code.timeout(tool):g}s"
-            return self._finish(run, execution.status)
-        return self._finish(run, "error" if run.output_failed else "success")
+            return await self._hooked_after(run, self._finish(run, execution.status))
+        status: Status = "error" if run.output_failed else "success"
+        return await self._hooked_after(run, self._finish(run, status))
 
     async def _rejected(self, run: CallRun) -> ToolResult:
         tool = run.tool

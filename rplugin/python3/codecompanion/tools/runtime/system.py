@@ -24,6 +24,7 @@ from .protocol import OutputBuffer, Reporter, ToolChat
 from .runner import Orchestrator
 
 if TYPE_CHECKING:
+    from ...hooks import ChatHooks
     from ...sandbox.commands import CommandSandbox
     from ...skills import ChatSkills
 
@@ -152,6 +153,7 @@ class ToolSystem:
         self.pending_messages: list[tuple[str, str, bool]] = []
         self._running: set[Orchestrator] = set()
         self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
+        self.hooks: ChatHooks | None = None  # run around each call (PreToolUse, PostToolUse)
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
                 log.warning("default tool %s does not exist", name)

@@ -1,0 +1,91 @@
+"""One chat's hooks: the events it fires (Claude Code's names and JSON shapes) and what it
+does with their verdicts' lines. Every hook of an event runs at once; a broken one is one line
+in the chat and the log, and the event goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..messages import ToolCall, ToolResult
+from .run import Where, run_hook
+from .table import CLAUDE_NAMES, HookTable
+from .verdict import Verdict, verdict
+
+log = logging.getLogger("codecompanion.hooks")
+
+
+class ChatHooks:
+    """The hooks a chat runs, where they run, and how their lines reach the user."""
+
+    def __init__(self, table: HookTable, where: Callable[[], Where], chat_id: str = "") -> None:
+        self.table = table
+        self.where = where
+        self.chat_id = chat_id
+        self.say: Callable[[str], None] = lambda line: None  # the chat shows it (Workspace.chat)
+        self.mode: Callable[[], str] = lambda: "ask"
+
+    def has(self, event: str) -> bool:
+        """True when some hook runs on `event` (for any subject)."""
+        return bool(self.table.events.get(event))
+
+    async def fire(
+        self, event: str, payload: Mapping[str, Any], subject: str | None = None
+    ) -> Verdict:
+        """Run the hooks of `event` (on `subject`, a tool's name) and say their lines."""
+        hooks = self.table.hooks(event, subject)
+        if not hooks:
+            return Verdict()
+        where = self.where()
+        data = {
+            "session_id": self.chat_id,
+            "transcript_path": None,
+            "cwd": str(where.cwd),
+            "permission_mode": self.mode(),
+            "hook_event_name": event,
+            **payload,
+        }
+        runs = await asyncio.gather(*(run_hook(hook, data, where) for hook in hooks))
+        result = verdict(event, list(runs))
+        for line in result.notices:
+            log.warning("%s", line)
+            self.say(line)
+        return result
+
+    async def before_tool(self, call: ToolCall, args: Mapping[str, Any]) -> Verdict:
+        """PreToolUse: a block refuses the call, its reason the call's result."""
+        return await self.fire("PreToolUse", self._tool(call, args), call.name)
+
+    async def after_tool(
+        self, call: ToolCall, args: Mapping[str, Any], result: ToolResult
+    ) -> Verdict:
+        """PostToolUse: the tool has run; a block's reason and any context reach the model."""
+        payload = self._tool(call, args)
+        payload["tool_response"] = {"status": result.status, "output": result.for_llm}
+        return await self.fire("PostToolUse", payload, call.name)
+
+    def _tool(self, call: ToolCall, args: Mapping[str, Any]) -> dict[str, Any]:
+        """A call as Claude Code's hooks read it: `tool_name`, `tool_input`, `tool_use_id`;
+        the input also under the names its tools use (`command`, an absolute `file_path`)."""
+        tool_input = dict(args)
+        if isinstance(args.get("cmd"), str):
+            tool_input.setdefault("command", args["cmd"])
+        path = args.get("filepath")
+        if isinstance(path, str) and path.strip():
+            full = os.path.join(str(self.where().cwd), os.path.expanduser(path.strip()))
+            tool_input.setdefault("file_path", os.path.normpath(full))
+        return {
+            "tool_name": call.name,
+            "claude_tool_name": CLAUDE_NAMES.get(call.name, call.name),
+            "tool_input": tool_input,
+            "tool_use_id": call.id,
+        }
+
+
+def hooks_of(tools: object) -> ChatHooks | None:
+    """The chat's hooks, from its tool system (None: no hooks)."""
+    hooks = getattr(tools, "hooks", None)
+    return hooks if isinstance(hooks, ChatHooks) else None
