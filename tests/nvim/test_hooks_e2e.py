@@ -83,6 +83,8 @@ def test_a_hook_that_hangs_is_killed_at_its_timeout_with_one_line(
 
 def test_checkhealth_counts_the_hooks_of_each_event(project_nvim: ProjectNvim) -> None:
     ed = project_nvim(_hooks("PreToolUse", "Bash", "true") + "hooks['Stop'] = ['true', 'true']\n")
+    ed.open_chat()  # the host is up: the health request waits 2 s at most
+    ed.wait_event("CodeCompanionChatCreated")
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "hooks: PreToolUse: 1, Stop: 2" in text

@@ -84,6 +84,8 @@ def test_checkhealth_lists_the_skills_found_and_what_was_skipped(
     (project / ".agents/skills/odd").mkdir(parents=True)
     (project / ".agents/skills/odd/SKILL.md").write_text("---\nname: odd\n---\n")
     ed = project_nvim()
+    ed.open_chat()  # the host is up: the health request waits 2 s at most
+    ed.wait_event("CodeCompanionChatCreated")
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "skills: haiku (.claude/skills/haiku)" in text

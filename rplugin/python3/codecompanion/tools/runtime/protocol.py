@@ -16,6 +16,7 @@ from ..model.registry import ToolEntry
 from ..model.tool import as_text
 
 if TYPE_CHECKING:
+    from ...hooks import ChatHooks
     from ...sandbox.commands import CommandSandbox
     from ...sandbox.settings import Mode
     from .approval_policy import ApprovalMemory
@@ -177,6 +178,7 @@ class CallContext(Protocol):
     approver: Approver
     reporter: Reporter
     buffers: dict[str, OutputBuffer]
+    hooks: ChatHooks | None  # run before and after each call (None: the chat has none)
 
     @property
     def chat_id(self) -> str:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...hooks.chat_hooks import hooks_of
 from ...messages import Status, ToolCall, ToolResult
 from ...sandbox.commands import CommandSandbox, sandbox_of
 from ..model import arguments
@@ -252,7 +251,7 @@ class Orchestrator:
 
     async def _hooked_before(self, run: CallRun) -> ToolResult | None:
         """PreToolUse hooks, before any question: a block is the call's error, with the reason."""
-        hooks = hooks_of(self.context)
+        hooks = self.context.hooks
         if hooks is None or run.tool is None:
             return None
         said = await hooks.before_tool(run.call, run.tool.args)
@@ -262,7 +261,7 @@ class Orchestrator:
 
     async def _hooked_after(self, run: CallRun, result: ToolResult) -> ToolResult:
         """PostToolUse hooks: what they tell the model joins the call's result."""
-        hooks = hooks_of(self.context)
+        hooks = self.context.hooks
         if hooks is None or run.tool is None:
             return result
         said = await hooks.after_tool(run.call, run.tool.args, result)
