@@ -14,6 +14,7 @@ from .settings import Permissions
 
 if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .cgroup import PidCgroup
+    from .gitdirs import Repository
     from .launcher import Launch
     from .probe import Availability, SandboxKind
     from .reserve import Reserve
@@ -45,6 +46,10 @@ class CommandSandbox:
         self._cgroup_tried = False
         self._standbys: Standbys | None = None
         self._book: RuleBook | None = None  # its commands' rules, kept while still true
+        from .gitdirs import GitWalks
+
+        self.git_walks = GitWalks(str(project) if project is not None else None)
+        self._before: tuple[Path, frozenset[Repository]] | None = None  # at the last launch
         self._closed = False
 
     @property
@@ -97,11 +102,27 @@ class CommandSandbox:
             from .rulebook import Boundary
 
             found = self.availability
-            boundary = Boundary(self.project, self.permissions, self.read_only)
+            boundary = Boundary(self.project, self.permissions, self._kept(self.project))
             try:
                 standbys.prepare(self._rule_book().rules(boundary, found.abi, found.mounts)[0])
             except OSError as exc:  # the command then gets a fresh launcher, and says why
                 log.warning("the sandbox's launcher did not start: %s", exc)
+
+    def _kept(self, project: Path) -> tuple[str, ...]:
+        """What commands in `project` may not write: the plugin's files, git's control files."""
+        walk = self.git_walks.of(str(project))
+        repositories = walk.repositories()
+        self._before = (Path(walk.root), frozenset(repositories))
+        return (*self.read_only, *walk.places(repositories))
+
+    def made_repositories(self, project: Path) -> list[Repository]:
+        """The repositories git finds in `project` now that it did not at the last launch
+        there: what the command that ran since made (see made_repositories.settle)."""
+        walk = self.git_walks.of(str(project))
+        if self._before is None or self._before[0] != Path(walk.root):
+            return []
+        before = self._before[1]
+        return [repo for repo in walk.repositories() if repo not in before]
 
     def _rule_book(self) -> RuleBook:
         if self._book is None:
@@ -151,8 +172,8 @@ class CommandSandbox:
         standbys = None if self._closed else self._ensure_standbys()
         cgroup = self._ensure_cgroup()
         found = self.availability
-        boundary = Boundary(project, self.permissions, self.read_only, network)
         try:
+            boundary = Boundary(project, self.permissions, self._kept(project), network)
             book = self._rule_book()
             return launch(boundary, found.abi, found.mounts, cgroup, standbys, book)
         except OSError as exc:

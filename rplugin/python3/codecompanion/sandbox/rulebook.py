@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import grants as landlock_grants
 from . import landlock, mounts, seccomp
+from .gitdirs import outermost
 from .settings import Permissions
 from .standby import Rules
 
@@ -32,7 +33,7 @@ class Boundary:
 
     project: Path
     permissions: Permissions
-    read_only: tuple[str, ...] = ()  # inside the project, besides .git: config file, chats
+    read_only: tuple[str, ...] = ()  # the plugin's files, git's control files (gitdirs.py)
     network: bool = False  # this run may use the network (settings or a per-command approval)
 
 
@@ -70,7 +71,8 @@ def view_of(boundary: Boundary) -> mounts.MountView:
 
 
 def _protected(boundary: Boundary) -> list[str]:
-    return [os.path.join(str(boundary.project), ".git"), *boundary.read_only]
+    own = [os.path.join(str(boundary.project), ".git"), *boundary.read_only]
+    return list(outermost(own))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
 from ...sandbox.commands import refusal_note, sandbox_of
+from ...sandbox.made_repositories import settle
 from ..model.function_tool import (
     Failure,
     FunctionOutput,
@@ -135,9 +136,13 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     # output for the user (gO). A positive max_chars caps each stream on its own.
     limit = int(self.opts.get("max_chars") or 0)
     root, env = project_root(self.tools), tool_environment(self.tools)
-    confine, where, note = _confinement(self, root, args.get("unconfined") is True)
+    unconfined = args.get("unconfined") is True
+    confine, where, note = _confinement(self, root, unconfined)
     result = await _run(cmd, root, own, env, confine)
     text = _report(cmd, result, timeout, limit, where)
+    if not unconfined:  # a repository it made is held until the user says whether to keep it
+        made = await settle(sandbox_of(self.tools), root, self.tools.confirm)
+        text = f"{text}\n{made}" if made else text
     short = one_line(cmd, 60)
     if result.timed_out:
         raise Failure(text, f"`{short}` timed out (limit {timeout:g}s)")

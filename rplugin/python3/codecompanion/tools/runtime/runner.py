@@ -28,6 +28,7 @@ from typing import Any, Literal
 from ...errors import ToolError
 from ...messages import Status, ToolCall, ToolResult
 from ...sandbox.commands import CommandSandbox, sandbox_of
+from ...sandbox.made_repositories import settle
 from ..model import arguments
 from ..model.function_tool import timeout_seconds
 from ..model.registry import ToolEntry
@@ -912,6 +913,21 @@ def set_flag(tool: Tool, cmd: Any, succeeded: bool) -> None:
         flags[flag] = succeeded
 
 
+async def _command_cmd(
+    tool: Tool, argv: list[str], cwd: Path, timeout: float | None, max_output: int
+) -> CmdOutput:
+    """One command cmd, in the chat's sandbox unless the tool opts out; a repository it made
+    is asked about (see sandbox/made_repositories.py) and noted in its output."""
+    box = sandbox_of(tool.tools) if tool.opts.get("sandbox") is not False else None
+    env = tool_environment(tool.tools)
+    result = await run_command(argv, tool.name, cwd, timeout, max_output, env, box)
+    made = await settle(box, cwd, tool.tools.confirm)
+    if not made:
+        return result
+    data = result.data
+    return replace(result, data=[*data, made] if isinstance(data, list) else f"{data}\n{made}")
+
+
 async def run_cmds(
     tool: Tool,
     *,
@@ -947,10 +963,7 @@ async def run_cmds(
             result = await run_function(cmd, tool, previous, timeout)
         else:
             argv = execution.cmd = expand(cmd, env or {})
-            box = sandbox_of(tool.tools) if tool.opts.get("sandbox") is not False else None
-            result = await run_command(
-                argv, tool.name, cwd, timeout, max_output, tool_environment(tool.tools), box
-            )
+            result = await _command_cmd(tool, argv, cwd, timeout, max_output)
             set_flag(tool, cmd, result.status == "success")
         if result.status != "success":
             execution.status, execution.stderr = result.status, [result.data]

@@ -73,9 +73,11 @@ async def _refused_git_control(
 ) -> bool:
     """True if the path is git's control file (or in the repository's hooks folder) and the
     user said no when asked."""
-    from .safe_git import controls_git, hooks_folder
+    from .safe_git import controls_git, hooks_folder, in_git_folder
 
-    if not (controls_git(root, path) or controls_git(root, lexical)):
+    if not (
+        controls_git(root, path) or controls_git(root, lexical) or in_git_folder(tools, root, path)
+    ):
         hooks = await hooks_folder(root) if is_inside(root, path) else None
         if hooks is None or not (path == hooks or hooks in path.parents):
             return False

@@ -140,6 +140,20 @@ def _config_lacks_hooks_path(dotgit: Path) -> bool:
     return b"hookspath" not in text and b"include" not in text
 
 
+def in_git_folder(tools: object, root: Path, path: Path) -> bool:
+    """True if the resolved `path` is, or is inside, a place git finds a repository in the
+    project by: a nested repository's `.git`, the folder a `.git` file points to, a bare
+    repository (see sandbox/gitdirs.py; the chat's sandbox keeps the walk up to date)."""
+    from ....sandbox.gitdirs import GitWalk, GitWalks
+
+    walks = getattr(getattr(tools, "sandbox", None), "git_walks", None)
+    walk = walks.of(str(root)) if isinstance(walks, GitWalks) else GitWalk(str(root))
+    for place in walk.places():
+        if path == Path(place) or Path(place) in path.parents:
+            return True
+    return False
+
+
 def controls_git(root: Path, path: Path) -> bool:
     """True if `path` (below `root`) is in a `.git` folder or is a .gitattributes/.gitmodules."""
     try:
