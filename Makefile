@@ -21,7 +21,7 @@ STYLUA := $(LUA_TOOLS)/node_modules/.bin/stylua
 STAMP_STYLUA := $(LUA_TOOLS)/.stylua-$(STYLUA_VERSION)
 LUA_SRC := lua plugin ftplugin bench scripts tests
 
-.PHONY: install dev run test test-real lint lint-lua luacheck typecheck pytest bench bench-sbs fmt clean constraints
+.PHONY: install dev run test test-real eval lint lint-lua luacheck typecheck pytest bench bench-sbs fmt clean constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,13 @@ test: $(STAMP_DEV) $(CONFINE) lint typecheck pytest
 ## or REALMODEL_START=path/to/a/script that starts one and prints its URL. Skips without one.
 test-real: $(STAMP_DEV)
 	CODECOMPANION_REAL=1 $(PY) -m pytest -q -p no:cacheprovider -rsx tests/real $(ARGS)
+
+## eval: the task suite (eval/tasks) through this plugin and the Lua CodeCompanion (../shared/anchor)
+## against a real model (default: ../shared/realmodel's server on port 8093), records appended to
+## eval/results/records.jsonl, a re-run skips what is recorded. Not part of `make test`. Hours on a CPU.
+## ARGS="--tasks DIR --runs N --out FILE --url URL --plugins ours,theirs" (python -m eval --help).
+eval: $(STAMP_DEV)
+	$(PY) -m eval $(ARGS)
 
 ## lint: ruff, ruff format --check, stylua --check and luacheck.
 lint: lint-lua

@@ -1,0 +1,114 @@
+"""`python -m eval`: run a task suite through the plugins against a model, record, summarize."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .drivers.ours import Ours, OursOptions
+from .drivers.theirs import Theirs
+from .proxy import RecordingProxy, Sampling
+from .records import load_records
+from .report import table
+from .runner import Plugin, Runner
+from .shared import ROOT, anchor_root, start_realmodel
+from .task import TaskError, load_suite
+
+HERE = Path(__file__).resolve().parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
+    p.add_argument("--tasks", type=Path, default=HERE / "tasks", help="a folder of task folders")
+    p.add_argument("--runs", type=int, default=1, help="runs of each task per plugin (1)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=HERE / "results" / "records.jsonl",
+        help="records file (appended; what it holds is not run again)",
+    )
+    p.add_argument(
+        "--url",
+        default="",
+        help="an OpenAI-compatible server's base URL "
+        "(default: ../shared/realmodel's server on --port)",
+    )
+    p.add_argument("--port", type=int, default=8093, help="the realmodel server's port (8093)")
+    p.add_argument("--plugins", default="ours,theirs", help="ours, theirs or both (ours,theirs)")
+    p.add_argument("--only", default="", help="comma-separated task names to run")
+    p.add_argument(
+        "--temperature",
+        default="0.2",
+        help="temperature set on every request, seed = run number ('keep': as sent)",
+    )
+    p.add_argument("--tool-calls", default="auto", help="ours: auto, native or prompt")
+    p.add_argument("--label", default="ours", help="ours's name in the records (for variants)")
+    p.add_argument(
+        "--plugin-root",
+        type=Path,
+        default=ROOT,
+        help="ours: the checkout to run (a snapshot, so a long run is not changed)",
+    )
+    p.add_argument("--summary", action="store_true", help="only print the summary of --out")
+    return p
+
+
+def _commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def _plugins(args: argparse.Namespace) -> list[Plugin]:
+    chosen = [p.strip() for p in args.plugins.split(",") if p.strip()]
+    plugins: list[Plugin] = []
+    for name in chosen:
+        if name == "ours":
+            ours = Ours(OursOptions(tool_calls=args.tool_calls, root=args.plugin_root.resolve()))
+            ours.name = args.label
+            plugins.append(ours)
+        elif name == "theirs":
+            plugins.append(Theirs(anchor_root()))
+        else:
+            raise SystemExit(f"eval: unknown plugin {name!r} (ours, theirs)")
+    return plugins
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run, then print the summary of everything the records file holds."""
+    args = _parser().parse_args(argv)
+    if not args.summary:
+        try:
+            tasks = load_suite(args.tasks)
+        except TaskError as exc:
+            print(f"eval: {exc}", file=sys.stderr)
+            return 2
+        if args.only:
+            wanted = {n.strip() for n in args.only.split(",")}
+            tasks = [t for t in tasks if t.name in wanted]
+        url = (args.url or start_realmodel(args.port)).rstrip("/").removesuffix("/v1")
+        temperature = None if args.temperature == "keep" else float(args.temperature)
+        proxy = RecordingProxy(url, Sampling(temperature=temperature)).start()
+        setup = {
+            "url": url,
+            "commit": _commit(),
+            "temperature": temperature,
+            "tool_calls": args.tool_calls,
+            "tasks": str(args.tasks),
+        }
+        try:
+            Runner(proxy, args.out, setup).run_suite(tasks, _plugins(args), args.runs)
+        finally:
+            proxy.stop()
+    records = list(load_records(args.out).values())
+    print(table(records))
+    print(json.dumps({"records": len(records), "file": str(args.out)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

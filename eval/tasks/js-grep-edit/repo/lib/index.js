@@ -1,0 +1,3 @@
+const { fetchJson } = require("./net/client");
+
+module.exports = { fetchJson };

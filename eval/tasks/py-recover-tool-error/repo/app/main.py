@@ -1,0 +1,4 @@
+import json
+from pathlib import Path
+
+CONFIG = json.loads((Path(__file__).parent / "conf" / "config.json").read_text())
