@@ -25,16 +25,33 @@ local function where()
   return require("codecompanion.config").options.meter or "winbar"
 end
 
---- The winbar text of a chat (empty before its first answer).
+--- The winbar text of a chat, cut from the right to `width` cells so the tokens in context
+--- and the window, which come first, stay in sight ("" before the chat has a meter).
 ---@param bufnr integer
+---@param width? integer default: no limit
 ---@return string
-function M.winbar(bufnr)
+function M.winbar(bufnr, width)
   local meter = meters[bufnr]
   if not meter then
     return ""
   end
-  return "%#CodeCompanionTokens#" .. meter.text:gsub("%%", "%%%%")
+  local text = width and require("codecompanion.notify").truncate(meter.text, math.max(1, width))
+    or meter.text
+  return "%#CodeCompanionTokens#" .. text:gsub("%%", "%%%%")
 end
+
+--- The winbar of the window being drawn (an 'winbar' `%!` expression): its chat's meter, cut
+--- to the window's width (Neovim itself would cut the start, the figure that matters).
+---@return string
+function M.bar()
+  local win = vim.g.statusline_winid
+  if not win or not vim.api.nvim_win_is_valid(win) then
+    return ""
+  end
+  return M.winbar(vim.api.nvim_win_get_buf(win), vim.api.nvim_win_get_width(win))
+end
+
+local BAR = "%!v:lua.require'codecompanion.meter'.bar()"
 
 --- Show the meter of `bufnr` where the user wants it.
 ---@param bufnr integer
@@ -46,7 +63,7 @@ function M.draw(bufnr)
   end
   if mode == "winbar" then
     for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
-      vim.wo[win][0].winbar = M.winbar(bufnr)
+      vim.wo[win][0].winbar = BAR -- set again for new values: the winbars are drawn again
     end
   elseif mode == "virtual" then
     vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
@@ -88,7 +105,7 @@ function M.set(bufnr, op)
   end
 end
 
---- The meter of `bufnr`, or nil before its first answer.
+--- The meter of `bufnr`, or nil before the host sent one (it does when the chat opens).
 ---@param bufnr integer
 ---@return codecompanion.Meter?
 function M.get(bufnr)

@@ -169,13 +169,43 @@ function handlers.append(bufnr, op)
   stream_highlight.streamed(bufnr)
 end
 
+--- The 0-based row of the last `## Me` when only blank lines follow it (a command such as
+--- /compact was sent from it, and it still waits for a message), else nil.
+---@param bufnr integer
+---@return integer?
+local function waiting_header(bufnr)
+  local s = state(bufnr)
+  local row = s.user_header and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, s.user_header, {})[1]
+  if not row then
+    return nil
+  end
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, row + 1, -1, false)) do
+    if line ~= "" then
+      return nil
+    end
+  end
+  return row
+end
+
 ---@class codecompanion.op.Block text on a fresh line after one blank line
 ---@field text string
 
 ---@param bufnr integer
 ---@param op codecompanion.op.Block
 function handlers.block(bufnr, op)
-  append_block(bufnr, op.text)
+  local row = waiting_header(bufnr)
+  if not row then
+    append_block(bufnr, op.text)
+    return
+  end
+  -- Above the `## Me` that still waits: the chat keeps one empty header, at its end.
+  local lines = vim.split(op.text, "\n", { plain = true })
+  table.insert(lines, "")
+  local above = row > 0 and vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ""
+  if above ~= "" then
+    table.insert(lines, 1, "")
+  end
+  vim.api.nvim_buf_set_lines(bufnr, row, row, false, lines)
 end
 
 ---@class codecompanion.op.Header a turn's header (`## Me`, `## CodeCompanion (…)`)
@@ -413,7 +443,9 @@ end
 function handlers.ready(bufnr, op)
   stream_highlight.ended(bufnr)
   spinner.stop(bufnr)
-  handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
+  if not waiting_header(bufnr) then -- a command's header still waits: no second one
+    handlers.header(bufnr, { role = "user", text = op.text or "## Me" })
+  end
   local s = state(bufnr)
   if s.kept_message then
     M.set_user_message(bufnr, s.kept_message)

@@ -6,7 +6,7 @@ from typing import Any
 
 from codecompanion.adapters.base import AdapterSettings, Usage
 from codecompanion.budget import compact, prune
-from codecompanion.budget.count import Ledger, estimate_request, estimate_text
+from codecompanion.budget.count import Ledger, estimate_message, estimate_text
 from codecompanion.budget.manager import Budget, BudgetOptions
 from codecompanion.budget.prices import price_for
 from codecompanion.budget.windows import (
@@ -73,15 +73,30 @@ def test_the_ratio_is_learned_from_usage_and_bounded() -> None:
     assert ledger.ratio == 4.0
 
 
-def test_the_next_estimate_lands_near_the_reported_usage() -> None:
+def test_the_next_count_is_the_reported_usage_plus_the_estimate_of_what_came_since() -> None:
     budget = Budget()
     store = history(2)
     budget.sending(list(store), [])
     raw = budget.ledger.last_raw
-    budget.observe(Usage(int(raw * 1.2), 10, None), Named())
-    store.add(Message(role="user", content="one more question about the same files"))
-    expected = int(estimate_request(list(store), []) * 1.2)
-    assert abs(budget.measure(list(store), []) - expected) <= 1
+    answer = store.add(Message(role="llm", content="the answer"))
+    budget.observe(Usage(int(raw * 1.2), 10, None), Named(), answer)
+    assert budget.measure(list(store), []) == int(raw * 1.2) + 10  # the provider's own count
+    question = Message(role="user", content="one more question about the same files")
+    store.add(question)
+    added = round(estimate_message(question) * 1.2)
+    assert budget.measure(list(store), []) == int(raw * 1.2) + 10 + added
+
+
+def test_a_count_far_above_the_estimate_is_followed_not_capped() -> None:
+    # A server whose template adds much (1234 prompt tokens for a short chat): the ratio is
+    # bounded, the count the meter shows is the provider's.
+    budget = Budget()
+    store = history(1)
+    budget.sending(list(store), [])
+    answer = store.add(Message(role="llm", content="fine"))
+    budget.observe(Usage(50 * budget.ledger.last_raw, 56, None), Named(), answer)
+    assert budget.ledger.ratio == 4.0
+    assert budget.measure(list(store), []) == 50 * budget.ledger.last_raw + 56
 
 
 # ----- windows and prices -------------------------------------------------------------------

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from codecompanion.adapters.base import Finish, TextDelta, ToolCallEvent, Usage
+from codecompanion.budget import compact
 from codecompanion.budget.count import estimate_text
 from codecompanion.budget.keeper import ContextKeeper
 from codecompanion.budget.manager import Budget, BudgetOptions
@@ -183,8 +184,24 @@ async def test_compact_on_demand_and_typed_as_a_message() -> None:
     assert any("summary 2" in (m.content or "") for m in sent if m.role == "system")
     assert chat.submit("/compact")  # nothing is left but the summary: says so
     await finish(chat)
-    assert ("nothing was compacted", "info") in view.notices
+    assert ("nothing to compact: only the current turn is left", "info") in view.notices
     assert len(adapter.requests) == 3
+
+
+async def test_a_summary_no_shorter_than_the_conversation_is_not_applied() -> None:
+    adapter = ScriptedAdapter(answer("hi"), answer("a summary far longer than the chat " * 40))
+    chat, view = make_chat(adapter)
+    chat.submit("hello")
+    await finish(chat)
+    before = [m.content for m in chat.context.outgoing()]
+    size = chat.context.meter().tokens
+    assert chat.submit("/compact")
+    await finish(chat)
+    assert [m.content for m in chat.context.outgoing()] == before  # sent as it was
+    assert not any(compact.is_summary(m) for m in chat.messages)
+    said = [text for text, _level in view.notices if text.startswith("nothing compacted")]
+    assert said and f"({size} → " in said[0] and "would not be shorter" in said[0]
+    assert meters(view)[-1]["tokens"] == size
 
 
 async def test_a_context_error_mid_turn_keeps_the_current_turn() -> None:

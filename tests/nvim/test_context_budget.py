@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
-from tests.support.nvim import ProjectNvim, wait_for
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 
 def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
@@ -15,12 +15,25 @@ def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
     return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
 
 
+def drawn_winbar(ed: Editor, bufnr: int) -> str:
+    """The chat window's winbar as Neovim draws it."""
+    return str(
+        ed.lua(
+            "local win = vim.fn.bufwinid(...) return vim.api.nvim_eval_statusline("
+            "vim.wo[win].winbar, {winid = win, use_winbar = true}).str",
+            bufnr,
+        )
+    )
+
+
 def test_rules_line_meter_and_compact_on_screen(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
     (project / "AGENTS.md").write_text("Answer in haiku.\n")
     provider_server.enqueue(
-        openai_text("first answer"), openai_text("second answer"), openai_text("the summary")
+        openai_text("first answer, a long one " * 40),
+        openai_text("second answer"),
+        openai_text("the summary"),
     )
     ed = project_nvim("adapters['openai']['context_window'] = 4096\n")
     bufnr = ed.open_chat()
@@ -33,8 +46,8 @@ def test_rules_line_meter_and_compact_on_screen(
     assert "Answer in haiku." in "\n".join(lines)
     sent = chat_requests(provider_server)[-1]["messages"]
     assert any("Answer in haiku." in (m.get("content") or "") for m in sent)
-    winbar = wait_for(lambda: ed.lua("return vim.wo[vim.fn.bufwinid(...)].winbar", bufnr))
-    assert "/4.1k tokens (" in winbar and "last 10 in" in winbar
+    winbar = wait_for(lambda: "last 10 in" in drawn_winbar(ed, bufnr) and drawn_winbar(ed, bufnr))
+    assert "/4.1k tokens (" in winbar
     info = ed.lua("return require('codecompanion').status_info(...)", bufnr)
     assert info["window"] == 4096 and info["last_input"] == 10 and info["tokens"] > 0
     assert "% of 4k" in ed.lua("return require('codecompanion').status(...)", bufnr)
@@ -75,3 +88,23 @@ def test_rules_picker_turns_a_file_off_for_the_next_request(
     sent = json.dumps(chat_requests(provider_server)[-1]["messages"])
     assert "Be brief." in sent and "Answer in haiku." not in sent
     assert "> Rules: CLAUDE.md" in ed.text(bufnr)
+
+
+def test_compact_on_a_short_chat_changes_nothing_and_leaves_one_header(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer
+) -> None:
+    provider_server.enqueue(openai_text("first answer"), openai_text("a longer summary " * 30))
+    ed = project_nvim()
+    bufnr = ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone")
+    ed.send("/compact")
+    wait_for(
+        lambda: "would not be shorter" in ed.text(bufnr) and ed.lua("return vim.bo.modifiable")
+    )
+    lines = ed.lines(bufnr)
+    # The line saying why sits above the one `## Me`, which still waits at the end.
+    assert [line for line in lines if line.startswith("## Me")] == ["## Me", "## Me"]
+    end = len(lines) - 1 - lines[::-1].index("## Me")
+    assert lines[end - 2].startswith("_[context: nothing compacted: a summary of 2 messages")
+    assert all(line == "" for line in lines[end + 1 :])

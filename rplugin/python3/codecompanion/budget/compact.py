@@ -164,6 +164,16 @@ def apply(store: MessageStore, cut: Cut, summary: str) -> Message:
     return placed
 
 
+def undo(store: MessageStore, placed: Message) -> None:
+    """Take back an `apply`: the span is sent again and its summary is gone."""
+    number = placed.extra.get("compaction")
+    for message in store:
+        if message.extra.get(COMPACTED) == number:
+            del message.extra[COMPACTED]
+    if placed.tag:
+        store.remove_where(placed.tag)
+
+
 def as_sent(messages: Sequence[Message]) -> list[Message]:
     """What is sent: every message no compaction summarised (the latest summary among them)."""
     return [m for m, gone in zip(messages, hidden(messages), strict=True) if not gone]

@@ -86,11 +86,23 @@ class Ledger:
     last_estimate: int | None = None  # what the last request was estimated at, scaled
     last_raw: int = 0  # the same, unscaled
     requests: int = 0
+    # The provider's count of the last request and its answer, and the raw estimate of the
+    # same: what is sent next is that count plus the estimate of what changed since.
+    anchor_tokens: int | None = None
+    anchor_raw: int = 0
     counts: TextCounts = field(default_factory=TextCounts, repr=False)
 
     def scaled(self, raw: int) -> int:
         """A raw estimate in the provider's tokens."""
         return int(round(raw * self.ratio))
+
+    def tokens(self, raw: int) -> int:
+        """The provider's tokens of a request whose raw estimate is `raw`: the provider's last
+        count, moved by the estimate of what was added (or pruned, compacted, rewound) since;
+        the scaled estimate before any count."""
+        if self.anchor_tokens is None:
+            return self.scaled(raw)
+        return max(0, self.anchor_tokens + self.scaled(raw - self.anchor_raw))
 
     def raw(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> int:
         """The raw estimate of a request, counting each text once."""
@@ -98,11 +110,14 @@ class Ledger:
 
     def sent(self, raw: int) -> None:
         """A request estimated at `raw` (unscaled) is leaving."""
-        self.last_estimate = self.scaled(raw)
+        self.last_estimate = self.tokens(raw)
         self.last_raw = raw
 
-    def observe(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
-        """The provider reported the last request's usage: learn the ratio from it."""
+    def observe(
+        self, prompt_tokens: int | None, completion_tokens: int | None, answer_raw: int = 0
+    ) -> None:
+        """The provider reported the last request's usage (`answer_raw`: the raw estimate of
+        its answer): learn the ratio from it, and count from it from now on."""
         self.requests += 1
         self.last_output = completion_tokens
         if prompt_tokens is None or prompt_tokens <= 0:
@@ -112,6 +127,15 @@ class Ledger:
         if self.last_raw > 0:
             # Bounded: one odd report (cached tokens left out, say) must not wreck the meter.
             self.ratio = _bounded(prompt_tokens / self.last_raw)
+        output = completion_tokens if completion_tokens is not None else self.scaled(answer_raw)
+        self.anchor_tokens = prompt_tokens + output
+        self.anchor_raw = self.last_raw + answer_raw
+
+    def forget(self) -> None:
+        """A new conversation (the chat was cleared): no last request to show. The provider's
+        last count stays the base of the estimates (the system prompt and tools are sent
+        again; what went is taken off by its estimate)."""
+        self.last_input = self.last_output = self.last_estimate = None
 
     def refused(self, prompt_tokens: int) -> None:
         """The provider refused the request as holding `prompt_tokens` (or at least that many)."""

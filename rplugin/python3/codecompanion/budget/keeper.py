@@ -156,7 +156,7 @@ class ContextKeeper:
     def answered(self, usage: Usage | None, message: Message | None) -> None:
         """The answer came: learn from its usage, note its counts, show the meter."""
         estimate = self.budget.ledger.last_estimate
-        self.budget.observe(usage, self.chat.adapter)
+        self.budget.observe(usage, self.chat.adapter, message)
         if message is not None and usage is not None:
             # Saved with the answer: what the provider counted, and what the meter expected.
             message.extra["usage"] = {
@@ -198,11 +198,23 @@ class ContextKeeper:
         messages = self.chat.messages
         for tag in {m.tag for m in messages if compact.is_summary(m) and m.tag}:
             messages.remove_where(tag)
-        ledger = self.budget.ledger
-        ledger.last_input = ledger.last_output = ledger.last_estimate = None
+        self.budget.ledger.forget()
         self.budget.cost = None
         self._rules_text = ""  # the rules message went with the history: show it again
         self.show_meter()
+
+    def rewound(self) -> None:
+        """The conversation was cut back to a turn (or a rewind undone): count it again (from
+        the provider's last count, moved by the estimate of what went or came back)."""
+        self.show_meter()
+
+    async def opened(self) -> None:
+        """The chat was opened (new or restored): its meter now, and again once the model's
+        window is known (asked of the server at most once per model)."""
+        self.show_meter()
+        if self.budget.known_window(self.chat.adapter) is None:
+            if await self.budget.window(self.chat.adapter) is not None:
+                self.show_meter()
 
     async def compact_now(self) -> bool:
         """`/compact`: summarise the earlier conversation now, whatever the thresholds."""

@@ -19,7 +19,7 @@ from ..adapters.base import ChatAdapter, Usage
 from ..errors import AdapterError
 from ..messages import Message, MessageStore
 from . import compact, prune
-from .count import Ledger
+from .count import Ledger, estimate_message
 from .prices import Price, price_for
 from .windows import ServerWindows, configured_window, known_window
 
@@ -145,19 +145,22 @@ class Budget:
 
     def measure(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> int:
         """The estimated input tokens of sending `messages` with `tools` now."""
-        return self.ledger.scaled(self.ledger.raw(self.as_sent(messages), tools))
+        return self.ledger.tokens(self.ledger.raw(self.as_sent(messages), tools))
 
     def sending(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> int:
         """A request is leaving: remember its estimate (to learn from its usage); returns it."""
         self.ledger.sent(self.ledger.raw(self.as_sent(messages), tools))
         return self.ledger.last_estimate or 0
 
-    def observe(self, usage: Usage | None, adapter: ChatAdapter) -> None:
+    def observe(
+        self, usage: Usage | None, adapter: ChatAdapter, answer: Message | None = None
+    ) -> None:
         """The answer's usage (or none): correct the estimates and add the cost."""
         if usage is None:
             self.ledger.observe(None, None)
             return
-        self.ledger.observe(usage.prompt_tokens, usage.completion_tokens)
+        answer_raw = estimate_message(answer, self.ledger.counts) if answer is not None else 0
+        self.ledger.observe(usage.prompt_tokens, usage.completion_tokens, answer_raw)
         price = self.price(adapter)
         if price is not None:
             spent = price.cost(usage.prompt_tokens or 0, usage.completion_tokens or 0)
@@ -273,8 +276,18 @@ class Budget:
         except asyncio.TimeoutError:
             say("compaction failed: the summary took too long")
             return False
-        compact.apply(store, cut, summary)
-        say(f"compacted {cut.count} earlier messages into a summary ({before} → {size()} tokens)")
+        raw_before = self.ledger.raw(self.as_sent(list(store)), [])
+        placed = compact.apply(store, cut, summary)
+        after = size()
+        # Judged on the estimates alone: a provider's count moves the meter, not the text.
+        if self.ledger.raw(self.as_sent(list(store)), []) >= raw_before:
+            compact.undo(store, placed)
+            say(
+                f"nothing compacted: a summary of {cut.count} messages would not be shorter "
+                f"({before} → {after} tokens)"
+            )
+            return False
+        say(f"compacted {cut.count} earlier messages into a summary ({before} → {after} tokens)")
         return True
 
     # ----- saved with the chat ------------------------------------------------------------
@@ -287,6 +300,8 @@ class Budget:
             "last_input": ledger.last_input,
             "last_output": ledger.last_output,
             "cost": self.cost,
+            "anchor_tokens": ledger.anchor_tokens,
+            "anchor_raw": ledger.anchor_raw,
         }
 
     def restore_state(self, state: Mapping[str, Any]) -> None:
@@ -294,7 +309,7 @@ class Budget:
         ratio = state.get("ratio")
         if isinstance(ratio, (int, float)) and 0.25 <= ratio <= 4.0:
             self.ledger.ratio = float(ratio)
-        for name in ("last_input", "last_output"):
+        for name in ("last_input", "last_output", "anchor_tokens", "anchor_raw"):
             value = state.get(name)
             if isinstance(value, int):
                 setattr(self.ledger, name, value)

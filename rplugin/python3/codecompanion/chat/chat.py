@@ -199,8 +199,7 @@ class Chat:
     async def _compact(self) -> None:
         self.view.render([Lock()])
         try:
-            if not await self.context.compact_now():
-                self.view.notify("nothing was compacted", "info")
+            await self.context.compact_now()  # it says what it did, or why it did nothing
         except Exception as exc:  # a bug: the chat stays usable
             log.exception("chat %s: compaction failed", self.id)
             self.view.notify(f"internal error: {exc} (see the log)", "error")
@@ -228,6 +227,8 @@ class Chat:
             self._answer_pending("error")
         finally:
             self.messages.cycle += 1
+            if status != "success":  # a stopped or failed turn got no answer to count: count now
+                self.context.show_meter()
             await self._turn_summary()
             self.view.render([Spinner(on=False), Ready(text=transcript.USER_HEADER)])
             # The answer's last text is on screen before the (fsynced) save.

@@ -65,6 +65,14 @@ class Workdir(Protocol):
         ...
 
 
+class Recounted(Protocol):
+    """What checkpoints need of a chat's context keeper: the meter after a rewind."""
+
+    def rewound(self) -> None:
+        """The conversation was cut back or put back: count it again."""
+        ...
+
+
 class CheckpointChat(Protocol):
     """What checkpoints need of a chat (`chat.Chat` is one)."""
 
@@ -80,6 +88,11 @@ class CheckpointChat(Protocol):
     @property
     def adapter(self) -> ChatAdapter:
         """The chat's provider adapter (its name heads a redrawn answer)."""
+        ...
+
+    @property
+    def context(self) -> Recounted:
+        """The chat's rules, budget and meter."""
         ...
 
     @property
@@ -482,6 +495,7 @@ class ChatCheckpoints:
         if text:
             ops.append(transcript.append(text))
         self.chat.view.render(ops)
+        self.chat.context.rewound()  # the meter of the conversation as it is now
 
     def _report(self, event: str, what: str, done: Restored, **data: Any) -> None:
         parts = [f"{what}: {len(done.written)} file(s) restored"]

@@ -337,6 +337,7 @@ class App:
             chat.fire("ChatRestored")
         chat.view.render(_mode_vars(chat, probe=False))
         self.bridge.spawn(_show_sandbox(chat))  # probing starts a process: off the open path
+        self.bridge.spawn(chat.context.opened())  # the meter from the start
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
         if chat.checkpoints is not None and restored:
