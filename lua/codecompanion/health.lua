@@ -164,7 +164,7 @@ local function check_mcp(report)
   end
 end
 
---- The skills and hooks (and what was skipped) a chat opened in the current folder would have.
+--- The skills, subagents and hooks (and what was skipped) a chat opened in the current folder would have.
 ---@param report table the host's health report
 local function check_agent_files(report)
   local found = val(report.agent_files) or {}
@@ -175,6 +175,7 @@ local function check_agent_files(report)
   else
     health.ok(("skills: %s"):format(table.concat(skills, ", ")))
   end
+  health.ok(("subagents: %s"):format(table.concat(found.agents or {}, ", ")))
   local hooks = found.hooks or {}
   if #hooks == 0 then
     health.info("hooks: none (:h codecompanion-hooks)")

@@ -89,4 +89,5 @@ def test_checkhealth_lists_the_skills_found_and_what_was_skipped(
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "skills: haiku (.claude/skills/haiku)" in text
+    assert "subagents: general (builtin)" in text
     assert "skipped .agents/skills/odd: `description` is missing" in text

@@ -4,9 +4,10 @@ The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` 
 tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `permissions`
 (the chat mode and the command sandbox, see sandbox/settings.py) and `opts`
 (`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
-opts per tool, e.g. allow/deny rules) and `hooks` (commands or functions run on a chat's events,
-see hooks/). A broken file never stops the plugin: the valid parts
-are kept, the rest falls back to defaults, and `Config.error` says what was wrong and where.
+opts per tool, e.g. allow/deny rules), `hooks` (commands or functions run on a chat's events,
+see hooks/) and `agents` (subagent definitions, see subagents/). A broken file never stops the
+plugin: the valid parts are kept, the rest falls back to defaults, and `Config.error` says what
+was wrong and where.
 """
 
 from __future__ import annotations
@@ -26,7 +27,17 @@ from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 
-_SETTINGS = ("adapter", "adapters", "tools", "groups", "opts", "mcp", "permissions", "hooks")
+_SETTINGS = (
+    "adapter",
+    "adapters",
+    "tools",
+    "groups",
+    "opts",
+    "mcp",
+    "permissions",
+    "hooks",
+    "agents",
+)
 
 
 def _is_bool(value: Any) -> bool:
@@ -122,8 +133,15 @@ _SKILLS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 _HOOKS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "claude_settings": (_is_bool, "true or false"),
 }
+# `opts["agents"]`: subagents (see subagents/chat_agents.py AgentOptions).
+_AGENTS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "enabled": (_is_bool, "true or false"),
+    "max_concurrent": (_is_count, "a positive integer"),
+    "max_result": (_is_count, "a positive number of characters"),
+}
 _SECTIONS = {
     "hooks": _HOOKS_CHECKS,
+    "agents": _AGENTS_CHECKS,
     "tool_system": _TOOL_SYSTEM_CHECKS,
     "context": _CONTEXT_CHECKS,
     "rules": _RULES_CHECKS,
@@ -143,6 +161,7 @@ class Config:
     mcp: dict[str, Any] = field(default_factory=dict)
     permissions: dict[str, Any] = field(default_factory=dict)  # see sandbox/settings.py
     hooks: dict[str, Any] = field(default_factory=dict)  # see hooks/table.py
+    agents: dict[str, Any] = field(default_factory=dict)  # see subagents/definitions.py
     path: str | None = None
     error: str | None = None
 
@@ -388,7 +407,19 @@ def _check_hooks(value: Any) -> tuple[Any, list[str]]:
     return dict(value), [line.removeprefix("hooks: ") for line in table.problems]
 
 
+def _check_agents(value: Any) -> tuple[Any, list[str]]:
+    """`agents`: name → definition (subagents/definitions.py reads it); a broken one skipped."""
+    from .subagents.definitions import Definitions, configured_into
+
+    if not isinstance(value, dict):
+        return None, [f"agents must be a dict of subagent name → definition, not {_kind(value)}"]
+    found = Definitions()
+    configured_into(found, value)
+    return dict(value), [line.removeprefix("skipped ") for line in found.problems]
+
+
 _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
+    "agents": _check_agents,
     "hooks": _check_hooks,
     "mcp": _check_mcp,
     "adapter": _check_adapter,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .sandbox.probe import Availability, Detector
     from .sandbox.reserve import Reserve
     from .skills import ChatSkills
+    from .subagents import ChatAgents
     from .tools.model.registry import ToolRegistry
     from .tools.runtime.protocol import ToolChat
     from .tools.runtime.system import ToolSystem
@@ -369,12 +370,14 @@ class Workspace:
         editor: Editor | None = None,
         yolo: bool = False,
         overrides: Mapping[str, Any] | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> ToolSystem:
         """A chat's tool system: this host's tools, options, key-free child environment and TLS
-        context (the web tools trust exactly what the adapters trust)."""
+        context (the web tools trust exactly what the adapters trust); its own command sandbox
+        unless `sandbox` (a subagent's: its parent's) is given."""
         from .tools.runtime.system import ToolSystem
 
-        sandbox = self.command_sandbox(cwd)
+        sandbox = sandbox or self.command_sandbox(cwd)
         system = ToolSystem(
             chat=chat,
             registry=self.registry,
@@ -465,7 +468,18 @@ class Workspace:
         hooks = chat.tools.hooks
         if hooks is not None:
             hooks.say = partial(_say_hook_line, view)
+        chat.tools.agents = self.agents(chat, approver, editor)
         return chat
+
+    def agents(self, chat: Chat, approver: Approver, editor: Editor | None) -> ChatAgents:
+        """A chat's subagents: its project's and the user's definitions and the config's."""
+        from .subagents import AgentOptions, ChatAgents
+        from .subagents.parts import SubagentParts
+
+        opts = self.config.opts.get("agents") if self.config.opts else None
+        options = AgentOptions.from_opts(opts if isinstance(opts, dict) else None)
+        parts = SubagentParts(self, chat, approver, editor)
+        return ChatAgents(chat, chat.tools.cwd, lambda: self.config.agents, options, parts)
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""

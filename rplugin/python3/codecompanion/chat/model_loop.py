@@ -18,6 +18,8 @@ from ..messages import Message, ToolCall
 from ..render_ops import Context, Lock, Spinner, Usage
 from ..skills.chat_skills import TOOL as SKILL_TOOL
 from ..skills.chat_skills import skills_of
+from ..subagents.chat_agents import agents_of
+from ..subagents.definitions import TOOL as AGENT_TOOL
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .compose import compose, unknown_mentions
@@ -62,6 +64,9 @@ class ModelLoop:
             return None
         chat.tools.reset_rounds()
         self._sync_skills()
+        agents = agents_of(chat.tools)
+        if agents is not None and agents.sync(chat.messages, chat.tools.offered):
+            chat.tools.add_tool(AGENT_TOOL)
         self._sync_system_prompts()
         chat.context.sync_rules()
         return message

@@ -28,6 +28,13 @@ class ChatHooks:
         self.say: Callable[[str], None] = lambda line: None  # the chat shows it (Workspace.chat)
         self.mode: Callable[[], str] = lambda: "ask"
 
+    def only(self, events: tuple[str, ...]) -> ChatHooks:
+        """The same hooks, for `events` alone (a subagent runs the tool events only)."""
+        kept = {event: m for event, m in self.table.events.items() if event in events}
+        hooks = ChatHooks(HookTable(kept), self.where, self.chat_id)
+        hooks.say, hooks.mode = self.say, self.mode
+        return hooks
+
     def has(self, event: str) -> bool:
         """True when some hook runs on `event` (for any subject)."""
         return bool(self.table.events.get(event))

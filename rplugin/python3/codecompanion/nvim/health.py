@@ -32,13 +32,17 @@ def dependencies() -> list[str]:
 def agent_files(workspace: Workspace, cwd: Path) -> dict[str, Any]:
     """The skills and hooks a chat opened in `cwd` would have, and the lines saying what was
     skipped."""
+    from ..subagents import discover
+
     found = workspace.skills(cwd).found()
     table = workspace.hook_table(cwd)
+    agents = discover(cwd, workspace.config.agents)
     hooks = [f"{event}: {len(table.hooks(event))}" for event in table.events]
     return {
         "skills": [f"{skill.name} ({skill.label})" for skill in found.skills],
+        "agents": [f"{agent.name} ({agent.source})" for agent in agents.agents],
         "hooks": hooks,
-        "problems": [*found.problems, *table.problems],
+        "problems": [*found.problems, *agents.problems, *table.problems],
     }
 
 

@@ -22,6 +22,7 @@ BUILTIN_TOOLS: tuple[str, ...] = (
     "web_search",
     "code_runner",
     "skill",
+    "agent",
 )
 
 FILE_TOOLS: tuple[str, ...] = (
@@ -57,6 +58,7 @@ SUMMARIES: Mapping[str, str] = MappingProxyType(
         "newText: copy oldTex...",
         "read_file": "Read lines of a text file in the project. Line numbers are 0-based "
         "and the ra...",
+        "agent": "Give a task to a subagent: it works on it with its own tools and a fresh cont...",
         "skill": "Read a skill: its instructions (leave `file` null), or one of its other files...",
         "run_command": "Run a shell command (sh -c) in the project root and get its exit code, "
         "stdout...",

@@ -154,6 +154,9 @@ class ToolSystem:
         self._running: set[Orchestrator] = set()
         self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
         self.hooks: ChatHooks | None = None  # run around each call (PreToolUse, PostToolUse)
+        # The chat's subagents (a subagents.ChatAgents, read with agents_of): the tool system
+        # sits below them (they build tool systems), so it does not name their type.
+        self.agents: object | None = None
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
                 log.warning("default tool %s does not exist", name)
