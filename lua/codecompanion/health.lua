@@ -164,7 +164,7 @@ local function check_mcp(report)
   end
 end
 
---- The skills, subagents and hooks (and what was skipped) a chat opened in the current folder would have.
+--- The skills, subagents and hooks (and what was skipped) a chat opened here would have.
 ---@param report table the host's health report
 local function check_agent_files(report)
   local found = val(report.agent_files) or {}
