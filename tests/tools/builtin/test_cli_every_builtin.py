@@ -81,6 +81,7 @@ def calls(server: LoopbackServer) -> dict[str, tuple[dict[str, Any], str]]:
         "web_search": ({"query": "needle", "domains": None}, "Found it"),
         "code_runner": ({"lang": "python", "code": "print(6 * 7)"}, "42"),
         "skill": ({"name": "notes", "file": None}, "Write them in notes.md."),
+        "agent": ({"agent": None, "task": "look"}, "cannot run subagents"),
     }
 
 
@@ -101,7 +102,7 @@ def test_every_builtin_runs_through_the_cli(
     for name, (args, word) in table.items():
         code, result = cli(project, config, name, args)
         assert set(result) == {"status", "for_llm", "for_user"}, name
-        if name == "get_diagnostics":  # needs Neovim: a clear error outside it
+        if name in ("get_diagnostics", "agent"):  # need Neovim, a chat: a clear error outside
             assert code == 1 and result["status"] == "error" and word in result["for_llm"]
             continue
         assert code == 0 and result["status"] == "success", (name, result)
