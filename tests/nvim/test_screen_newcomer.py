@@ -5,6 +5,8 @@ a one-line hint for CodeCompanion.nvim's :CodeCompanion and :CodeCompanionAction
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
-from tests.support.nvim import ROOT, wait_for
+from tests.support.nvim import ROOT, nvim_env, wait_for
 from tests.support.tui import HAVE_TMUX, Tui, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
@@ -262,3 +264,23 @@ def test_text_streamed_before_a_call_is_on_screen_when_the_stock_prompt_asks(
     assert said in shown
     screen.keys("1", "Enter")
     screen.wait_screen("done")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("variable", ["DIR", "PROJECT"])
+def test_make_run_starts_neovim_in_the_folder_given(tmp_path: Path, variable: str) -> None:
+    project = tmp_path / "my project"
+    project.mkdir()
+    screen = Tui(tmp_path, 100, 30)
+    env = nvim_env(tmp_path, {})
+    env["HOME"] = str(tmp_path / "home")  # an empty HOME, as a newcomer's
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    run = f"make -s run {variable}={shlex.quote(str(project))}"
+    command = f"cd {shlex.quote(str(ROOT))} && env {exports} {run}"
+    screen.tmux("new-session", "-d", "-s", screen.session, "-x", "100", "-y", "30", command)
+    try:
+        screen.wait_screen(":CodeCompanionChat to start", timeout=60)
+        screen.command("echo 'cwd=' .. getcwd()")
+        screen.wait_screen(f"cwd={project}")
+    finally:
+        screen.close()

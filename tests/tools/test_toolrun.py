@@ -85,6 +85,54 @@ def test_without_yes_and_without_a_terminal_approval_is_rejected(config_file: Pa
     assert "no terminal" in str(result["for_llm"])
 
 
+def run_on_a_terminal(project: Path, name: str, args: dict[str, object], typed: bytes) -> str:
+    """The CLI with a pseudo-terminal as stdin, `typed` at its question; stderr and stdout."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+    command = [sys.executable, "-m", "codecompanion", "tool", name, "--cwd", str(project)]
+    command += ["--config", str(project / "none.py"), "--args", json.dumps(args)]
+    with subprocess.Popen(
+        command, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as proc:
+        os.close(slave)
+        os.write(master, typed)
+        out, err = proc.communicate(timeout=60)
+    os.close(master)
+    return err.decode() + out.decode()
+
+
+@pytest.mark.parametrize("typed", [b"y\n", b"n\n"])
+def test_a_file_change_is_shown_and_asked_about_like_a_command(
+    tmp_path: Path, typed: bytes
+) -> None:
+    (tmp_path / "notes.md").write_text("alpha\nbeta\n")
+    edit = {"oldText": "beta", "newText": "BETA", "replaceAll": False}
+    args = {"filepath": "notes.md", "explanation": "x", "mode": None, "edits": [edit]}
+    shown = run_on_a_terminal(tmp_path, "insert_edit_into_file", args, typed)
+    assert "-beta\n+BETA" in shown and "Write this change to" in shown and "[y/N]" in shown
+    assert (tmp_path / "notes.md").read_text() == (
+        "alpha\nBETA\n" if typed == b"y\n" else "alpha\nbeta\n"
+    )
+    made = {"filepath": "new.txt", "content": "one\ntwo\n"}
+    shown = run_on_a_terminal(tmp_path, "create_file", made, typed)
+    assert "+one\n+two" in shown and "[y/N]" in shown
+    assert (tmp_path / "new.txt").exists() == (typed == b"y\n")
+
+
+def test_without_yes_and_without_a_terminal_a_file_is_not_written(tmp_path: Path) -> None:
+    code, result, _ = run_cli(
+        "create_file",
+        "--cwd",
+        str(tmp_path),
+        "--args",
+        json.dumps({"filepath": "a.txt", "content": "x\n"}),
+    )
+    assert code == 1 and "no terminal" in str(result["for_llm"])
+    assert not (tmp_path / "a.txt").exists()
+
+
 def test_invalid_arguments_and_unknown_tools_exit_1(config_file: Path, tmp_path: Path) -> None:
     code, result, _ = run_cli("calculator", "--config", str(config_file), "--args", '{"num1": "x"}')
     assert code == 1 and result["status"] == "error" and "(at num1)" in str(result["for_llm"])

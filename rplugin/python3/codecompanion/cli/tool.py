@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import config_file_path
+from ..errors import ToolError
 from ..messages import ToolCall, ToolResult
-from ..ports import ApprovalDecision, ApprovalRequest
+from ..ports import ApprovalDecision, ApprovalRequest, Diagnostic, HunkDecision
+from ..tools.diffs import hunks, unified
 from ..tools.runtime.system import ToolSystem
 from ..workspace import HostOptions, Workspace
 
@@ -70,7 +72,8 @@ class TerminalApprover:
         self.stdin = stdin
         self.stderr = stderr
 
-    async def _answer(self, question: str) -> str | None:
+    async def answer(self, question: str) -> str | None:
+        """The line typed at `question` (lower case), or None without a terminal."""
         if not self.stdin.isatty():
             return None
         self.stderr.write(question)
@@ -82,7 +85,7 @@ class TerminalApprover:
         """y/yes approves, anything else rejects."""
         if self.assume_yes:
             return ApprovalDecision("approve")
-        answer = await self._answer(f"{request.prompt} [y/N] ")
+        answer = await self.answer(f"{request.prompt} [y/N] ")
         if answer is None:
             return ApprovalDecision("reject", reason="no terminal to ask for approval (use --yes)")
         if answer in ("y", "yes"):
@@ -93,8 +96,49 @@ class TerminalApprover:
         """A yes/no question."""
         if self.assume_yes:
             return True
-        answer = await self._answer(f"{question} [y/N] ")
+        answer = await self.answer(f"{question} [y/N] ")
         return answer in ("y", "yes")
+
+
+class TerminalEditor:
+    """The command line's editor: no buffers and no language servers; a file change is shown
+    as a unified diff on stderr and asked about with [y/N] (all of it or none), as a command
+    is; `--yes` writes it, and without a terminal it is not written."""
+
+    def __init__(self, approver: TerminalApprover) -> None:
+        self.approver = approver
+
+    async def buffer_lines(self, path: str) -> list[str] | None:
+        """No buffers: files are read from disk."""
+        return None
+
+    async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
+        """No buffers: files are written to disk."""
+        return False
+
+    async def diagnostics(
+        self, path: str, min_severity: str, max_bytes: int | None = None
+    ) -> list[Diagnostic]:
+        """No language servers on the command line."""
+        raise ToolError(
+            "Diagnostics come from Neovim's language servers, and no editor is attached to this "
+            "session; run the project's linter with run_command instead."
+        )
+
+    async def review_diff(
+        self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
+    ) -> HunkDecision:
+        """Every hunk when the user says yes, none otherwise."""
+        every = tuple(range(len(hunks(old, new))))
+        if self.approver.assume_yes:
+            return HunkDecision(every)
+        diff, _rows = unified(path, old, new)
+        head = f"{note}\n" if note else ""
+        answer = await self.approver.answer(f"{head}{diff}\nWrite this change to {path}? [y/N] ")
+        if answer in ("y", "yes"):
+            return HunkDecision(every)
+        reason = "no terminal to ask for approval (use --yes)" if answer is None else None
+        return HunkDecision((), every, reason)
 
 
 class NoEvents:
@@ -129,12 +173,14 @@ def build(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> tuple[Tool
     for problem in workspace.registry.errors:
         stderr.write(f"config: {problem}\n")
     chat = CliChat()
+    approver = TerminalApprover(args.yes, stdin, stderr)
     system = workspace.tool_system(
         chat,
-        approver=TerminalApprover(args.yes, stdin, stderr),
+        approver=approver,
         events=NoEvents(),
         cwd=Path(args.cwd),
         overrides={"auto_submit": False, "default_tools": []},
+        editor=TerminalEditor(approver),
     )
     return system, chat
 
