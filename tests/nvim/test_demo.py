@@ -78,6 +78,34 @@ def test_demo_calls_your_own_tool_with_example_arguments(
     assert any("Perform the calculation `2 add 2`?" in p for p in prompts)
 
 
+def test_demo_says_where_it_works_reads_the_projects_rules_and_leaves_builtins_alone(
+    start_nvim: StartNvim, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Answer in haiku.\n")
+    (project / "keep.txt").write_text("mine\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    ed = start_nvim(cwd=project, env={"TMPDIR": str(temp)})
+    ed.nvim.command("set columns=400")
+    bufnr = ed.open_chat()
+    intro = wait_for(lambda: "Offline demo" in ed.text(bufnr) and ed.text(bufnr))
+    folder = folder_of(intro)
+    assert "never in your project" in intro
+    assert f"Rules files are read from your project `{project}`" in intro
+    ed.answer("Accept all", "approve", "Accept all")
+    ed.send("@{files} show me")  # the group offers delete_file: the demo does not call it
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    text = ed.text(bufnr)
+    assert "> Rules: AGENTS.md" in text
+    prompts = " ".join(str(p["prompt"]) for p in ed.prompts())
+    assert "elete" not in prompts and "your own tools" not in text
+    assert "a command you approved" not in text and "That was the offline demo" in text
+    assert (folder / "codecompanion-demo.md").exists() and (project / "keep.txt").exists()
+    assert not (project / "codecompanion-demo.md").exists()
+
+
 def test_example_arguments_follow_the_schema() -> None:
     schema = {
         "type": "object",

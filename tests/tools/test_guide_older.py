@@ -234,3 +234,19 @@ tools = {"all_old": {"callback": {
 """,
     )
     assert registry.get("all_old") is not None
+
+
+async def test_a_command_tool_is_asked_about_only_when_it_sets_requires_approval(
+    tmp_path: Path,
+) -> None:
+    # As in CodeCompanion: approval is off unless the tool asks for it (the mode table says so).
+    text = """
+tools = {
+    "quiet": {"callback": {"name": "quiet", "cmds": [["echo", "ran"]]}},
+    "careful": {"callback": {"name": "careful", "cmds": [["echo", "ran"]]},
+                "opts": {"requires_approval": True}},
+}
+"""
+    ran = await run(tmp_path, text, call("quiet", {}, "q"), call("careful", {}, "c"))
+    assert [r.tool_name for r in ran.approver.requests] == ["careful"]
+    assert ran.outcome.statuses == {"q": "success", "c": "success"}

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..chat.transcript import USER_HEADER, block
 from ..render_ops import Ready, RenderOp, Replace
+from ..tools.builtin import BUILTIN_TOOLS
 from .server import LoopbackServer, RecordedRequest, Turn, openai_text, openai_tool_calls
 
 DEMO_FILE = "codecompanion-demo.md"
@@ -26,8 +27,9 @@ DEMO_TOOLS = ("create_file", "read_file", "run_command", "insert_edit_into_file"
 CONTENT = "# Demo\n\nhello world\n"
 
 FINAL = (
-    "That was the offline demo: a file was created, read, measured with a command you approved, "
-    "and edited. Configure a real provider (see `:help codecompanion-adapters`) to chat for real."
+    "That was the offline demo: a file was created, read, measured with a command and edited, "
+    "all in its temporary folder. Configure a real provider (see `:help codecompanion-adapters`) "
+    "to chat for real."
 )
 STOPPED = (
     "The demo stopped: the last tool call did not succeed (its result is above). Send another "
@@ -55,7 +57,7 @@ def demo_turns(run: int = 1) -> list[Turn]:
         openai_tool_calls([("demo_2", "read_file", whole)], text="Now I'll read it back."),
         openai_tool_calls(
             [("demo_3", "run_command", {"cmd": f"wc -l {name}"})],
-            text="Let me count its lines with a command (you will be asked first).",
+            text="Let me count its lines with a command (in the `ask` mode you are asked first).",
         ),
         openai_tool_calls(
             [
@@ -112,11 +114,12 @@ def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _offered(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The tools the request offers other than the demo's own: (name, parameters)."""
+    """The user's own tools the request offers (not builtins): (name, parameters). A builtin
+    offered with a group (`@{files}`) is not called: the demo runs its own script."""
     found = []
     for entry in body.get("tools") or []:
         function = entry.get("function") if isinstance(entry, Mapping) else None
-        if isinstance(function, Mapping) and function.get("name") not in DEMO_TOOLS:
+        if isinstance(function, Mapping) and function.get("name") not in BUILTIN_TOOLS:
             parameters = function.get("parameters")
             found.append(
                 (str(function.get("name")), parameters if isinstance(parameters, dict) else {})
@@ -136,7 +139,7 @@ def _try_tools(tools: list[tuple[str, dict[str, Any]]], results: list[Mapping[st
         for (name, _), result in zip(tools, results, strict=False)
     ]
     return openai_text(
-        "The demo called your tools with example arguments:\n" + "\n".join(lines), chunks=4
+        "The demo called your own tools with example arguments:\n" + "\n".join(lines), chunks=4
     )
 
 
@@ -168,20 +171,27 @@ def demo_project() -> Path:
     return Path(tempfile.mkdtemp(prefix="codecompanion-demo-"))
 
 
-def hint(folder: Path) -> str:
-    """What the chat buffer says before the first message of a demo chat."""
+def hint(folder: Path, project: Path | None = None) -> str:
+    """What the chat buffer says before the first message of a demo chat: what it does, and
+    where."""
+    rules = (
+        f" Rules files are read from your project `{project}` (`/rules` lists them)."
+        if project is not None
+        else ""
+    )
     return (
         "_Offline demo (no provider is configured): type anything under `## Me` and press "
-        "<CR>. The model will create, read, measure (with your approval) and edit "
-        f"`{DEMO_FILE}` in the temporary folder `{folder}`. Offer a tool of your own "
-        "(`@{name}`) and the demo calls it with example arguments._"
+        f"<CR>. The demo model creates, reads, measures (with a command) and edits `{DEMO_FILE}` "
+        f"in the temporary folder `{folder}`, never in your project.{rules} Offer a tool of "
+        "your own (`@{name}`) and the demo calls it once with example arguments, in that "
+        "folder too; builtins you offer (`@{files}`) are left to a real model._"
     )
 
 
-def intro_ops(folder: Path) -> list[RenderOp]:
+def intro_ops(folder: Path, project: Path | None = None) -> list[RenderOp]:
     """A demo chat's buffer: what to type, above `## Me`."""
     return [
         Replace(lines=[""], keep_message=True),
-        block(hint(folder)),
+        block(hint(folder, project)),
         Ready(text=USER_HEADER),
     ]

@@ -166,7 +166,8 @@ class App:
 
         for name in DEMO_TOOLS:
             chat.tools.add_tool(name)
-        chat.view.render(intro_ops(chat.tools.cwd))
+        rules = chat.context.rules
+        chat.view.render(intro_ops(chat.tools.cwd, rules.root if rules is not None else None))
 
     def _flush_view(self, chat_id: str) -> None:
         """Draw what chat `chat_id` has queued (before a question about it is asked)."""
@@ -203,8 +204,8 @@ class App:
         # A restored chat keeps its project root (confinement and approvals belong to it);
         # a new demo chat works in a temporary folder, never in the user's project.
         here = Path(str(args.get("cwd") or ".")).resolve()
-        cwd = self._root(args, saved) or here
-        if adapter.name == "demo" and not saved:
+        cwd = project = self._root(args, saved) or here
+        if adapter.name == "demo" and not saved:  # its rules files are still the project's
             from ..loopback.demo import demo_project  # with its loopback server: only for the demo
 
             cwd = demo_project()
@@ -225,7 +226,7 @@ class App:
             from .rewind import NvimRewindAsker
 
             chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
-        self._keep_context(chat, cwd)
+        self._keep_context(chat, project)
         return chat, notice
 
     @staticmethod
@@ -251,8 +252,9 @@ class App:
             f"(:cd {root} and restore it there to work in it)"
         )
 
-    def _keep_context(self, chat: Chat, cwd: Path) -> None:
-        """The chat's rules files, budget options and summariser, from the config file."""
+    def _keep_context(self, chat: Chat, project: Path) -> None:
+        """The chat's rules files (those of `project`: a demo chat's tools work elsewhere),
+        budget options and summariser, from the config file."""
         from ..budget.keeper import ContextKeeper
         from ..budget.manager import Budget, BudgetOptions
         from ..context.rules import Rules, RulesOptions
@@ -265,11 +267,7 @@ class App:
             summariser, notice = workspace.make_adapter(options.compact_adapter)
             if notice:
                 chat.view.notify(f"compact_adapter: {notice}", "warn")
-        rules = (
-            None
-            if chat.adapter.name == "demo"
-            else Rules(cwd, RulesOptions.from_opts(opts.get("rules")))
-        )
+        rules = Rules(project, RulesOptions.from_opts(opts.get("rules")))
         budget = Budget(options, workspace.server_windows)
         chat.context = ContextKeeper(chat, budget, rules, summariser)
 
