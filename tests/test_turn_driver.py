@@ -18,6 +18,8 @@ from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter, finish
 class ScriptedDriver:
     """Answers each turn with one scripted step: text, a pending call, a hang or a crash."""
 
+    compacts = False
+
     def __init__(self, chat: Session, step: str = "text") -> None:
         self.chat = chat
         self.step = step
@@ -44,6 +46,9 @@ class ScriptedDriver:
 
     def cancel(self) -> None:
         self.cancelled += 1
+
+    def to_state(self) -> dict[str, str]:
+        return {"driver": "scripted"}
 
 
 def driven(step: str, tmp_path: Path | None = None) -> tuple[Chat, RecordingView, ScriptedDriver]:
@@ -81,6 +86,7 @@ async def test_a_driver_makes_the_message_and_the_session_ends_the_turn(tmp_path
     assert view.events()[-1] == "ChatDone"
     saved = ChatStore(tmp_path / "chats").load("d1")
     assert saved is not None and saved["messages"][-1]["content"] == "answered"
+    assert saved["driver"] == {"driver": "scripted"}
     assert chat.title == "hi"
 
 

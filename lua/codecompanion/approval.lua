@@ -9,6 +9,7 @@ local LABELS = {
   always_arguments = "Always approve these exact arguments (this chat)",
   approve_all = "Approve all pending questions (diff reviews are still shown)",
   reject = "Reject",
+  never = "Always reject (this chat)",
   cancel = "Cancel (reject this and all queued calls)",
   edit = "Edit the arguments, then run",
 }

@@ -125,6 +125,61 @@ function M.next_mode(bufnr)
   M.mode("next", bufnr or vim.api.nvim_get_current_buf())
 end
 
+--- Pick the chat's agent mode (an agent chat: the modes its agent offers).
+---@param bufnr? integer default: the current buffer
+function M.agent_mode(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local state = vim.b[bufnr].codecompanion_acp_mode
+  if type(state) ~= "table" or type(state.modes) ~= "table" or #state.modes == 0 then
+    render.notify("this chat's agent offers no modes (or no agent drives this chat)", "info")
+    return
+  end
+  vim.ui.select(state.modes, {
+    prompt = "Agent mode",
+    kind = "codecompanion.agent_mode",
+    format_item = function(mode)
+      return (mode.id == state.current and "* " or "  ") .. mode.name
+    end,
+  }, function(mode)
+    if mode then
+      send(bufnr, "chat_agent_mode", { mode = mode.id })
+    end
+  end)
+end
+
+--- Pick one of the agent's options (model, thought level, ...), then its value.
+---@param bufnr? integer default: the current buffer
+function M.agent_options(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local options = vim.b[bufnr].codecompanion_acp_options
+  if type(options) ~= "table" or #options == 0 then
+    render.notify("this chat's agent offers no options (or no agent drives this chat)", "info")
+    return
+  end
+  vim.ui.select(options, {
+    prompt = "Agent option",
+    kind = "codecompanion.agent_option",
+    format_item = function(option)
+      return ("%s: %s"):format(option.name, tostring(option.current))
+    end,
+  }, function(option)
+    if not option then
+      return
+    end
+    vim.ui.select(option.values, {
+      prompt = option.name,
+      kind = "codecompanion.agent_option_value",
+      format_item = function(value)
+        return (value.value == option.current and "* " or "  ") .. value.name
+      end,
+    }, function(value)
+      if value then
+        send(bufnr, "chat_agent_option", { option = option.id, value = value.value })
+      end
+    end)
+  end)
+end
+
 --- Ask the model again for the last answer.
 ---@param bufnr? integer default: the current buffer
 function M.regenerate(bufnr)
@@ -235,6 +290,11 @@ local ACTIONS = {
     desc = "Forget the chat's remembered approvals (and YOLO)",
   },
   mode = { fn = M.next_mode, desc = "Next permission mode (ask, edits, sandboxed, yolo)" },
+  agent_mode = { fn = M.agent_mode, desc = "Pick the agent's mode (agent chats)" },
+  agent_options = {
+    fn = M.agent_options,
+    desc = "Pick an agent option: model, thought level, ... (agent chats)",
+  },
   regenerate = { fn = M.regenerate, desc = "Regenerate the last answer" },
   clear = { fn = M.clear, desc = "Clear the chat" },
   rewind = {

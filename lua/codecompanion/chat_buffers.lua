@@ -12,6 +12,7 @@ local M = {}
 ---@field model? string
 ---@field prompt? string a first message, sent at once
 ---@field restore? string the id of a saved chat to reopen
+---@field session? string an agent's session to load (with `adapter` naming the agent)
 ---@field yolo? boolean run tools without approval
 
 -- Open chats: bufnr -> chat id, in creation order (owned here, not global state in Python).
@@ -146,6 +147,7 @@ function M.open(opts)
     adapter = opts.adapter or vim.NIL,
     model = opts.model or vim.NIL,
     restore = opts.restore ~= nil,
+    session = opts.session or vim.NIL,
     yolo = opts.yolo or config.options.yolo or false,
   })
   if opts.prompt and opts.prompt ~= "" then

@@ -1,4 +1,4 @@
--- :CodeCompanionChat and its words: Add, Toggle, Restore, Rewind, Review, Approvals, Yolo,
+-- :CodeCompanionChat and its words: Add, Toggle, Restore, Resume, Rewind, Review, Approvals, Yolo,
 -- adapter=NAME model=NAME, or a prompt.
 local chat_buffers = require("codecompanion.chat_buffers")
 local host = require("codecompanion.host")
@@ -104,6 +104,14 @@ function M.run(opts)
     chat_buffers.toggle()
   elseif args == "Restore" or args == "restore" then
     M.restore()
+  elseif args:match("^[Rr]esume") then
+    -- An agent's earlier session: of the agent named (adapter=NAME), else the last chat's.
+    local last = chat_buffers.last_chat()
+    host.notify("pick_agent_session", {
+      adapter = args:match("adapter=(%S+)") or vim.NIL,
+      id = last and chat_buffers.chat_id(last) or vim.NIL,
+      cwd = vim.fn.getcwd(),
+    })
   elseif args == "Rewind" or args == "rewind" then
     require("codecompanion.checkpoints").pick()
   elseif args == "Review" or args == "review" then

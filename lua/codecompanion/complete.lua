@@ -12,12 +12,29 @@ local M = {}
 -- `asked`: the line the menu was last opened for as you type (see auto_open).
 local cache = { items = nil, at = 0, adapters = {}, models = {}, asked = nil }
 
---- Items that need no host: the variables and the slash commands.
+--- The `/` commands the chat's agent offers (sent to it as typed), from the buffer's variable.
+---@return codecompanion.CompletionItem[]
+local function agent_items()
+  local commands = vim.b.codecompanion_acp_commands
+  local items = {}
+  for _, command in ipairs(type(commands) == "table" and commands or {}) do
+    local hint = type(command.hint) == "string" and (" <" .. command.hint .. ">") or ""
+    table.insert(items, {
+      word = "/" .. command.name,
+      kind = "command",
+      menu = "agent: " .. tostring(command.description or "") .. hint,
+    })
+  end
+  return items
+end
+
+--- Items that need no host: the variables, the slash commands and the agent's commands.
 local function local_items()
-  return vim.list_extend(
+  local items = vim.list_extend(
     require("codecompanion.variables").items(),
     require("codecompanion.slash").items()
   )
+  return vim.list_extend(items, agent_items())
 end
 
 --- Called by the host with its `@` items and the adapter names and models (plain data).

@@ -30,6 +30,8 @@ M.defaults = {
     yolo = { n = "gty" },
     clear_approvals = { n = "gtx" },
     mode = { n = "gtm" },
+    agent_mode = { n = "gM" },
+    agent_options = { n = "gC" },
     regenerate = { n = "gr" },
     clear = { n = "gx" },
     rewind = { n = "gR" },

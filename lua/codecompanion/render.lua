@@ -28,6 +28,7 @@ local icons = require("codecompanion.icons")
 ---@field contexts? integer context blocks so far
 ---@field adapter? string for the statusline
 ---@field model? string
+---@field plans? table<string, {mark: integer, len: integer}> an agent's plans by id
 
 -- Per-buffer render state, dropped when the buffer is wiped.
 local buffers = {}
@@ -397,6 +398,36 @@ function handlers.tool_output(bufnr, op)
   entry.body_len = #body
   for _, win in ipairs(windows(bufnr)) do
     fold_body(bufnr, entry, win)
+  end
+end
+
+---@class codecompanion.op.Plan an agent's plan as a checklist, rewritten in place
+---@field plan_id string the same id rewrites the same lines
+---@field lines string[] the checklist (none: the plan is removed)
+
+---@param bufnr integer
+---@param op codecompanion.op.Plan
+function handlers.plan(bufnr, op)
+  local s = state(bufnr)
+  s.plans = s.plans or {}
+  local plan = s.plans[op.plan_id]
+  local row = plan and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns_tools, plan.mark, {})[1]
+  if not row then
+    if #op.lines == 0 then
+      return
+    end
+    append_block(bufnr, table.concat(op.lines, "\n"))
+    local first = vim.api.nvim_buf_line_count(bufnr) - #op.lines
+    s.plans[op.plan_id] = {
+      mark = vim.api.nvim_buf_set_extmark(bufnr, ns_tools, first, 0, {}),
+      len = #op.lines,
+    }
+    return
+  end
+  vim.api.nvim_buf_set_lines(bufnr, row, row + plan.len, false, op.lines)
+  plan.len = #op.lines
+  if plan.len == 0 then
+    s.plans[op.plan_id] = nil
   end
 end
 

@@ -54,6 +54,10 @@ def _licence(name: str) -> str:
     meta = importlib.metadata.metadata(name)
     parts = [meta.get("License-Expression") or "", (meta.get("License") or "")[:200]]
     parts += [c for c in meta.get_all("Classifier") or [] if c.startswith("License")]
+    if not "".join(parts).strip():  # no field says it: the licence file the wheel ships does
+        for file in importlib.metadata.distribution(name).files or []:
+            if "licenses/" in str(file) or file.name.upper().startswith(("LICENSE", "COPYING")):
+                parts.append(" ".join(file.read_text().split()[:6]))
     return " ".join(parts)
 
 

@@ -1,7 +1,8 @@
 """The user's Python config file: read with runpy, checked, every problem one `file:line:` line.
 
 The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` (name → entry or
-tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `permissions`
+tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `acp`
+(external agents by name, see acp/settings.py), `permissions`
 (the chat mode and the command sandbox, see sandbox/settings.py) and `opts`
 (`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
 opts per tool, e.g. allow/deny rules), `hooks` (commands or functions run on a chat's events,
@@ -34,6 +35,7 @@ _SETTINGS = (
     "groups",
     "opts",
     "mcp",
+    "acp",
     "permissions",
     "hooks",
     "agents",
@@ -159,6 +161,7 @@ class Config:
     groups: dict[str, Any] = field(default_factory=dict)
     opts: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=dict)
+    acp: dict[str, Any] = field(default_factory=dict)  # external agents, see acp/settings.py
     permissions: dict[str, Any] = field(default_factory=dict)  # see sandbox/settings.py
     hooks: dict[str, Any] = field(default_factory=dict)  # see hooks/table.py
     agents: dict[str, Any] = field(default_factory=dict)  # see subagents/definitions.py
@@ -384,6 +387,12 @@ def _check_mcp(value: Any) -> tuple[Any, list[str]]:
     return check_mcp(value)
 
 
+def _check_acp(value: Any) -> tuple[Any, list[str]]:
+    from .acp.settings import check_acp
+
+    return check_acp(value)
+
+
 def _check_permissions(value: Any) -> tuple[Any, list[str]]:
     """`permissions`: the mode and sandbox table (sandbox/settings.py reads it)."""
     from .sandbox.settings import read_permissions
@@ -422,6 +431,7 @@ _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
     "agents": _check_agents,
     "hooks": _check_hooks,
     "mcp": _check_mcp,
+    "acp": _check_acp,
     "adapter": _check_adapter,
     "adapters": _check_adapters,
     "tools": _check_tools,

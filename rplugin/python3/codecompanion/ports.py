@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol
 
 from .render_ops import Level, RenderOp
 
-ApprovalChoice = Literal["approve", "always", "approve_all", "reject", "cancel", "edit"]
+ApprovalChoice = Literal["approve", "always", "approve_all", "reject", "never", "cancel", "edit"]
 
 
 @dataclass(frozen=True)

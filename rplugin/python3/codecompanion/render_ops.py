@@ -231,6 +231,17 @@ class SetVar(RenderOp):
     value: object
 
 
+@dataclass(frozen=True)
+class Plan(RenderOp):
+    """An agent's plan as a checklist, drawn once and then rewritten in place (same
+    `plan_id`); no lines remove it."""
+
+    KIND = "plan"
+    PACED = True
+    plan_id: str
+    lines: list[str]
+
+
 # Every op kind, by name: what render.lua's handler table must match.
 OPS: tuple[type[RenderOp], ...] = (
     Append,
@@ -249,5 +260,6 @@ OPS: tuple[type[RenderOp], ...] = (
     Notice,
     Event,
     SetVar,
+    Plan,
 )
 KINDS: frozenset[str] = frozenset(op.KIND for op in OPS)

@@ -24,7 +24,10 @@ from .persistence.history import ChatStore
 from .sandbox.settings import Permissions, read_permissions
 
 if TYPE_CHECKING:
+    from .acp.driver import AgentDriver
+    from .acp.settings import AgentSettings
     from .chat.chat import Chat
+    from .chat.driver import TurnDriver
     from .checkpoints import Checkpoints
     from .hooks import ChatHooks, HookTable
     from .mcp import McpManager
@@ -296,9 +299,13 @@ class Workspace:
         opts = self.config.opts.get("tool_system", {}) if self.config.opts else {}
         gone: set[str] = set()
         busy = count = 0
+        from .chat.model_loop import ModelLoop
+
         for chat in chats:
             count += 1
             gone.update(chat.tools.reconfigure(self.registry, opts))
+            if not isinstance(chat.driver, ModelLoop):
+                continue  # an agent chat: its agent keeps running as it is
             if chat.busy:
                 busy += 1
                 continue
@@ -447,9 +454,12 @@ class Workspace:
         editor: Editor | None = None,
         yolo: bool = False,
         messages: MessageStore | None = None,
+        driver: Callable[[Chat], TurnDriver] | None = None,
     ) -> Chat:
-        """A chat with its tool system, both built here."""
+        """A chat with its tool system, both built here; `driver` produces its turns (the
+        model loop unless given: `agent_chat` gives an agent's)."""
         from .chat.chat import Chat
+        from .chat.model_loop import ModelLoop
 
         def tools(chat: Chat) -> ToolSystem:
             return self.tool_system(
@@ -464,6 +474,58 @@ class Workspace:
             tool_factory=tools,
             store=self.store,
             messages=messages,
+            driver=driver or ModelLoop,
+        )
+
+    def agents(self) -> dict[str, AgentSettings]:
+        """The external agents a chat can use: the presets and the config file's `acp`."""
+        from .acp.settings import agents
+
+        return agents(self.config.acp)
+
+    def agent_chat(
+        self,
+        chat_id: str,
+        agent: AgentSettings,
+        view: ChatView,
+        events: EventSink,
+        *,
+        approver: Approver,
+        cwd: Path,
+        editor: Editor | None = None,
+        yolo: bool = False,
+        messages: MessageStore | None = None,
+        session_id: str | None = None,
+    ) -> Chat:
+        """A chat whose turns the external agent `agent` produces (its session `session_id`
+        loaded again when given)."""
+        from .acp.adapter import AgentAdapter
+        from .acp.driver import AgentDriver, AgentHost
+
+        async def resolve(value: str) -> str:
+            if not value.startswith(("env:", "cmd:")):
+                return value
+            return await self.keys.resolve(value) or ""
+
+        host = AgentHost(self.env, resolve, self._log_dir(), editor, self.config.mcp)
+        made: list[AgentDriver] = []
+
+        def driver(chat: Chat) -> AgentDriver:
+            made.append(AgentDriver(chat, agent, host, session_id))
+            return made[0]
+
+        adapter = AgentAdapter(agent.name, lambda: made[0].state.models(), lambda: made[0].close())
+        return self.chat(
+            chat_id,
+            adapter,
+            view,
+            events,
+            approver=approver,
+            cwd=cwd,
+            editor=editor,
+            yolo=yolo,
+            messages=messages,
+            driver=driver,
         )
         hooks = chat.tools.hooks
         if hooks is not None:

@@ -106,6 +106,7 @@ class Chat:
             "tools": self.tools.to_state(),
             "cwd": str(getattr(self.tools, "cwd", "") or "") or None,
             "context": self.context.to_state(),
+            **({"driver": driven} if (driven := self.driver.to_state()) else {}),
         }
 
     def save(self) -> None:
@@ -153,7 +154,7 @@ class Chat:
         if not text.strip():
             self.view.notify("nothing to send: type your message under ## Me", "info")
             return False
-        if text.strip() == "/compact":  # typed as the whole message: a command, not a question
+        if text.strip() == "/compact" and self.driver.compacts:  # a command, not a question
             return self.compact()
         context = context or []
         message = self.driver.message(text, context)

@@ -26,6 +26,7 @@ class Session(Protocol):
     """What a driver sees of the chat session."""
 
     id: str
+    title: str | None
     adapter: ChatAdapter
     view: ChatView
     messages: MessageStore
@@ -62,6 +63,10 @@ class Session(Protocol):
 class TurnDriver(Protocol):
     """Produces a chat's turns; the session runs `turn` as its one turn task."""
 
+    # True when `/compact` typed as the whole message compacts the chat's own history; False
+    # sends it on (an agent has its own `/compact`).
+    compacts: bool
+
     def message(self, text: str, context: list[ContextItem]) -> Message | None:
         """The user's message as this driver sends it, or None when it is refused (the
         driver has said why, in one line)."""
@@ -73,3 +78,6 @@ class TurnDriver(Protocol):
     def cancel(self) -> None:
         """Stop what runs beside the turn task (tools, an agent's prompt); the session then
         cancels the task itself."""
+
+    def to_state(self) -> dict[str, str]:
+        """What a saved chat keeps of the driver (an agent and its session); {} for none."""

@@ -40,6 +40,8 @@ WARM_AFTER = 0.01
 class ModelLoop:
     """Requests to the session's adapter and the tool rounds its answers ask for."""
 
+    compacts = True
+
     def __init__(self, chat: Session) -> None:
         self.chat = chat
         self._turn_tokens = 0
@@ -107,6 +109,10 @@ class ModelLoop:
     def cancel(self) -> None:
         """Stop the running tools (the session cancels the request's task)."""
         self.chat.tools.cancel()
+
+    def to_state(self) -> dict[str, str]:
+        """Nothing beyond the session's own state."""
+        return {}
 
     async def turn(self) -> TurnStatus:
         """Request, run the answer's tools, send their results back, until the model is done."""

@@ -25,6 +25,7 @@ from .pickers import pick_adapter, pick_restore, pick_rules, pick_skills
 from .view import NvimChatView
 
 if TYPE_CHECKING:  # checkpoints load with the first chat that keeps them
+    from ..acp.settings import AgentSettings
     from ..checkpoints import ChatCheckpoints
 
 log = logging.getLogger("codecompanion.nvim")
@@ -195,6 +196,9 @@ class App:
         """The chat for a buffer, with the adapter and model asked for (or saved); and a notice."""
         workspace = self._workspace()
         adapter_name = args.get("adapter") or saved.get("adapter")
+        agent = workspace.agents().get(adapter_name) if isinstance(adapter_name, str) else None
+        if agent is not None:
+            return self._agent_chat(args, saved, messages, agent), None
         model = args.get("model") or saved.get("model")
         adapter, notice = workspace.make_adapter(
             adapter_name if isinstance(adapter_name, str) else None,
@@ -228,6 +232,40 @@ class App:
             chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
         self._keep_context(chat, project)
         return chat, notice
+
+    def _agent_chat(
+        self,
+        args: dict[str, Any],
+        saved: dict[str, Any],
+        messages: MessageStore | None,
+        agent: AgentSettings,
+    ) -> Chat:
+        """A chat an external agent drives; a restored one (or `session`) loads its session."""
+        workspace = self._workspace()
+        view = NvimChatView(self.bridge, int(args["bufnr"]))
+        here = Path(str(args.get("cwd") or ".")).resolve()
+        driven = saved.get("driver")
+        kept = driven.get("session_id") if isinstance(driven, dict) else None
+        session = args.get("session") or kept
+        chat = workspace.agent_chat(
+            str(args["id"]),
+            agent,
+            view,
+            LuaEvents(view),
+            approver=self.approver,
+            cwd=self._root(args, saved) or here,
+            editor=self.editor,
+            yolo=bool(args.get("yolo")),
+            messages=messages,
+            session_id=session if isinstance(session, str) and session else None,
+        )
+        checkpoints = workspace.checkpoints()
+        if checkpoints is not None:
+            from ..checkpoints import ChatCheckpoints
+            from .rewind import NvimRewindAsker
+
+            chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
+        return chat
 
     @staticmethod
     def _root(args: dict[str, Any], saved: dict[str, Any]) -> Path | None:
@@ -605,6 +643,39 @@ class App:
 
         return changes_payload(session, _turn(args))
 
+    def do_pick_agent_session(self, args: dict[str, Any]) -> None:
+        """`:CodeCompanionChat Resume`: an agent's earlier session, picked and loaded."""
+        from .agents import pick_agent_session
+
+        name = args.get("adapter")
+        last = self.chats.get(str(args.get("id")))
+        if not isinstance(name, str) or not name:
+            name = last.adapter.name if last is not None else None
+        if not name or name not in self._workspace().agents():
+            self.bridge.echo_error(
+                "Resume: name an agent (adapter=NAME) or use it from an agent chat"
+            )
+            return
+        cwd = Path(str(args.get("cwd") or ".")).resolve()
+        self.bridge.spawn(pick_agent_session(self.bridge, self._workspace(), name, cwd))
+
+    def do_chat_agent_mode(self, args: dict[str, Any]) -> None:
+        """The agent's mode, picked in Lua from `b:codecompanion_acp_mode`."""
+        from .agents import set_agent_mode
+
+        chat = self._chat(args)
+        if chat is not None:
+            self.bridge.spawn(set_agent_mode(chat, str(args.get("mode") or "")))
+
+    def do_chat_agent_option(self, args: dict[str, Any]) -> None:
+        """One of the agent's config options, picked in Lua from `b:codecompanion_acp_options`."""
+        from .agents import set_agent_option
+
+        chat = self._chat(args)
+        value = args.get("value")
+        if chat is not None and isinstance(value, (str, bool)):
+            self.bridge.spawn(set_agent_option(chat, str(args.get("option") or ""), value))
+
     def do_pick_restore(self, args: dict[str, Any]) -> None:
         self.bridge.spawn(pick_restore(self.bridge, self._workspace()))
 
@@ -644,6 +715,25 @@ class App:
         cwd = args.get("cwd")
         return report(self._workspace(), Path(cwd) if isinstance(cwd, str) and cwd else None)
 
+    def _close_agents(self) -> None:
+        """End the agents of open chats (and their commands) before the host goes."""
+        from .agents import agent_of
+
+        closing = [d.close() for d in map(agent_of, self.chats.values()) if d is not None]
+        loop = self.bridge.loop
+        if not closing or loop.is_closed() or loop.is_running():
+            for work in closing:
+                work.close()
+            return
+
+        async def close_all() -> None:
+            await asyncio.gather(*closing)
+
+        try:
+            loop.run_until_complete(asyncio.wait_for(close_all(), 10))
+        except Exception:
+            log.exception("stopping the agents failed")
+
     def close(self, drain: Callable[[], None] | None = None) -> None:
         """Stop every chat (Neovim is exiting); `drain` lets their tasks end before the
         workspace (MCP servers, the checkpoint worker) closes under them."""
@@ -654,6 +744,7 @@ class App:
                 chat.checkpoints.close()  # turns not captured yet are recorded before it ends
         if drain is not None:
             drain()
+        self._close_agents()
         for chat in self.chats.values():
             if chat.tools.sandbox is not None:
                 chat.tools.sandbox.close()

@@ -13,7 +13,7 @@ from .bridge import Bridge
 
 log = logging.getLogger("codecompanion.approvals")
 
-_CHOICES = {"approve", "always", "approve_all", "reject", "cancel", "edit"}
+_CHOICES = {"approve", "always", "approve_all", "reject", "never", "cancel", "edit"}
 
 
 class NvimApprover:

@@ -186,6 +186,13 @@ async def _supervise(child: Child, timeout: float | None) -> tuple[bool, int | N
         child.close()
 
 
+def _sinks(given: tuple[Sink, Sink] | None, max_output: int) -> tuple[Sink, Sink]:
+    """The caller's sinks, else one per stream capped at `max_output` bytes."""
+    if given is not None:
+        return given
+    return Sink(max_output, bytearray()), Sink(max_output, bytearray())
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -196,6 +203,7 @@ async def run_process(
     stdin_devnull: bool = True,
     stdin_data: bytes | None = None,
     sandbox: Launch | None = None,
+    sinks: tuple[Sink, Sink] | None = None,
 ) -> FinishedProcess:
     """Run `argv` in its own session; kill its whole group on timeout or cancellation.
 
@@ -207,13 +215,14 @@ async def run_process(
     `stdin_devnull=False` inherits our stdin (never do that inside the Neovim host: its stdin
     is the RPC channel); `stdin_data` is written to the child's stdin instead. With `sandbox`
     the child confines itself before it executes `argv` (and gets the run's private temp).
+    `sinks` (stdout's, stderr's) take the output as it comes instead of `max_output`'s own.
     """
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
     if not args:
         return FinishedProcess(args, None, "", "no command given", False, False, 0.0, started=False)
     marker = run_id(group_watch().token)
-    out, err = Sink(max_output, bytearray()), Sink(max_output, bytearray())
+    out, err = _sinks(sinks, max_output)
     stdin = subprocess.DEVNULL if stdin_devnull else None
     if stdin_data is not None:
         stdin = subprocess.PIPE
