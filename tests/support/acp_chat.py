@@ -63,6 +63,7 @@ def agent_chat(
     chat_id: str = "a1",
     mode: str | None = None,
     messages: Any = None,
+    settings: AgentSettings | None = None,
 ) -> AgentChat:
     """A chat whose turns the scripted agent produces, working in `tmp_path/project`."""
     root = tmp_path / "project"
@@ -72,7 +73,9 @@ def agent_chat(
     editor = FakeEditor()
     view = RecordingView()
     agent_env = {"SCRIPTED_STATE": str(tmp_path / "agent-state.json"), **(env or {})}
-    settings = AgentSettings(name="scripted", cmd=(sys.executable, "-I", str(AGENT)), env=agent_env)
+    settings = settings or AgentSettings(
+        name="scripted", cmd=(sys.executable, "-I", str(AGENT)), env=agent_env
+    )
 
     async def resolve(value: str) -> str:
         return value

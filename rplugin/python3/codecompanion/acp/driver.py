@@ -89,7 +89,9 @@ class AgentDriver:
         self.terminals = AgentTerminals(chat, name, self._running)
         self.updates = AgentUpdates(chat, self.state, self.terminals.text)
         self.files = AgentFiles(chat, host.editor, name)
-        self.permissions = AgentPermissions(chat, name, self.updates.content_text)
+        self.permissions = AgentPermissions(
+            chat, name, self.updates.content_text, self.updates.known
+        )
         self.permissions.allowed_execute = self._allow_command
         self.connection: AgentConnection | None = None
         self._context: list[ContextItem] = []

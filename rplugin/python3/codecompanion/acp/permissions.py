@@ -24,6 +24,7 @@ from acp.schema import (
 )
 
 from ..chat.driver import Session
+from ..messages import ToolCall
 from ..ports import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..tools.runtime.approval_policy import rule_verdict
 
@@ -49,15 +50,36 @@ RULES_OF: dict[str, tuple[str, bool]] = {
 }
 
 
+KIND_NAMES = frozenset(
+    {
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
+    }
+)
+
+
 class AgentPermissions:
     """One chat's answers to its agent's permission questions."""
 
     def __init__(
-        self, chat: Session, agent: str, describe: Callable[[ToolCallUpdate], str]
+        self,
+        chat: Session,
+        agent: str,
+        describe: Callable[[ToolCallUpdate], str],
+        known: Callable[[str], tuple[ToolCall, str] | None],
     ) -> None:
         self.chat = chat
         self.agent = agent
         self._describe = describe  # the call's content as text (a diff, a command)
+        self._known = known  # the call as the agent announced it (kind, input), if it did
         self.remembered: dict[tuple[str, str], ApprovalChoice] = {}
         self.allowed_execute: Callable[[], None] = lambda: None  # a command may run
         self._asking: set[asyncio.Task[ApprovalDecision]] = set()
@@ -66,6 +88,7 @@ class AgentPermissions:
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
     ) -> RequestPermissionResponse:
         """The option the rules or the user chose."""
+        tool_call = self._completed(tool_call)
         kind = tool_call.kind or "other"
         key = call_key(tool_call)
         choice = self._ruled(kind, key)
@@ -82,6 +105,22 @@ class AgentPermissions:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
         )
+
+    def _completed(self, tool_call: ToolCallUpdate) -> ToolCallUpdate:
+        """The question's call with the kind, title and input its announcement gave (agents
+        often ask about a call by its id alone)."""
+        found = self._known(tool_call.tool_call_id)
+        if found is None:
+            return tool_call
+        known, title = found
+        extra: dict[str, Any] = {}
+        if tool_call.kind is None and known.name in KIND_NAMES:
+            extra["kind"] = known.name
+        if tool_call.raw_input is None and known.arguments:
+            extra["raw_input"] = dict(known.arguments)
+        if tool_call.title is None and title:
+            extra["title"] = title
+        return tool_call.model_copy(update=extra) if extra else tool_call
 
     def _ruled(self, kind: str, key: str) -> ApprovalChoice | None:
         """What deny rules, an earlier always/never or YOLO decide; None: ask."""

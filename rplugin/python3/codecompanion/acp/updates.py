@@ -62,6 +62,7 @@ class AgentUpdates:
         self._thinking = False
         self._separate = False  # the next text starts on a fresh line (after a tool line)
         self.calls: dict[str, ToolCall] = {}
+        self.titles: dict[str, str] = {}
         self._plans: dict[str, Message] = {}
         self.turn = 0
         # While a session loads, the agent replays it: shown when the chat has none of it.
@@ -199,6 +200,7 @@ class AgentUpdates:
         arguments = raw if isinstance(raw, dict) else {} if raw is None else {"input": raw}
         call = ToolCall(update.tool_call_id, update.kind or "other", dict(arguments))
         self.calls[call.id] = call
+        self.titles[call.id] = update.title or ""
         self.chat.add(Message(role="llm", visible=False, tool_calls=[call]))
         status = TOOL_STATUS.get(update.status or "pending", "pending")
         self.chat.view.render(
@@ -218,6 +220,11 @@ class AgentUpdates:
         status = RESULT[update.status or "completed"]
         self.chat.record_tool_result(call, ToolResult(status, text or f"({update.status})"))
         self._separate = True
+
+    def known(self, call_id: str) -> tuple[ToolCall, str] | None:
+        """A call the agent announced, and its title."""
+        call = self.calls.get(call_id)
+        return None if call is None else (call, self.titles.get(call_id, ""))
 
     def content_text(self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate) -> str:
         """A call's content as text: text as it is, diffs as unified diffs, a terminal's output."""
