@@ -56,7 +56,7 @@ async def test_every_update_kind_is_drawn_and_stored(tmp_path: Path) -> None:
         assert plans[-1].plan_id == plans[0].plan_id  # rewritten in place
         assert plans[-1].lines[1:] == ["- [x] read", "- [x] write (!)"]
         meters = ops_of(view, render_ops.Meter)
-        assert meters[-1].text == "scripted · mode Plan · large · 1.2k/200.0k · $0.50"
+        assert meters[-1].text == "1.2k/200.0k · $0.50 · scripted · mode Plan · large"
         assert chat.chat.title == "Scripted title"
         results = [m for m in chat.chat.messages if m.role == "tool"]
         assert [r.tool_call_id for r in results] == ["t1", "t2"]

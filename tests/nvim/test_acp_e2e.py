@@ -57,7 +57,7 @@ def test_an_agent_chat_streams_plans_and_restores_its_session(
     assert "- [x] read" in lines and "- [x] write (!)" in lines
     assert "- [~] read" not in lines  # the checklist was rewritten, not drawn twice
     assert lines.count("**Plan**") == 1
-    assert "mode Plan" in ed.lua("return vim.wo.winbar")
+    assert "mode Plan" in ed.lua("return require('codecompanion.meter').get(...).text", chat)
     chat_id = ed.lua("return require('codecompanion').chat_id(...)", chat)
     with contextlib.suppress(EOFError, OSError):
         ed.nvim.command("qa!")  # Neovim exits: the host closes the agent with it

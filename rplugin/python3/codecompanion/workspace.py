@@ -477,7 +477,23 @@ class Workspace:
             driver=driver or ModelLoop,
         )
 
-    def agents(self) -> dict[str, AgentSettings]:
+        hooks = chat.tools.hooks
+        if hooks is not None:
+            hooks.say = partial(_say_hook_line, view)
+        chat.tools.agents = self.agents(chat, approver, editor)
+        return chat
+
+    def agents(self, chat: Chat, approver: Approver, editor: Editor | None) -> ChatAgents:
+        """A chat's subagents: its project's and the user's definitions and the config's."""
+        from .subagents import AgentOptions, ChatAgents
+        from .subagents.parts import SubagentParts
+
+        opts = self.config.opts.get("agents") if self.config.opts else None
+        options = AgentOptions.from_opts(opts if isinstance(opts, dict) else None)
+        parts = SubagentParts(self, chat, approver, editor)
+        return ChatAgents(chat, chat.tools.cwd, lambda: self.config.agents, options, parts)
+
+    def external_agents(self) -> dict[str, AgentSettings]:
         """The external agents a chat can use: the presets and the config file's `acp`."""
         from .acp.settings import agents
 
@@ -527,21 +543,6 @@ class Workspace:
             messages=messages,
             driver=driver,
         )
-        hooks = chat.tools.hooks
-        if hooks is not None:
-            hooks.say = partial(_say_hook_line, view)
-        chat.tools.agents = self.agents(chat, approver, editor)
-        return chat
-
-    def agents(self, chat: Chat, approver: Approver, editor: Editor | None) -> ChatAgents:
-        """A chat's subagents: its project's and the user's definitions and the config's."""
-        from .subagents import AgentOptions, ChatAgents
-        from .subagents.parts import SubagentParts
-
-        opts = self.config.opts.get("agents") if self.config.opts else None
-        options = AgentOptions.from_opts(opts if isinstance(opts, dict) else None)
-        parts = SubagentParts(self, chat, approver, editor)
-        return ChatAgents(chat, chat.tools.cwd, lambda: self.config.agents, options, parts)
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Stop the MCP servers (the host exits, or the config is reloaded)."""

@@ -33,7 +33,7 @@ from acp.schema import (
 )
 
 from ..chat import transcript
-from ..chat.driver import Session, TurnStatus
+from ..chat.driver import TurnStatus
 from ..context.sources import ContextItem
 from ..messages import Message
 from ..ports import Editor
@@ -48,7 +48,7 @@ from .process import agent_env
 from .session_state import AgentSessionState
 from .settings import AgentSettings
 from .terminals import AgentTerminals
-from .updates import AgentUpdates
+from .updates import AgentUpdates, TitledSession
 
 log = logging.getLogger("codecompanion.acp")
 
@@ -79,7 +79,11 @@ class AgentDriver:
     """Produces a chat's turns with an external agent; serves the agent's requests."""
 
     def __init__(
-        self, chat: Session, settings: AgentSettings, host: AgentHost, session_id: str | None = None
+        self,
+        chat: TitledSession,
+        settings: AgentSettings,
+        host: AgentHost,
+        session_id: str | None = None,
     ) -> None:
         self.chat = chat
         self.settings = settings
@@ -93,6 +97,7 @@ class AgentDriver:
             chat, name, self.updates.content_text, self.updates.known
         )
         self.permissions.allowed_execute = self._allow_command
+        chat.context.meter_source = self.updates.meter  # the agent counts its own context
         self.connection: AgentConnection | None = None
         self._context: list[ContextItem] = []
         self._errlog: TextIO | None = None

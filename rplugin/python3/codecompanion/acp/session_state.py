@@ -69,17 +69,19 @@ class AgentSessionState:
         return f"## {self.agent}" + (f" ({model})" if model else "")
 
     def meter_text(self) -> str:
-        """One line: mode, model, context use and cost, as far as known."""
-        parts = [f"{self.agent}"]
+        """One line, the context figure first (as every chat's meter): use/size, cost, then
+        the agent, its mode and model, as far as known."""
+        parts: list[str] = []
+        if self.used is not None and self.size:
+            parts.append(f"{_short(self.used)}/{_short(self.size)}")
+        if self.cost is not None:
+            parts.append(f"${self.cost:.2f}")
+        parts.append(self.agent)
         mode = self.mode_name()
         if mode:
             parts.append(f"mode {mode}")
         if self.model:
             parts.append(self.model)
-        if self.used is not None and self.size:
-            parts.append(f"{_short(self.used)}/{_short(self.size)}")
-        if self.cost is not None:
-            parts.append(f"${self.cost:.2f}")
         return " · ".join(parts)
 
     def commands_var(self) -> SetVar:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from acp.schema import (
     AgentMessageChunk,
@@ -50,10 +50,16 @@ RESULT: dict[str, Status] = {"completed": "success", "failed": "error"}
 PLAN_MARK = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
+class TitledSession(Session, Protocol):
+    """A session whose title the agent may set (a chat's; a subagent's has none)."""
+
+    title: str | None
+
+
 class AgentUpdates:
     """Takes one chat's updates in the order the agent sent them."""
 
-    def __init__(self, chat: Session, state: AgentSessionState, terminal_text: Any) -> None:
+    def __init__(self, chat: TitledSession, state: AgentSessionState, terminal_text: Any) -> None:
         self.chat = chat
         self.state = state
         self._terminal_text = terminal_text  # terminal id -> its output so far

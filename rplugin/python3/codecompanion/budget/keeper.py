@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..adapters.base import ChatAdapter, Usage
@@ -53,6 +53,8 @@ class ContextKeeper:
         self._rules_text = ""
         self._held: asyncio.TimerHandle | None = None  # a meter shown later (_hold_meter)
         self._trigger = "auto"  # what starts a compaction: "manual" while /compact runs
+        # The meter of a chat that counts its own context (an external agent): drawn as it says.
+        self.meter_source: Callable[[], MeterOp] | None = None
 
     def configure(self, context: Mapping[str, Any] | None, rules: Mapping[str, Any] | None) -> None:
         """New `opts["context"]` and `opts["rules"]` (a reload): the counts and the rules files
@@ -235,6 +237,9 @@ class ContextKeeper:
 
     def show_meter(self, tokens: int | None = None) -> None:
         """Send the meter to the chat's buffer (winbar and status); `tokens` when just counted."""
+        if self.meter_source is not None:
+            self.chat.view.render([self.meter_source()])
+            return
         if self._held is not None:
             self._held.cancel()
             self._held = None

@@ -26,7 +26,6 @@ class Session(Protocol):
     """What a driver sees of the chat session."""
 
     id: str
-    title: str | None
     adapter: ChatAdapter
     view: ChatView
     messages: MessageStore

@@ -27,7 +27,7 @@ def agent_of(chat: Chat) -> AgentDriver | None:
 async def pick_agent_session(bridge: Bridge, workspace: Workspace, name: str, cwd: Path) -> None:
     """List the agent's sessions for the project (`session/list`); Lua opens the one picked in
     a new chat, which loads it."""
-    agent = workspace.agents().get(name)
+    agent = workspace.external_agents().get(name)
     if agent is None:
         bridge.notice(Notice(text=f"no agent {name!r} (see :h codecompanion-acp)", level="error"))
         return

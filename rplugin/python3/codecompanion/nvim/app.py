@@ -196,7 +196,9 @@ class App:
         """The chat for a buffer, with the adapter and model asked for (or saved); and a notice."""
         workspace = self._workspace()
         adapter_name = args.get("adapter") or saved.get("adapter")
-        agent = workspace.agents().get(adapter_name) if isinstance(adapter_name, str) else None
+        agent = (
+            workspace.external_agents().get(adapter_name) if isinstance(adapter_name, str) else None
+        )
         if agent is not None:
             return self._agent_chat(args, saved, messages, agent), None
         model = args.get("model") or saved.get("model")
@@ -651,7 +653,7 @@ class App:
         last = self.chats.get(str(args.get("id")))
         if not isinstance(name, str) or not name:
             name = last.adapter.name if last is not None else None
-        if not name or name not in self._workspace().agents():
+        if not name or name not in self._workspace().external_agents():
             self.bridge.echo_error(
                 "Resume: name an agent (adapter=NAME) or use it from an agent chat"
             )

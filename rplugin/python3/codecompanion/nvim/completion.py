@@ -22,7 +22,7 @@ def completion_payload(workspace: Workspace) -> dict[str, Any]:
         except (TypeError, ValueError):  # a malformed adapter entry in the config file
             pass
         models[name] = [m for m in dict.fromkeys(known) if isinstance(m, str) and m]
-    agents = sorted(set(workspace.agents()) - set(names))  # `adapter=<agent>` opens one
+    agents = sorted(set(workspace.external_agents()) - set(names))  # `adapter=<agent>` opens one
     return {
         "items": workspace.registry.completion_items(),
         "meta": {"adapters": [*names, *agents], "models": models},
