@@ -95,3 +95,27 @@ def write(root: Path, writes: dict[str, bytes | None]) -> None:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
+
+
+Shape = dict[bytes, tuple[object, ...]]
+
+
+def shape(root: Path, skip: tuple[bytes, ...] = (b".git",)) -> Shape:
+    """Everything below `root` by its name as bytes: a folder ("d",), a link ("l", target),
+    a file ("f", mode, bytes); `skip` folders are left out. Two equal shapes are the same tree
+    to the byte, empty folders, links and modes included."""
+    found: Shape = {}
+    base = os.fsencode(root)
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if d not in skip]
+        for name in [*dirs, *names]:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, base)
+            if os.path.islink(path):
+                found[rel] = ("l", os.readlink(path))
+            elif os.path.isdir(path):
+                found[rel] = ("d",)
+            else:
+                with open(path, "rb") as handle:
+                    found[rel] = ("f", os.stat(path).st_mode & 0o7777, handle.read())
+    return found
