@@ -1,5 +1,7 @@
 -- The host is told which files are loaded in buffers whenever that set changes, so a tool
--- reading a file asks Neovim for its lines only when a buffer holds it (no round trip otherwise).
+-- reading a file asks Neovim for its lines only when a buffer holds it (no round trip otherwise),
+-- and of every file Neovim writes, so a save during a tool round counts as the user's change,
+-- not the chat's (checkpoints).
 local M = {}
 
 local state = { chan = nil, scheduled = false, last = nil }
@@ -39,7 +41,29 @@ local function schedule()
   end
 end
 
---- Keep the host on `chan` told of the loaded files (now, and after every buffer change).
+--- Tell the host what Neovim just wrote to a file: its real path and what an lstat sees (the
+--- host matches it against its captures; seconds and nanoseconds apart, as a float would
+--- round their sum).
+---@param ev { file: string }
+local function saved(ev)
+  if not state.chan or ev.file == "" or ev.file:find("^%w+://") then
+    return
+  end
+  local path = vim.uv.fs_realpath(ev.file)
+  local stat = path and vim.uv.fs_lstat(path)
+  if not stat or stat.type ~= "file" then
+    return
+  end
+  pcall(vim.rpcnotify, state.chan, "codecompanion", "file_saved", {
+    path = path,
+    size = stat.size,
+    sec = stat.mtime.sec,
+    nsec = stat.mtime.nsec,
+  })
+end
+
+--- Keep the host on `chan` told of the loaded files (now, and after every buffer change) and
+--- of each file Neovim writes.
 ---@param chan integer the host's channel
 function M.track(chan)
   state.chan, state.last = chan, nil
@@ -47,6 +71,10 @@ function M.track(chan)
   local events = { "BufAdd", "BufReadPost", "BufNewFile", "BufFilePost" }
   vim.list_extend(events, { "BufUnload", "BufDelete", "BufWipeout" })
   vim.api.nvim_create_autocmd(events, { group = group, callback = schedule })
+  vim.api.nvim_create_autocmd(
+    { "BufWritePost", "FileWritePost", "FileAppendPost" },
+    { group = group, callback = saved }
+  )
   -- buftype can change after a buffer is loaded (a plugin marking its own buffer)
   vim.api.nvim_create_autocmd(
     "OptionSet",

@@ -35,10 +35,15 @@ class WritingTools(EchoTools):
         return False
 
     async def run(self, calls: list[ToolCall]) -> Any:
+        watch = self.reporter.watch  # as a command does: its writes are seen by when it ran
         for call in calls:
+            if watch is not None:
+                watch.call_started(call.id)
             write(
                 self.cwd, {k: None if v is None else v.encode() for k, v in call.arguments.items()}
             )
+            if watch is not None:
+                watch.call_ended(call.id)
         return await super().run(calls)
 
 

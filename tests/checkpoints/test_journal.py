@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,18 @@ def test_a_journal_and_a_chat_make_their_folder_only_when_it_is_missing(
     assert chats.load("c1") == {"id": "c1", "title": "ü"}
     left = [p.name for folder in ("chats", "saved") for p in (tmp_path / folder).iterdir()]
     assert sorted(left) == ["c1.json", "c1.json"]  # no temp file stays behind
+
+
+def test_names_that_are_not_utf8_are_kept_to_the_byte(tmp_path: Path) -> None:
+    odd = os.fsdecode(b"\xff\xfe.txt")  # as os.listdir gives it: surrogate escapes
+    records = [
+        Record("tools_done", "chat", "t1", 1.0, 1, user=[odd], both=["ü/" + odd]),
+        Record("rewound", "chat", "t2", 2.0, 1, rewind={"replaced": {odd: None}}),
+    ]
+    folder = JournalFolder(tmp_path / "chats")
+    folder.save(Journal("chat1", "/project", records))
+    raw = (tmp_path / "chats" / "chat1.json").read_bytes()
+    assert raw.isascii()  # escapes: any JSON reader takes it
+    back = folder.load("chat1", "/project").records
+    assert back == records
+    assert os.fsencode(back[0].user[0]) == b"\xff\xfe.txt"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from codecompanion.checkpoints import Checkpoints, Settings, scan
+from codecompanion.checkpoints.rewind import Progress
 from codecompanion.checkpoints.scan import ScanCache, ScanLimits, capture
 from codecompanion.checkpoints.store import ObjectStore
 from tests.support.checkpoints import Driver, state, tree_digest, write
@@ -142,18 +144,19 @@ def test_a_restore_never_writes_through_a_link_out_of_the_project(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
+    write(project, {"sub/x.py": b"mine\n"})
     d = Driver(project, tmp_path / "data")
     d.turn()
     d.tool_round({"sub/x.py": b"chat made\n"})
-    write(project, {"sub/x.py": None})
-    (project / "sub").rmdir()
+    shutil.rmtree(project / "sub")
     os.symlink(outside, project / "sub")  # the folder is now a link out
     planned = d.cp.plan(d.chat, project, 1)
     assert planned is not None
-    _, _, plan = planned
-    failed = d.cp.restore(d.chat, project, plan, [i.path for i in plan.conflicts], "")
+    _, before, plan = planned
+    assert [i.path for i in plan.conflicts] == ["sub/x.py"]
+    outcome = d.cp.restore(d.chat, project, plan.conflicts, Progress("rewound", 1, {}))
     assert list(outside.iterdir()) == []
-    assert all("outside the project" in line for line in failed)
+    assert outcome.failed == ["sub/x.py: sub is not a folder (a link or a file)"]
 
 
 def test_pruning_drops_the_oldest_chats_first(project: Path, tmp_path: Path) -> None:
@@ -252,16 +255,9 @@ def test_review_reverts_one_hunk_or_the_whole_file_and_undo_brings_it_back(
     def revert(hunk: int | None) -> None:
         planned = d.cp.plan_revert(d.chat, project, 1, "r.txt", hunk)
         assert planned is not None
-        before, base, plan = planned
-        assert d.cp.restore(d.chat, project, plan, ["r.txt"], base) == []
-        d.cp.record(
-            d.chat,
-            project,
-            "rewound",
-            "chat",
-            turn=1,
-            rewind={"before": before.tree, "written": ["r.txt"], "undone": False},
-        )
+        _before, _base, plan = planned
+        outcome = d.cp.restore(d.chat, project, plan.restore, Progress("rewound", 1, {}))
+        assert outcome.done == ["r.txt"] and not outcome.failed
 
     changes = d.cp.changes(d.chat, project, 1)
     assert [len(c.hunks) for c in changes] == [2]
@@ -358,3 +354,56 @@ def test_an_unchanged_project_is_told_by_a_stat_walk_and_any_change_is_seen(
     assert scan.unchanged(project, cache, limits) is None, what
     again, _ = capture(project, store, cache, limits)
     assert again.tree != result.tree, what  # the capture the walk defers to sees it too
+
+
+def test_a_path_changed_after_the_plan_is_not_written_but_reported_moved(
+    project: Path, tmp_path: Path
+) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\n", "b.py": b"chat\n"})
+    planned = d.cp.plan(d.chat, project, 1)
+    assert planned is not None
+    plan = planned[2]
+    write(project, {"a.py": b"saved while asked\n"})  # after the plan, before the write
+    outcome = d.cp.restore(d.chat, project, plan.restore, Progress("rewound", 1, {}))
+    assert outcome.done == ["b.py"]
+    assert [(m.path, m.current and d.cp.read(m.current.oid)) for m in outcome.moved] == [
+        ("a.py", b"saved while asked\n")
+    ]
+    assert (project / "a.py").read_bytes() == b"saved while asked\n"
+    assert sorted(p.name for p in project.iterdir()) == ["a.py", "b.py", "keep"]  # no aside left
+    # Asked again and taken: written now, and the undo brings the saved bytes back.
+    outcome = d.cp.restore(d.chat, project, outcome.moved, Progress("rewound", 1, {}))
+    assert outcome.done == ["a.py"] and (project / "a.py").read_bytes() == b"a = 1\n"
+    d.undo()
+    assert (project / "a.py").read_bytes() == b"saved while asked\n"
+
+
+def test_a_crafted_undo_writes_nothing_a_capture_could_not_hold(
+    project: Path, tmp_path: Path
+) -> None:
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\n"})
+    d.rewind(1, take_conflicts=True)
+    hook = d.cp.store.put(b"#!/bin/sh\n")[0]
+    entry = ["f", 0o755, 10, 0, 0, 0, hook]
+    journal = d.cp.journal(d.chat, project)
+    rewound = next(r for r in journal.records if r.kind == "rewound")
+    for bad in (".git/hooks/post-checkout", "../outside", "sub/./x", "node_modules/x"):
+        rewound.rewind["replaced"][bad] = entry
+        rewound.rewind["wrote"][bad] = None
+    rewound.rewind["replaced"]["odd"] = ["f", 0o644, 1, 0, 0, 0, "../../../../etc/passwd"]
+    planned = d.cp.plan_undo(d.chat, project)
+    assert planned is not None
+    plan = planned[2]
+    assert [line.split(":")[0] for line in plan.refused] == [
+        "../outside",
+        ".git/hooks/post-checkout",
+        "node_modules/x",
+        "odd",
+        "sub/./x",
+    ]
+    assert [i.path for i in plan.restore] == ["a.py"]
+    assert not (project / ".git").exists() and not (tmp_path / "outside").exists()

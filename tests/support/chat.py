@@ -18,6 +18,7 @@ from codecompanion.messages import Message, ToolCall, ToolResult
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
 from codecompanion.tools.runtime.approval_policy import ApprovalMemory
+from codecompanion.tools.runtime.protocol import CallWatch
 
 
 class ScriptedAdapter:
@@ -84,11 +85,19 @@ class RoundOutcome:
     results: int
 
 
+class WatchSlot:
+    """Where a chat's checkpoints hang their watch (a real tool system's `Reporter`)."""
+
+    def __init__(self) -> None:
+        self.watch: CallWatch | None = None
+
+
 class EchoTools:
     """A minimal tool system: answers every call with its arguments; can block until released."""
 
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
+        self.reporter = WatchSlot()
         self.gate = asyncio.Event()
         self.gate.set()
         self.cancelled = False

@@ -14,12 +14,16 @@ DIFF_LIMIT = 2 * 1024 * 1024
 
 
 def same(a: Entry | None, b: Entry | None) -> bool:
-    """Whether two entries (or absences) hold the same bytes and mode."""
+    """Whether two entries (or absences) hold the same bytes and mode (two folders are the
+    same: what they hold are entries of their own)."""
     return a is None and b is None or a is not None and a.same_content(b)
 
 
-def changed_paths(store: ObjectStore, old: str, new: str, prefix: str = "") -> set[str]:
-    """Paths whose bytes or mode differ between two trees (equal sub-trees are skipped)."""
+def changed_paths(
+    store: ObjectStore, old: str, new: str, prefix: str = "", folders: bool = False
+) -> set[str]:
+    """Paths whose bytes or mode differ between two trees (equal sub-trees are skipped); with
+    `folders`, also each folder that is in one tree and not in the other (an empty one too)."""
     if old == new:
         return set()
     a = store.tree(old) if old else {}
@@ -27,11 +31,10 @@ def changed_paths(store: ObjectStore, old: str, new: str, prefix: str = "") -> s
     found: set[str] = set()
     for name in a.keys() | b.keys():
         x, y = a.get(name), b.get(name)
+        if x == y:  # the same sub-tree, or the same file to its stat
+            continue
         path = prefix + name
-        x_tree = x if isinstance(x, str) else ""
-        y_tree = y if isinstance(y, str) else ""
-        if x_tree or y_tree:
-            found |= changed_paths(store, x_tree, y_tree, path + "/")
+        found |= _folder_changes(store, x, y, path, folders)
         x_file = x if isinstance(x, Entry) else None
         y_file = y if isinstance(y, Entry) else None
         if x_file is None and y_file is None:
@@ -41,9 +44,39 @@ def changed_paths(store: ObjectStore, old: str, new: str, prefix: str = "") -> s
     return found
 
 
+def _folder_changes(
+    store: ObjectStore, x: Entry | str | None, y: Entry | str | None, path: str, folders: bool
+) -> set[str]:
+    """What changed below `path` when either side is a folder (and, with `folders`, the folder
+    itself when it is on one side only)."""
+    x_tree = x if isinstance(x, str) else ""
+    y_tree = y if isinstance(y, str) else ""
+    if not (x_tree or y_tree):
+        return set()
+    found = changed_paths(store, x_tree, y_tree, path + "/", folders)
+    if folders and not (x_tree and y_tree):
+        found.add(path)
+    return found
+
+
+def span(
+    store: ObjectStore, previous: str, record: Record, folders: bool = False
+) -> tuple[set[str], set[str]]:
+    """The paths changed from tree `previous` to the record's: (the chat's, the user's). A
+    record by the chat names the paths the user changed instead, and those either may have
+    changed (in both sets)."""
+    changed = changed_paths(store, previous, record.tree, folders=folders)
+    if record.by != "chat":
+        return set(), changed
+    user = changed.intersection(record.user)
+    both = changed.intersection(record.both)
+    return changed - user, user | both
+
+
 @dataclass
 class Attribution:
-    """Since one checkpoint: the paths the chat changed and those the user changed."""
+    """Since one checkpoint: the paths the chat changed and those the user changed (folders
+    that came or went among them)."""
 
     chat: set[str] = field(default_factory=set)
     user: set[str] = field(default_factory=set)
@@ -53,11 +86,12 @@ def attribute(store: ObjectStore, records: list[Record], start: int, now: str) -
     """Who changed what after `records[start]`, up to the tree `now` (the user's, if newer)."""
     result = Attribution()
     previous = records[start].tree
-    for record in [*records[start + 1 :], None]:
-        tree = now if record is None else record.tree
-        changed = changed_paths(store, previous, tree)
-        (result.chat if record is not None and record.by == "chat" else result.user).update(changed)
-        previous = tree
+    for record in records[start + 1 :]:
+        chat, user = span(store, previous, record, folders=True)
+        result.chat |= chat
+        result.user |= user
+        previous = record.tree
+    result.user |= changed_paths(store, previous, now, folders=True)
     return result
 
 

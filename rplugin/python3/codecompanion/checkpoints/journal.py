@@ -37,6 +37,10 @@ class Record:
     message_id: int = -1  # a turn's user message (its id): where the conversation is cut
     cut: bool = False  # a turn the conversation was rewound past (undo brings it back)
     rewind: dict[str, Any] = field(default_factory=dict)  # rewound/undone: what was done
+    # A record `by` the chat: of the paths changed since the previous record, those the user
+    # changed instead, and those either may have changed (see activity.py).
+    user: list[str] = field(default_factory=list)
+    both: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON takes it: its fields, not copied (`asdict` deep-copies each one,
@@ -114,7 +118,9 @@ class JournalFolder:
         write follows every capture: it is not asked each time)."""
         target = self.path(journal.chat_id)
         data = {"root": journal.root, "records": [r.to_dict() for r in journal.records]}
-        encoded = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        # ASCII with escapes: a name that is not UTF-8 (held with surrogate escapes) is kept
+        # to the byte, where UTF-8 could not encode it.
+        encoded = json.dumps(data).encode("ascii")
         tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
@@ -145,8 +151,7 @@ class JournalFolder:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 records = data.get("records") or []
-                trees = [str(r.get("tree") or "") for r in records]
-                trees += [str((r.get("rewind") or {}).get("before") or "") for r in records]
+                trees = [oid for record in records for oid in _held(record)]
                 last = max((float(r.get("time") or 0) for r in records), default=0.0)
             except (OSError, ValueError, TypeError, AttributeError):
                 continue
@@ -156,3 +161,21 @@ class JournalFolder:
     def remove(self, chat_id: str) -> None:
         """Forget a chat's checkpoints (pruning)."""
         self.path(chat_id).unlink(missing_ok=True)
+
+
+def _held(record: dict[str, Any]) -> list[str]:
+    """The trees and objects a record as saved keeps."""
+    rewind = record.get("rewind") or {}
+    return [str(record.get("tree") or ""), str(rewind.get("before") or ""), *kept_objects(rewind)]
+
+
+def kept_objects(rewind: dict[str, Any]) -> list[str]:
+    """The objects a rewind's record keeps for its undo: what it replaced and what it wrote."""
+    found: list[str] = []
+    for key in ("replaced", "wrote"):
+        nodes = rewind.get(key)
+        if isinstance(nodes, dict):
+            for node in nodes.values():
+                if isinstance(node, list) and len(node) == 7 and isinstance(node[6], str):
+                    found.append(node[6])
+    return [oid for oid in found if oid]

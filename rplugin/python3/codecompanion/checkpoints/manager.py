@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from .activity import Activity, Round
 from .changes import (
     FileChange,
     Reader,
@@ -27,13 +29,15 @@ from .changes import (
     file_change,
     file_changes,
     same,
+    span,
 )
-from .journal import By, Journal, JournalFolder, Kind, Record
+from .journal import By, Journal, JournalFolder, Kind, Record, kept_objects
 from .scan import DEFAULT_EXCLUDE, ScanCache, ScanLimits, cache_from_tree, capture, unchanged
 from .store import Entry, ObjectStore
 
-if TYPE_CHECKING:  # rewinds load their module when the user asks for one
-    from .rewind import RestorePlan
+if TYPE_CHECKING:  # rewinds load their modules when the user asks for one
+    from .restore import Outcome, Restore
+    from .rewind import Progress, RestorePlan
 
 log = logging.getLogger("codecompanion.checkpoints")
 T = TypeVar("T")
@@ -109,7 +113,7 @@ class Restored:
 
     written: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # conflicts and unsaved buffers left as they are
-    failed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "path: why", refused paths among them
     unrestorable: list[str] = field(default_factory=list)
 
 
@@ -123,6 +127,7 @@ class Checkpoints:
         self.journals = JournalFolder(folder / "chats")
         self._open: dict[str, Journal] = {}
         self._caches: dict[str, ScanCache] = {}
+        self.activity = Activity()  # who writes in the projects (the loop's thread only)
         self._size: int | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoints")
         # Work given to the worker and work it finished: each counted by one thread only.
@@ -262,19 +267,40 @@ class Checkpoints:
         kind: Kind,
         by: By,
         trees: dict[str, str] | None = None,
+        round: Round | None = None,
         **fields: Any,
     ) -> list[Record]:
         """The waiting turns, then a record of this kind, from one capture of the project
         (nothing ran in between; `trees` has the captures already taken) and one write of each
-        journal."""
+        journal. With `round`, the record's changes are credited by who was writing."""
         trees = {} if trees is None else trees
         records, journals = self._add_turns(waiting, trees)
         journal = self.journal(chat_id, root)
         tree = trees.get(str(root)) or self.snapshot(root)
+        if round is not None and journal.records:
+            previous = journal.records[-1].tree
+            fields["user"], fields["both"] = self.credit(root, previous, tree, round)
         records.append(self._add(journal, kind, by, tree, fields))
         for touched in {id(j): j for j in (*journals, journal)}.values():
             self.journals.save(touched)
         return records
+
+    def credit(
+        self, root: Path, previous: str, tree: str, round: Round
+    ) -> tuple[list[str], list[str]]:
+        """Of the paths changed from tree `previous` to `tree` by a round, those the user
+        changed instead and those either may have (each path's lstat read now)."""
+        user: list[str] = []
+        both: list[str] = []
+        for path in sorted(changed_paths(self.store, previous, tree, folders=True)):
+            try:
+                found: os.stat_result | None = os.lstat(root / path)
+            except OSError:
+                found = None
+            who = round.credit(path, self.store.node(tree, path), found)
+            if who != "chat":
+                (user if who == "user" else both).append(path)
+        return user, both
 
     def record_soon(
         self,
@@ -286,6 +312,7 @@ class Checkpoints:
         text: str = "",
         message_id: int = -1,
         at_once: bool = False,
+        round: Round | None = None,
     ) -> asyncio.Future[list[Record]]:
         """`record_after_turns` on the worker; with `at_once`, done at once on the calling (the
         loop's) thread when the worker is idle and each project is small and unchanged (its stat
@@ -295,12 +322,12 @@ class Checkpoints:
         if trees is None:
             return self.run(
                 self.record_after_turns, waiting, chat_id, root, kind, by,
-                text=text, message_id=message_id,
+                round=round, text=text, message_id=message_id,
             )  # fmt: skip
         future: asyncio.Future[list[Record]] = asyncio.get_running_loop().create_future()
         try:
             records = self.record_after_turns(
-                waiting, chat_id, root, kind, by, trees, text=text, message_id=message_id
+                waiting, chat_id, root, kind, by, trees, round, text=text, message_id=message_id
             )
         except Exception as exc:  # as the worker's future would carry it
             future.set_exception(exc)
@@ -353,7 +380,7 @@ class Checkpoints:
         for index in range(len(records) - 1, -1, -1):
             record = records[index]
             if index + 1 < len(records) and records[index + 1].by == "chat":
-                since |= changed_paths(self.store, record.tree, records[index + 1].tree)
+                since |= span(self.store, record.tree, records[index + 1])[0]
             if record.kind == "turn" and not record.cut:
                 found.append(TurnInfo(record.turn, record.time, record.text, sorted(since)))
         return found[::-1]
@@ -381,8 +408,7 @@ class Checkpoints:
         for previous, record in zip(records, records[1:], strict=False):
             if record.kind == "turn":
                 break
-            if record.by == "chat":
-                paths |= changed_paths(self.store, previous.tree, record.tree)
+            paths |= span(self.store, previous.tree, record)[0]
             end = record.tree
         return file_changes(self.store, paths, records[0].tree, end)
 
@@ -398,10 +424,11 @@ class Checkpoints:
         from .rewind import plan_rewind
 
         before = self.record(chat_id, root, "rewind", "user", turn=turn)
+        exclude = self.settings.limits.exclude
         return (
             journal.records[start],
             before,
-            plan_rewind(self.store, journal.records, start, before.tree),
+            plan_rewind(self.store, journal.records, start, before.tree, exclude),
         )
 
     def plan_undo(self, chat_id: str, root: Path) -> tuple[Record, Record, RestorePlan] | None:
@@ -414,10 +441,7 @@ class Checkpoints:
         before = self.record(chat_id, root, "undo", "user", turn=rewound.turn)
         from .rewind import plan_undo
 
-        paths = list(rewound.rewind.get("written") or [])
-        plan = plan_undo(
-            self.store, str(rewound.rewind.get("before")), rewound.tree, before.tree, paths
-        )
+        plan = plan_undo(self.store, rewound.rewind, before.tree, self.settings.limits.exclude)
         return rewound, before, plan
 
     def plan_revert(
@@ -426,7 +450,8 @@ class Checkpoints:
         """Review's revert of one file (or one of its hunks, by index) to the turn's state:
         the state before it recorded, the turn's tree, and the plan; None when out of date."""
         from ..tools.diffs import apply_hunks
-        from .rewind import Restore, RestorePlan
+        from .restore import Restore
+        from .rewind import RestorePlan, add_item
 
         journal = self.journal(chat_id, root)
         number = since_turn if since_turn is not None else 1
@@ -452,17 +477,35 @@ class Checkpoints:
                 target = None
         if same(target, current):
             return None
-        return before, base, RestorePlan(restore=[Restore(path, target, current)])
+        plan = RestorePlan()
+        add_item(plan, Restore(path, target, current), False, self.settings.limits.exclude)
+        return before, base, plan
 
     def restore(
-        self, chat_id: str, root: Path, plan: RestorePlan, chosen: list[str], target: str
-    ) -> list[str]:
-        """Write the chosen paths of a plan; one line per failure."""
-        from .rewind import apply
+        self, chat_id: str, root: Path, items: list[Restore], progress: Progress
+    ) -> Outcome:
+        """Write one batch of a rewind's paths, each checked first; its record (made by the
+        first batch) then holds what every batch took and left, and the project as it is now:
+        a failure after some writes leaves a record the undo can use."""
+        from .activity import Round
+        from .restore import apply
 
-        items = [i for i in plan.restore + plan.conflicts if i.path in set(chosen)]
-        _done, failed = apply(root, self.store, items, target)
-        return failed
+        outcome = apply(root, self.store, items)
+        progress.add(outcome)
+        journal = self.journal(chat_id, root)
+        tree = self.snapshot(root)
+        index = next((i for i, r in enumerate(journal.records) if r is progress.record), None)
+        if index is None:
+            fields = {"turn": progress.turn, "rewind": progress.data}
+            progress.record = self._add(journal, progress.kind, "chat", tree, fields)
+            index = len(journal.records) - 1
+        record = journal.records[index]
+        if index:
+            previous, writes = journal.records[index - 1].tree, Round(wrote=progress.marks)
+            record.user, record.both = self.credit(root, previous, tree, writes)
+        record.tree, record.time = tree, time.time()
+        self.journals.save(journal)
+        return outcome
 
     def read(self, oid: str) -> bytes:
         """A stored blob."""
@@ -497,7 +540,7 @@ class Checkpoints:
                 tree
                 for journal in self._open.values()
                 for r in journal.records
-                for tree in (r.tree, str(r.rewind.get("before") or ""))
+                for tree in (r.tree, str(r.rewind.get("before") or ""), *kept_objects(r.rewind))
             )
             freed += self.store.sweep(keep)
             self._caches.clear()  # their trees may be gone: the next capture reads anew

@@ -1,39 +1,43 @@
-"""Putting files back as a checkpoint holds them: what to restore, what to ask, and the writes."""
+"""Planning a rewind or its undo: which paths go back, which to ask about, which are refused.
+
+A path is a file, a link or a folder (an empty one too). Every path a plan would write is
+checked against what a capture may hold: nothing under `.git` or another left-out name, no
+`..`, nothing a crafted journal or tree could add. `restore.py` does the writing.
+"""
 
 from __future__ import annotations
 
-import os
-import stat
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
+from .activity import Mark
 from .changes import attribute, same
-from .journal import Record
+from .journal import Kind, Record
+from .restore import Outcome, Restore
+from .scan import refused
 from .store import Entry, ObjectStore
 
-
-@dataclass(frozen=True)
-class Restore:
-    """One path to put back: `target` is what it becomes (None: removed), `current` what it is."""
-
-    path: str
-    target: Entry | None
-    current: Entry | None
+_KINDS = ("f", "l", "d", "b")
 
 
 @dataclass
 class RestorePlan:
-    """A rewind's or an undo's files: safe to restore, to ask about, and beyond restoring."""
+    """A rewind's or an undo's paths: safe to restore, to ask about, beyond restoring, refused."""
 
     restore: list[Restore] = field(default_factory=list)
     conflicts: list[Restore] = field(default_factory=list)  # the user changed them too
     unrestorable: list[str] = field(default_factory=list)  # its bytes then or now not stored
+    refused: list[str] = field(default_factory=list)  # "path: why": no capture could hold it
 
 
-def _add(plan: RestorePlan, item: Restore, conflict: bool) -> None:
+def add_item(plan: RestorePlan, item: Restore, conflict: bool, exclude: frozenset[str]) -> None:
+    """Put an item in the plan: to restore, to ask about, beyond restoring, or refused."""
+    why = refused(item.path, exclude) or _odd(item.target) or _odd(item.current)
+    if why:
+        plan.refused.append(f"{item.path}: {why}")
     # A file not stored is never written (no bytes to write) nor replaced (no undo for it).
-    if any(entry is not None and entry.kind == "b" for entry in (item.target, item.current)):
+    elif any(entry is not None and entry.kind == "b" for entry in (item.target, item.current)):
         plan.unrestorable.append(item.path)
     elif conflict:
         plan.conflicts.append(item)
@@ -41,95 +45,94 @@ def _add(plan: RestorePlan, item: Restore, conflict: bool) -> None:
         plan.restore.append(item)
 
 
-def plan_rewind(store: ObjectStore, records: list[Record], start: int, now: str) -> RestorePlan:
-    """Every file the chat changed after `records[start]` goes back to that record's state;
-    a file the user changed as well is a conflict; files only the user changed are left."""
+def _odd(entry: Entry | None) -> str:
+    """Why an entry is none a capture makes ('' when it is)."""
+    if entry is None or entry.kind in ("b", "d"):
+        return ""
+    if entry.kind not in _KINDS:
+        return f"a checkpoint entry of kind {entry.kind!r}"
+    if len(entry.oid) != 40 or entry.oid.strip("0123456789abcdef"):
+        return "a checkpoint entry naming no object"
+    return ""
+
+
+def plan_rewind(
+    store: ObjectStore, records: list[Record], start: int, now: str, exclude: frozenset[str]
+) -> RestorePlan:
+    """Every path the chat changed after `records[start]` goes back to that record's state;
+    a path the user changed as well is a conflict; paths only the user changed are left."""
     who = attribute(store, records, start, now)
     base = records[start].tree
     plan = RestorePlan()
     for path in sorted(who.chat):
-        target, current = store.entry(base, path), store.entry(now, path)
+        target, current = store.node(base, path), store.node(now, path)
         if not same(target, current):
-            _add(plan, Restore(path, target, current), path in who.user)
+            add_item(plan, Restore(path, target, current), path in who.user, exclude)
     return plan
 
 
 def plan_undo(
-    store: ObjectStore, before: str, after: str, now: str, paths: list[str]
+    store: ObjectStore, rewind: Mapping[str, Any], now: str, exclude: frozenset[str]
 ) -> RestorePlan:
-    """Files a rewind wrote go back to `before`; one changed since the rewind is a conflict."""
+    """Each path a rewind changed gets back what the rewind took from it; one changed since
+    the rewind (not what the rewind left) is a conflict."""
     plan = RestorePlan()
-    for path in sorted(paths):
-        target, current = store.entry(before, path), store.entry(now, path)
+    replaced, wrote = rewind.get("replaced"), rewind.get("wrote")
+    if not isinstance(replaced, dict) or not isinstance(wrote, dict):
+        raise ValueError("the rewind's record lists no paths it changed")
+    for path in sorted(replaced):
+        try:
+            target, left = entry_of(replaced[path]), entry_of(wrote.get(path))
+        except (TypeError, ValueError) as exc:
+            plan.refused.append(f"{path}: {exc}")
+            continue
+        current = store.node(now, path)
         if not same(target, current):
-            _add(plan, Restore(path, target, current), not same(store.entry(after, path), current))
+            add_item(plan, Restore(path, target, current), not same(left, current), exclude)
     return plan
 
 
-def inside(root: Path, path: Path) -> bool:
-    """Whether `path`'s folder, links resolved, is `root` or below it."""
-    real_root = os.path.realpath(root)
-    parent = os.path.realpath(path.parent)
-    return parent == real_root or parent.startswith(real_root + os.sep)
+def entry_of(value: object) -> Entry | None:
+    """An entry as a journal keeps it (a list of its fields, or null); ValueError when the
+    value is none a rewind writes."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 7:
+        raise ValueError("not a checkpoint entry")
+    kind, mode, size, mtime, ctime, ino, oid = value
+    numbers = (mode, size, mtime, ctime, ino)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        raise ValueError("not a checkpoint entry")
+    if not isinstance(kind, str) or not isinstance(oid, str):
+        raise ValueError("not a checkpoint entry")
+    return Entry(kind, mode, size, mtime, ctime, ino, oid)
 
 
-def apply(
-    root: Path, store: ObjectStore, items: list[Restore], tree: str
-) -> tuple[list[str], list[str]]:
-    """Write each item's target (or remove its file, and the folders left empty that `tree`
-    does not hold); the paths done and one line per failure."""
-    done: list[str] = []
-    failed: list[str] = []
-    for item in items:
-        path = root / item.path
-        try:
-            if not inside(root, path):
-                raise OSError("its folder is outside the project (a link)")
-            if item.target is None:
-                _remove(root, path, lambda rel: store.has_folder(tree, rel))
-            else:
-                _write(path, item.target, store.get(item.target.oid))
-            done.append(item.path)
-        except (OSError, ValueError) as exc:
-            failed.append(f"{item.path}: {exc}")
-    return done, failed
+@dataclass
+class Progress:
+    """What a rewind, undo or revert did so far, as its record keeps it: the undo puts back
+    what each write took (`replaced`) where it still finds what the write left (`wrote`)."""
+
+    kind: Kind
+    turn: int
+    data: dict[str, Any]  # the record's `rewind`
+    record: Record | None = None  # once the first batch is written
+    marks: dict[str, Mark | None] = field(default_factory=dict)  # what each write left, seen
+
+    def add(self, outcome: Outcome) -> None:
+        """Keep one batch's writes (the first take of a path stands: it is what the rewind
+        found there)."""
+        replaced = self.data.setdefault("replaced", {})
+        wrote = self.data.setdefault("wrote", {})
+        for path, entry in outcome.replaced.items():
+            replaced.setdefault(path, json_entry(entry))
+        for path, entry in outcome.wrote.items():
+            wrote[path] = json_entry(entry)
+        self.marks.update(outcome.marks)
+        written = self.data.setdefault("written", [])
+        written += [path for path in outcome.done if path not in written]
 
 
-def _remove(root: Path, path: Path, kept: Callable[[str], bool]) -> None:
-    """Remove a file, then the folders it leaves empty unless `kept` (they were there)."""
-    if os.path.lexists(path):
-        if os.path.isdir(path) and not os.path.islink(path):
-            raise OSError("it is a folder now")
-        os.unlink(path)
-    folder = path.parent
-    while folder != root and folder.is_relative_to(root):
-        if kept(folder.relative_to(root).as_posix()):
-            break
-        try:
-            folder.rmdir()  # only an empty one
-        except OSError:
-            break
-        folder = folder.parent
-
-
-def _write(path: Path, target: Entry, data: bytes) -> None:
-    """Put bytes and mode back through a temp file and a rename (a link as a link)."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        raise OSError("it is a folder now")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if target.kind == "l":
-        if os.path.lexists(path):
-            os.unlink(path)
-        os.symlink(os.fsdecode(data), path)
-        return
-    tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.rewind")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            os.fchmod(handle.fileno(), stat.S_IMODE(target.mode))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+def json_entry(entry: Entry | None) -> list[Any] | None:
+    """An entry as a journal keeps it."""
+    return None if entry is None else list(entry)

@@ -60,6 +60,23 @@ DEFAULT_EXCLUDE = (
 )
 
 
+def refused(path: str, exclude: frozenset[str]) -> str:
+    """Why no capture could hold `path` ('' when one could): an empty, `.` or `..` part, a name
+    captures leave out (`.git`, `node_modules`, …) on the way, or bytes no file name has. A
+    restore writes nothing a capture could not have taken."""
+    parts = path.split("/")
+    if not path or any(part in ("", ".", "..") for part in parts):
+        return "not a path inside the project"
+    left_out = next((part for part in parts if part in exclude), None)
+    if left_out is not None:
+        return f"checkpoints never hold {left_out}"
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeError:
+        return "not a file name"
+    return "not a file name" if b"\0" in encoded else ""
+
+
 class TooManyFiles(ValueError):
     """The project has more files than a capture may hold."""
 

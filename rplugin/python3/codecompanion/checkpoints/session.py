@@ -7,7 +7,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,13 +16,16 @@ from ..chat import transcript
 from ..messages import MessageStore
 from ..ports import ChatView
 from ..render_ops import SetVar
+from .activity import Round, lstat_mark
 from .changes import FileChange, summary
 from .journal import By, Kind, Record
 from .manager import Checkpoints, Closed, Restored, TurnInfo, Waiting
 
-if TYPE_CHECKING:  # rewinds load their module when the user asks for one
+if TYPE_CHECKING:  # rewinds load their modules when the user asks for one
     from ..adapters.base import ChatAdapter
-    from .rewind import Restore, RestorePlan
+    from ..tools.runtime.protocol import CallWatch
+    from .restore import Restore
+    from .rewind import Progress, RestorePlan
     from .store import Entry
 
 log = logging.getLogger("codecompanion.checkpoints")
@@ -56,12 +59,24 @@ async def _finished(future: asyncio.Future[Any]) -> None:
         return
 
 
+class Watched(Protocol):
+    """Where a tool system's calls report what they run and write (its `Reporter`)."""
+
+    watch: CallWatch | None
+
+
 class Workdir(Protocol):
-    """What checkpoints need of a chat's tool system: the folder its tools work in."""
+    """What checkpoints need of a chat's tool system: the folder its tools work in, and where
+    its calls report."""
 
     @property
     def cwd(self) -> Path:
         """The project's root."""
+        ...
+
+    @property
+    def reporter(self) -> Watched:
+        """Its calls' reports."""
         ...
 
 
@@ -145,6 +160,7 @@ class ChatCheckpoints:
         self.asker = asker
         self._pending: asyncio.Future[Any] | None = None
         self._after: asyncio.TimerHandle | None = None  # a deferred after-round capture
+        self._round_start = 0  # when the last tool round began (ns)
         self._failure = ""
         # Turns are captured lazily: a turn waits until a tool round writes or the user asks
         # for the turns. The list Lua was given, when known (a new chat has no turns), lets a
@@ -173,13 +189,20 @@ class ChatCheckpoints:
     # ----- captures from the turn loop -------------------------------------------------
 
     def _queue(
-        self, kind: Kind, by: By, text: str = "", message_id: int = -1, at_once: bool = False
+        self,
+        kind: Kind,
+        by: By,
+        text: str = "",
+        message_id: int = -1,
+        at_once: bool = False,
+        round: Round | None = None,
     ) -> asyncio.Future[Any]:
         """Queue a capture of this kind; turns still waiting are recorded first, from the same
-        scan of the project. `at_once`: done now when a stat walk is all it takes."""
+        scan of the project. `at_once`: done now when a stat walk is all it takes; `round`:
+        who wrote during the tool round it ends."""
         waiting, self._waiting = self._waiting, []
         future: asyncio.Future[Any] = self.manager.record_soon(
-            waiting, self.chat.id, self.root, kind, by, text, message_id, at_once
+            waiting, self.chat.id, self.root, kind, by, text, message_id, at_once, round
         )
         future.add_done_callback(self._recorded)
         self._pending = future
@@ -241,6 +264,8 @@ class ChatCheckpoints:
         if not self.capturing:
             return _nothing()
         self._flush()
+        self._round_start = time.time_ns()
+        self.chat.tools.reporter.watch = self  # the calls tell what they run and write
         return _finished(self._queue("tools", "user", at_once=True))
 
     def after_tools(self) -> None:
@@ -255,7 +280,22 @@ class ChatCheckpoints:
         if self._after is not None:
             self._after.cancel()
             self._after = None
-            self._queue("tools_done", "chat")
+            seen = self.manager.activity.round(self.chat.id, str(self.root), self._round_start)
+            self._queue("tools_done", "chat", round=seen)
+
+    # ----- who writes during a round (the tool system's CallWatch) ----------------------
+
+    def call_started(self, call_id: str) -> None:
+        """A call whose writes are not listed (a command, an MCP or user tool) starts."""
+        self.manager.activity.started(self.chat.id, call_id)
+
+    def call_ended(self, call_id: str) -> None:
+        """That call has finished."""
+        self.manager.activity.ended(self.chat.id, call_id)
+
+    def file_written(self, path: Path) -> None:
+        """A file tool wrote (or removed) `path` (absolute): the chat's change, as it left it."""
+        self.manager.activity.wrote(self.chat.id, str(path), lstat_mark(str(path)))
 
     async def turn_ended(self) -> str:
         """The one line of what this turn's tools changed ('' when nothing); lists pushed."""
@@ -334,19 +374,21 @@ class ChatCheckpoints:
         if planned is None:
             self.chat.view.notify(f"no checkpoint of turn {turn} in this chat", "warn")
             return False
+        from .rewind import Progress, RestorePlan
+
         turn_record, before, plan = planned
-        done = await self._restore(plan, turn_record.tree) if code else Restored()
         data: dict[str, Any] = {
             "target": turn,
             "before": before.tree,
-            "written": done.written,
             "code": code,
             "conversation": conversation,
             "undone": False,
         }
+        progress = Progress("rewound", turn, data)
+        done = await self._restore(plan if code else RestorePlan(), progress)
         if conversation:
-            data.update(self._cut(turn_record))
-        await self._record_rewind("rewound", turn, data)
+            cut = self._cut(turn_record)
+            await self._commit(lambda: data.update(cut))
         self._report(
             "Rewind",
             f"rewound to before turn {turn}",
@@ -371,14 +413,15 @@ class ChatCheckpoints:
         if planned is None:
             self.chat.view.notify("no rewind to undo (or a turn was sent since)", "info")
             return False
+        from .rewind import Progress
+
         rewound, _before, plan = planned
         data = rewound.rewind
-        done = await self._restore(plan, str(data.get("before")))
+        progress = Progress("undone", rewound.turn, {"undo_of": data.get("target")})
+        done = await self._restore(plan, progress)
         if data.get("conversation"):
             self._uncut(rewound)
-        data["undone"] = True
-        undone = {"undo_of": data.get("target"), "written": done.written, "before": ""}
-        await self._record_rewind("undone", rewound.turn, undone)
+        await self._commit(lambda: data.update(undone=True))
         self._report("Rewind", "rewind undone", done, turn=rewound.turn, undo=True)
         return True
 
@@ -399,59 +442,77 @@ class ChatCheckpoints:
         if planned is None:
             self.chat.view.notify(f"{path}: nothing to revert (changed meanwhile?)", "warn")
             return False
-        before, base, plan = planned
-        done = await self._restore(plan, base)
+        from .rewind import Progress
+
+        before, _base, plan = planned
         data = {
             "target": since_turn or 1,
             "before": before.tree,
-            "written": done.written,
             "code": True,
             "conversation": False,
             "undone": False,
             "review": True,
         }
-        await self._record_rewind("rewound", before.turn, data)
+        done = await self._restore(plan, Progress("rewound", before.turn, data))
         what = f"{path}: hunk {hunk + 1} reverted" if hunk is not None else f"{path}: reverted"
         self._report("Rewind", what, done, turn=since_turn or 1, review=True)
         return bool(done.written)
 
-    async def _record_rewind(self, kind: Kind, turn: int, data: dict[str, Any]) -> None:
-        """Record what a rewind, undo or revert did and push the turn list (fresh when the
-        event's handlers run)."""
+    async def _commit(self, change: Callable[[], object]) -> None:
+        """Change the chat's records on the worker (where they are saved) and save them."""
 
-        def record() -> list[TurnInfo]:
-            self.manager.record(self.chat.id, self.root, kind, "chat", turn=turn, rewind=data)
-            return self._turns()
+        def commit() -> None:
+            change()
+            self.manager.save(self.chat.id, self.root)
 
-        self._show(await self.manager.run(record))
+        await self.manager.run(commit)
 
-    async def _restore(self, plan: RestorePlan, target: str) -> Restored:
-        """Ask about conflicts and unsaved buffers, write the rest, reload their buffers."""
-        done = Restored(unrestorable=list(plan.unrestorable))
-        chosen = [item.path for item in plan.restore]
-        for item in plan.conflicts:
-            mine, theirs = await self.manager.run(self._contents, item)
-            if await self.asker.conflict(self.chat.id, item.path, mine, theirs):
-                chosen.append(item.path)
-            else:
-                done.kept.append(item.path)
-        absolute = {str(self.root / path): path for path in chosen}
+    async def _restore(self, plan: RestorePlan, progress: Progress) -> Restored:
+        """Ask about conflicts and unsaved buffers, write the rest in batches (a path that
+        changed since the plan is asked about again), reload their buffers, push the turns.
+        Every batch is recorded as it is written (an undo can use it whatever happens next)."""
+        done = Restored(unrestorable=list(plan.unrestorable), failed=list(plan.refused))
+        items = [*plan.restore, *[i for i in plan.conflicts if await self._take(i, done)]]
+        while True:
+            items = await self._spare_unsaved(items, done)
+            outcome = await self.manager.run(
+                self.manager.restore, self.chat.id, self.root, items, progress
+            )
+            done.written += [p for p in outcome.done if p not in done.written]
+            done.failed += outcome.failed
+            done.kept += outcome.kept
+            items = [item for item in outcome.moved if await self._take(item, done)]
+            if not items:
+                break
+        if done.written:
+            await self.asker.reload([str(self.root / p) for p in done.written])
+        self._show(await self.manager.run(self._turns))
+        return done
+
+    async def _take(self, item: Restore, done: Restored) -> bool:
+        """Ask about a path the user changed too; False (kept) when they keep theirs."""
+        mine, theirs = await self.manager.run(self._contents, item)
+        if await self.asker.conflict(self.chat.id, item.path, mine, theirs):
+            return True
+        done.kept.append(item.path)
+        return False
+
+    async def _spare_unsaved(self, items: list[Restore], done: Restored) -> list[Restore]:
+        """The items, less those loaded with unsaved changes the user keeps."""
+        absolute = {str(self.root / item.path): item for item in items}
+        if not absolute:
+            return items
         for path in await self.asker.unsaved(sorted(absolute)):
             if path in absolute and not await self.asker.overwrite_unsaved(self.chat.id, path):
-                chosen.remove(absolute[path])
-                done.kept.append(absolute[path])
-        failed = await self.manager.run(
-            self.manager.restore, self.chat.id, self.root, plan, chosen, target
-        )
-        bad = {line.split(":", 1)[0] for line in failed}
-        done.written = [p for p in chosen if p not in bad]
-        done.failed = failed
-        await self.asker.reload([str(self.root / p) for p in done.written])
-        return done
+                items = [item for item in items if item is not absolute[path]]
+                done.kept.append(absolute[path].path)
+        return items
 
     def _contents(self, item: Restore) -> tuple[bytes | None, bytes | None]:
         def read(entry: Entry | None) -> bytes | None:
-            return self.manager.read(entry.oid) if entry is not None and entry.oid else None
+            if entry is None or entry.kind not in ("f", "l") or not entry.oid:
+                return None
+            return self.manager.read(entry.oid)
 
         return read(item.current), read(item.target)
 

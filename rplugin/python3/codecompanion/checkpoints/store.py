@@ -24,7 +24,8 @@ log = logging.getLogger("codecompanion.checkpoints")
 
 # A tree row: (name, kind, mode, size, mtime_ns, ctime_ns, ino, object id); kind "d" is a
 # folder whose id names its tree, "f" a file, "l" a symbolic link (its target is the blob),
-# "b" a file too large to store (its id is empty).
+# "b" a file too large to store (its id is empty). `ObjectStore.node` gives a folder as an entry
+# of kind "d" naming its tree.
 CHUNK = 1 << 20
 PACK_MIN = 64  # a batch of fewer new objects is written as loose files
 
@@ -44,6 +45,8 @@ class Entry(NamedTuple):
         """Whether `other` holds the same bytes and mode (the stat may differ)."""
         if other is None or other.kind != self.kind or other.mode != self.mode:
             return False
+        if self.kind == "d":  # a folder: what it holds are entries of their own
+            return True
         if self.kind == "b":  # not stored: only its stat can tell
             return (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
         return self.oid == other.oid
@@ -228,6 +231,19 @@ class ObjectStore:
             tree = self.tree(sub)
         item = tree.get(parts[-1])
         return item if isinstance(item, Entry) else None
+
+    def node(self, oid: str, path: str) -> Entry | None:
+        """What a tree holds at `path`: a file's or link's entry, a folder as a "d" entry
+        naming its tree, or None."""
+        parts = path.split("/")
+        tree = self.tree(oid)
+        for part in parts[:-1]:
+            sub = tree.get(part)
+            if not isinstance(sub, str):
+                return None
+            tree = self.tree(sub)
+        item = tree.get(parts[-1])
+        return Entry("d", 0, 0, 0, 0, 0, item) if isinstance(item, str) else item
 
     def has_folder(self, oid: str, path: str) -> bool:
         """Whether a tree holds the folder `path`."""

@@ -685,6 +685,17 @@ class App:
         paths = args.get("paths")
         self.editor.set_loaded(paths if isinstance(paths, list) else [])
 
+    def do_file_saved(self, args: dict[str, Any]) -> None:
+        """Neovim wrote a file: the user's change, should a tool round be running."""
+        path, size, sec, nsec = (args.get(key) for key in ("path", "size", "sec", "nsec"))
+        if not isinstance(path, str) or not isinstance(size, int):
+            return
+        if not isinstance(sec, int) or not isinstance(nsec, int):
+            return
+        checkpoints = self._workspace().checkpoints()
+        if checkpoints is not None:
+            checkpoints.activity.saved(path, ("f", size, sec * 1_000_000_000 + nsec))
+
     def do_approval_reply(self, args: dict[str, Any]) -> None:
         self.bridge.reply(int(args.get("rid", 0)), args)
 

@@ -12,7 +12,7 @@ from ._support.paths import describe_path, display_path, project_root, resolve_p
 from ._support.review import file_edited, review
 from ._support.text_files import create_file, split_lines
 
-DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False}
+DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "lists_writes": True}
 
 DESCRIPTION = (
     "Create a new file with the given content. Missing parent folders are created. Fails if "

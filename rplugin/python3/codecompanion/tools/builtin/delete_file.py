@@ -23,6 +23,7 @@ def approval_key(args: dict[str, Any]) -> str:
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": True,
+    "lists_writes": True,  # each file it removes is told to the checkpoints
     "require_cmd_approval": True,
     "allowed_in_yolo_mode": False,
     "approval_key": approval_key,

@@ -29,7 +29,11 @@ from ._support.text_files import (
     write_source,
 )
 
-DEFAULT_OPTS: dict[str, Any] = {"requires_approval": False, "max_diff_lines": 60}
+DEFAULT_OPTS: dict[str, Any] = {
+    "requires_approval": False,
+    "max_diff_lines": 60,
+    "lists_writes": True,  # each file it writes is told to the checkpoints
+}
 MODES = ("append", "overwrite")
 BIG_TEXT = 200_000  # characters; matching and diffing bigger files runs in a thread
 T = TypeVar("T")

@@ -134,12 +134,45 @@ class ToolChat(Protocol):
         ...
 
 
+class CallWatch(Protocol):
+    """Told who writes while calls run (the chat's checkpoints): when a call whose writes are
+    not listed runs (a command, an MCP or user tool), and each file a file tool writes."""
+
+    def call_started(self, call_id: str) -> None:
+        """The call's code starts."""
+        ...
+
+    def call_ended(self, call_id: str) -> None:
+        """The call's code has finished."""
+        ...
+
+    def file_written(self, path: Path) -> None:
+        """A file tool wrote or removed `path` (absolute)."""
+        ...
+
+
 class Reporter:
     """Tells the chat and the `User` autocmds what happens; a failing view never stops a batch."""
 
     def __init__(self, chat: ToolChat, events: EventSink) -> None:
         self._chat = chat
         self._events = events
+        self.watch: CallWatch | None = None  # set by the chat's checkpoints
+
+    def running(self, call: ToolCall, listed: bool) -> None:
+        """A call's code starts; `listed`: a tool that writes nothing or tells what it writes."""
+        if self.watch is not None and not listed:
+            self.watch.call_started(call.id)
+
+    def ran(self, call: ToolCall, listed: bool) -> None:
+        """The call's code has finished."""
+        if self.watch is not None and not listed:
+            self.watch.call_ended(call.id)
+
+    def wrote(self, path: Path) -> None:
+        """A file tool wrote or removed `path`."""
+        if self.watch is not None:
+            self.watch.file_written(path)
 
     def deliver(self, call: ToolCall, result: ToolResult) -> None:
         """Give the chat the call's result, then show its final status and fire ToolFinished."""

@@ -344,14 +344,21 @@ class Orchestrator:
         async def on_success(stdout: list[Any]) -> None:
             await self.code.output(run, "success", stdout)
 
-        execution = await run_cmds(
-            tool,
-            cwd=self.context.cwd,
-            timeout=self.code.timeout(tool),
-            max_output=int(self.context.opts["max_process_bytes"]),
-            on_success=on_success,
-            execution=run.execution,
-        )
+        # While the code runs, what changes in the project may be its doing (see checkpoints),
+        # unless the tool writes nothing or tells what it writes.
+        listed = bool(tool.opts.get("read_only") or tool.opts.get("lists_writes"))
+        self.reporter.running(run.call, listed)
+        try:
+            execution = await run_cmds(
+                tool,
+                cwd=self.context.cwd,
+                timeout=self.code.timeout(tool),
+                max_output=int(self.context.opts["max_process_bytes"]),
+                on_success=on_success,
+                execution=run.execution,
+            )
+        finally:
+            self.reporter.ran(run.call, listed)
         await self.code.output_prompt(run)
         if execution.status != "success":
             await self.code.output(run, "error", execution.stderr, execution.stdout)

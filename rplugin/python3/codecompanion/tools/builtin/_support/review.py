@@ -84,6 +84,7 @@ def file_edited(tool: Tool, path: Path, line: int | None = None) -> None:
     reporter = getattr(tool.tools, "reporter", None)
     if reporter is None:  # a tool run outside a chat (tests, /fetch)
         return
+    reporter.wrote(path)  # the chat's checkpoints: what its tool left at `path`
     data: dict[str, Any] = {"id": tool.tools.chat_id, "path": str(path), "tool": tool.name}
     if line is not None:
         data["line"] = line
