@@ -44,10 +44,13 @@ end
 --- Tell the host what Neovim just wrote to a file: its real path and what an lstat sees (the
 --- host matches it against its captures; seconds and nanoseconds apart, as a float would
 --- round their sum).
----@param ev { file: string }
+---@param ev { file: string, buf: integer }
 local function saved(ev)
   if not state.chan or ev.file == "" or ev.file:find("^%w+://") then
     return
+  end
+  if vim.b[ev.buf].codecompanion_chat_write then
+    return -- a chat's tool writing through the buffer: the chat's change, told by the tool
   end
   local path = vim.uv.fs_realpath(ev.file)
   local stat = path and vim.uv.fs_lstat(path)

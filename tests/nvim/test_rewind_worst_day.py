@@ -215,3 +215,24 @@ def test_a_crafted_checkpoint_naming_git_writes_nothing_there(
     assert not (project / ".git" / "hooks" / "post-checkout").exists()
     assert tree_digest(project / ".git") == git
     assert any(".git/hooks/post-checkout" in line for line in done["failed"])  # type: ignore[union-attr]
+
+
+def test_a_write_a_chat_makes_through_a_buffer_is_not_the_users(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
+) -> None:
+    # A tool editing a loaded file writes it with `:write` while the buffer names the chat
+    # (editor.lua): that BufWritePost is the chat's, not a save of the user's.
+    (project / "notes.txt").write_text("notes 0\n")
+    command_turn(provider_server, "sleep 3")
+    ed = project_nvim(ALLOW, setup={"yolo": True})
+    chat = ed.open_chat()
+    ed.send("go\n@{run_command}")
+    ed.wait_event("CodeCompanionToolStarted", timeout=20)
+    ed.nvim.command(f"split {project / 'notes.txt'}")
+    ed.nvim.current.buffer[0] = "by the chat"
+    ed.lua(
+        "vim.b.codecompanion_chat_write = 'chat'; vim.cmd.write(); vim.b.codecompanion_chat_write = nil"
+    )
+    ed.nvim.command(f"{ed.nvim.funcs.bufwinnr(chat)}wincmd w")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    assert "_1 file changed: notes.txt +1 −1_" in ed.text(chat)
