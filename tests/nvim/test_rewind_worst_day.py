@@ -230,9 +230,8 @@ def test_a_write_a_chat_makes_through_a_buffer_is_not_the_users(
     ed.wait_event("CodeCompanionToolStarted", timeout=20)
     ed.nvim.command(f"split {project / 'notes.txt'}")
     ed.nvim.current.buffer[0] = "by the chat"
-    ed.lua(
-        "vim.b.codecompanion_chat_write = 'chat'; vim.cmd.write(); vim.b.codecompanion_chat_write = nil"
-    )
+    ed.lua("vim.b.codecompanion_chat_write = 'chat'; vim.cmd.write()")
+    ed.lua("vim.b.codecompanion_chat_write = nil")
     ed.nvim.command(f"{ed.nvim.funcs.bufwinnr(chat)}wincmd w")
     ed.wait_event("CodeCompanionChatDone", timeout=30)
     assert "_1 file changed: notes.txt +1 −1_" in ed.text(chat)
