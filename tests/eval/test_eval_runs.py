@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,7 @@ def scripted(request: RecordedRequest) -> Turn:
 
 def run_suite(tmp_path: Path, plugin: Plugin) -> dict[str, object]:
     out = tmp_path / "records.jsonl"
+    cwd = os.getcwd()
     with LoopbackServer() as server:
         server.set_responder(scripted)
         proxy = RecordingProxy(server.url, Sampling(temperature=0.2)).start()
@@ -72,6 +74,7 @@ def run_suite(tmp_path: Path, plugin: Plugin) -> dict[str, object]:
         assert len(posted) == 2
         assert all(r.json()["temperature"] == 0.2 for r in posted)
     assert len(out.read_text().splitlines()) == 1
+    assert os.getcwd() == cwd  # the runner's own folder stays (a run's folder is removed)
     return record
 
 

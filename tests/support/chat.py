@@ -119,6 +119,9 @@ class EchoTools:
     def read_only(self, calls: list[ToolCall]) -> bool:
         return all(call.name == "echo" for call in calls)
 
+    def malformed(self, call: ToolCall) -> bool:
+        return False
+
     async def prepare(self) -> list[str]:
         return []
 

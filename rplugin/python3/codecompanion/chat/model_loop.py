@@ -22,6 +22,7 @@ from ..subagents.chat_agents import agents_of
 from ..subagents.definitions import TOOL as AGENT_TOOL
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
+from .call_guard import CallGuard
 from .compose import compose, unknown_mentions
 from .driver import Session, TurnStatus
 from .streamed_answer import Answer, stream_answer
@@ -46,6 +47,7 @@ class ModelLoop:
         self.chat = chat
         self._turn_tokens = 0
         self._hooks: TurnHooks | None = None
+        self._guard = CallGuard()
 
     # ----- the user's message --------------------------------------------------------------
 
@@ -118,6 +120,7 @@ class ModelLoop:
         """Request, run the answer's tools, send their results back, until the model is done."""
         first, repeated = True, False
         self._turn_tokens = 0
+        self._guard.reset()
         hooks = self._turn_hooks()
         if hooks is not None and not await hooks.before():
             return "error"  # a UserPromptSubmit hook blocked it, and said why
@@ -138,11 +141,34 @@ class ModelLoop:
                 repeated = True
                 continue
             repeated = False
-            outcome = await self._tool_round(answer.calls)
+            calls = self._guarded(answer.calls)
+            if calls is None:
+                return "success"
+            if not calls:
+                continue  # every call was answered without running: the model reads why
+            outcome = await self._tool_round(calls)
             if outcome.status == "cancelled":
                 return "cancelled"
             if not outcome.auto_submit:  # includes the cap on automatic rounds
                 return "success"
+
+    def _guarded(self, calls: list[ToolCall]) -> list[ToolCall] | None:
+        """The calls the guard lets run; the others answered here; None: the turn ends."""
+        chat = self.chat
+        review = self._guard.review(calls, chat.tools.malformed)
+        for call, result in review.refused:
+            chat.tool_status(call, "pending")
+            chat.record_tool_result(call, result)
+            chat.tool_status(call, "cancelled", result.detail)
+        if review.stop is not None:
+            chat.view.notify(review.stop, "warn")
+            chat.view.render([transcript.block(f"_[{review.stop}]_")])
+            chat.save()
+            return None
+        if review.refused:
+            names = ", ".join(sorted({call.name for call, _ in review.refused}))
+            chat.view.notify(f"the model repeated a {names} call a third time: not run", "warn")
+        return review.run
 
     def _turn_hooks(self) -> TurnHooks | None:
         """The chat's turn hooks (made once, when the chat has hooks)."""

@@ -16,6 +16,7 @@ from ...messages import MENTION, Status, ToolCall
 from ...ports import Approver, Editor, EventSink, HunkDecision
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
+from ..model.arguments import resolve
 from ..model.registry import ToolEntry, ToolRegistry
 from ..model.tool import Tool, as_text
 from .approval_policy import ApprovalMemory, QuestionKind
@@ -244,6 +245,17 @@ class ToolSystem:
     def offered_entry(self, name: str) -> ToolEntry | None:
         """The entry of `name` if this chat offers it and it is still enabled."""
         return self.registry.get(name) if name in self.offered else None
+
+    def malformed(self, call: ToolCall) -> bool:
+        """Whether the call will be refused unrun: no such tool offered, or arguments that are
+        not a JSON object or break the tool's schema (the turn's call guard counts these)."""
+        entry = self.offered_entry(call.name)
+        if entry is None:
+            return True
+        schema, validator = entry.tool.parameters, entry.validator()
+        return (
+            resolve(call.name, call.arguments, call.raw_arguments, schema, validator).args is None
+        )
 
     def not_offered_message(self, name: str) -> str:
         """The error result for a call of a tool this chat does not offer."""
