@@ -81,6 +81,7 @@ def _plugins(args: argparse.Namespace) -> list[Plugin]:
 def main(argv: list[str] | None = None) -> int:
     """Run, then print the summary of everything the records file holds."""
     args = _parser().parse_args(argv)
+    args.out = args.out.resolve()
     if not args.summary:
         try:
             tasks = load_suite(args.tasks)

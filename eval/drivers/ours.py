@@ -79,7 +79,7 @@ class Ours:
 
     def _turn(self, editor: Editor, task: Task, project: Path, scratch: Path) -> Transcript:
         nvim = editor.nvim
-        nvim.chdir(str(project))
+        nvim.api.set_current_dir(str(project))
         nvim.command("CodeCompanionChat")
         buf = nvim.current.buffer
         buf.append(task.message().split("\n"))

@@ -57,7 +57,7 @@ class Theirs:
             editor.close()
 
     def _turn(self, editor: Editor, task: Task, project: Path) -> Transcript:
-        editor.nvim.chdir(str(project))
+        editor.nvim.api.set_current_dir(str(project))
         editor.lua("_G.eval_state.send(...)", task.message(), task.max_rounds)
         deadline = time.monotonic() + task.timeout_s
         ended = self._wait(editor, task, deadline)
