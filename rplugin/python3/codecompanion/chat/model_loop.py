@@ -133,15 +133,7 @@ class ModelLoop:
                 if hooks is not None and await hooks.after():
                     continue  # a Stop hook sent the model back to work
                 return "success"
-            if repeats_last_round(list(self.chat.messages)):
-                skip_repeated_calls(self.chat, answer.calls)
-                self.chat.save()
-                if repeated:  # a second repeat in a row: the model is stuck
-                    return "success"
-                repeated = True
-                continue
-            repeated = False
-            calls = self._guarded(answer.calls)
+            calls, repeated = self._screened(answer.calls, repeated)
             if calls is None:
                 return "success"
             if not calls:
@@ -151,6 +143,17 @@ class ModelLoop:
                 return "cancelled"
             if not outcome.auto_submit:  # includes the cap on automatic rounds
                 return "success"
+
+    def _screened(
+        self, calls: list[ToolCall], repeated: bool
+    ) -> tuple[list[ToolCall] | None, bool]:
+        """The calls to run ([]: all answered unrun; None: the turn ends), and whether they
+        repeated the round before (text calls; a second repeat in a row: the model is stuck)."""
+        if repeats_last_round(list(self.chat.messages)):
+            skip_repeated_calls(self.chat, calls)
+            self.chat.save()
+            return (None if repeated else []), True
+        return self._guarded(calls), False
 
     def _guarded(self, calls: list[ToolCall]) -> list[ToolCall] | None:
         """The calls the guard lets run; the others answered here; None: the turn ends."""
