@@ -364,3 +364,31 @@ async def test_whether_a_chat_captures_is_told_without_resolving_a_path(
     chat.tools.cwd = Path("/")
     assert not checkpoints.capturing
     manager.close()
+
+
+async def test_a_rewind_cut_short_after_a_write_leaves_a_record_the_undo_uses(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    write(root, {"a.txt": b"a0\n", "b.txt": b"b0\n"})
+
+    class Failing(Asker):
+        async def unsaved(self, paths: list[str]) -> list[str]:
+            write(root, {"b.txt": b"saved just before the write\n"})  # the user saves b.txt
+            return []
+
+        async def conflict(self, chat_id: str, path: str, mine: Any, checkpoint: Any) -> bool:
+            raise RuntimeError("Neovim went away while asking")
+
+    adapter = ScriptedAdapter(edit("c1", **{"a.txt": "a1\n", "b.txt": "b1\n"}), [TextDelta("ok")])
+    chat, _view, _manager = checkpointed(adapter, root, tmp_path / "data", Failing())
+    await turn(chat, "edit both")
+    assert chat.checkpoints is not None
+    with pytest.raises(RuntimeError):
+        await chat.checkpoints.rewind(1, code=True, conversation=False)
+    # a.txt was written before the question about b.txt failed; b.txt was not touched.
+    assert (root / "a.txt").read_bytes() == b"a0\n"
+    assert (root / "b.txt").read_bytes() == b"saved just before the write\n"
+    assert await chat.checkpoints.undo()
+    assert (root / "a.txt").read_bytes() == b"a1\n"
+    assert (root / "b.txt").read_bytes() == b"saved just before the write\n"

@@ -33,6 +33,7 @@ Mark = tuple[str, int, int]
 SLACK_NS = 50_000_000
 # Writers older than this are forgotten (a round is captured well before).
 KEEP_NS = 3600 * 1_000_000_000
+KEEP_CALLS = 2048
 
 
 def mark_of(st: os.stat_result) -> Mark:
@@ -111,6 +112,9 @@ class Activity:
         self.wrote("", path, mark)
 
     def _forget(self) -> None:
+        if len(self.windows) > KEEP_CALLS:  # a busy hour: the oldest finished calls go
+            old = self.windows[: -KEEP_CALLS // 2]
+            self.windows = [w for w in old if w.end is None] + self.windows[-KEEP_CALLS // 2 :]
         cutoff = time.time_ns() - KEEP_NS
         if self.windows and self.windows[0].end is not None and self.windows[0].end < cutoff:
             self.windows = [w for w in self.windows if w.end is None or w.end >= cutoff]
@@ -120,9 +124,12 @@ class Activity:
     def round(self, chat_id: str, root: str, start: int) -> Round:
         """What was seen of the writers since `start` (ns), for a round of `chat_id` in `root`."""
         prefix = root.rstrip("/") + "/"
-        own = tuple(w for w in self.windows if w.chat_id == chat_id and _since(w, start))
+        # Only calls still running when the round began can matter: its own, or others that
+        # ran at the same time as one of its own.
+        recent = [w for w in self.windows if w.end is None or w.end >= start]
+        own = tuple(w for w in recent if w.chat_id == chat_id)
         others = tuple(
-            w for w in self.windows if w.chat_id != chat_id and any(w.overlaps(o) for o in own)
+            w for w in recent if w.chat_id != chat_id and any(w.overlaps(o) for o in own)
         )
         mine: dict[str, Mark | None] = {}
         theirs: dict[str, set[Mark | None]] = {}
@@ -136,10 +143,6 @@ class Activity:
                 theirs.setdefault(rel, set()).add(write.mark)
         frozen = {rel: frozenset(marks) for rel, marks in theirs.items()}
         return Round(own, others, mine, frozen)
-
-
-def _since(window: Window, start: int) -> bool:
-    return window.end is None or window.end >= start
 
 
 @dataclass(frozen=True)
