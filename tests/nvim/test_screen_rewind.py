@@ -51,3 +51,39 @@ def test_the_rewind_picker_and_the_review_view_on_screen(
     screen.keys("g", "Z")
     wait_for(lambda: (project / "made.txt").exists())
     assert (project / "made.txt").read_text() == "made by the chat\n"
+
+
+def test_a_file_saved_while_the_rewind_asks_is_asked_about_again_on_screen(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
+) -> None:
+    provider_server.enqueue(
+        openai_tool_calls(
+            [
+                ("c1", "create_file", {"filepath": "c.txt", "content": "chat c\n"}),
+                ("c2", "create_file", {"filepath": "x.txt", "content": "chat x\n"}),
+            ]
+        ),
+        openai_text("made both"),
+    )
+    screen = tui(
+        config_file=write_config(tmp_path, provider_server), cwd=project, setup={"yolo": True}
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "make two files @{create_file}", "Escape", "Enter")
+    screen.wait_screen("made both", "2 files changed")
+    (project / "c.txt").write_text("c by me\n")  # both changed c.txt: a question
+
+    screen.lua("require('codecompanion').rewind({ turn = 1, conversation = false })")
+    screen.wait_screen("c.txt was changed by you and by the chat", "Keep mine")
+    (project / "x.txt").write_text("x saved while asked\n")  # another editor saves meanwhile
+    screen.keys("1", "Enter")  # keep mine (c.txt)
+    screen.wait_screen("x.txt was changed by you and by the chat", "Take the checkpoint")
+    assert (project / "x.txt").read_text() == "x saved while asked\n"
+    screen.keys("2", "Enter")  # take the checkpoint: x.txt goes (the chat made it)
+    wait_for(lambda: not (project / "x.txt").exists())
+    screen.wait_screen("kept as they are: c.txt")
+    screen.keys("g", "Z")
+    wait_for(lambda: (project / "x.txt").exists())
+    assert (project / "x.txt").read_text() == "x saved while asked\n"
+    assert (project / "c.txt").read_text() == "c by me\n"
