@@ -151,8 +151,10 @@ function M.ask(chan, rid, req)
   end)
 end
 
---- The request was stopped: close any edit buffer still open for it.
+--- The request was stopped: close any edit buffer still open for it, and ask no question put
+--- aside for an Ex command again.
 function M.dismiss()
+  require("codecompanion.preview").drop_questions()
   for rid, view in pairs(open_previews) do
     open_previews[rid] = nil
     require("codecompanion.preview").close(view)

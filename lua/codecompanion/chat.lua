@@ -90,6 +90,8 @@ function M.skills(bufnr)
 end
 
 local MODES = { ask = true, edits = true, sandboxed = true, yolo = true, next = true }
+-- The order `"next"` (and `gtm`) goes through, as the host's sandbox.settings.MODES.
+local CYCLE = { "ask", "edits", "sandboxed", "yolo" }
 
 --- Read or switch a chat's permission mode: "ask", "edits", "sandboxed" or "yolo" ("next"
 --- cycles). The chat is `bufnr`, else the current buffer when it is a chat, else the last chat.
@@ -115,8 +117,17 @@ function M.mode(name, bufnr)
     )
     return vim.b[bufnr].codecompanion_mode
   end
-  send(bufnr, "chat_mode", { mode = name })
-  return name ~= "next" and name or vim.b[bufnr].codecompanion_mode
+  local current = vim.b[bufnr].codecompanion_mode
+  if name == "next" then
+    local at = vim.fn.index(CYCLE, current or "ask")
+    name = CYCLE[(math.max(at, 0) + 1) % #CYCLE + 1]
+  end
+  if send(bufnr, "chat_mode", { mode = name }) ~= false then
+    -- Shown at once (status(), a statusline): the host sets it again as it switches.
+    vim.b[bufnr].codecompanion_mode = name
+    vim.b[bufnr].codecompanion_yolo = name == "yolo"
+  end
+  return name
 end
 
 --- Switch the chat under the cursor to the next permission mode.
@@ -414,11 +425,12 @@ end
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart + 1
   local bufnr = vim.api.nvim_get_current_buf()
-  local title, tail = nil, (" (%d lines)"):format(count)
+  local lines = count == 1 and "1 line" or (count .. " lines")
+  local title, tail = nil, (" (%s)"):format(lines)
   for _, entry in pairs(render.state(bufnr).tools) do
     if render.body_range(bufnr, entry) == vim.v.foldstart then
       title = entry.title
-      tail = entry.context and "" or (" [%s] (%d lines)"):format(entry.status or "?", count)
+      tail = entry.context and "" or (" [%s] (%s)"):format(entry.status or "?", lines)
       break
     end
   end

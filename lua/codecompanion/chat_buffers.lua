@@ -53,6 +53,13 @@ local function watch_close(bufnr, id)
       end
       -- The last window of the chat closed (not hidden by Toggle): stop what runs; it is saved.
       if #vim.fn.win_findbuf(bufnr) <= 1 and not vim.b[bufnr].codecompanion_hiding then
+        if not vim.bo[bufnr].modifiable and vim.v.exiting == vim.NIL then
+          require("codecompanion.notify").notify(
+            "the chat's window closed: its request stopped (:CodeCompanionChat Toggle hides a "
+              .. "chat and lets it go on)",
+            "info"
+          )
+        end
         host.notify("chat_stop", { id = chats.by_buf[bufnr] or id, quiet = true })
       end
     end,

@@ -262,6 +262,12 @@ local function ask_hunk(review, req, i)
     { "Accept", "Reject" },
     { prompt = prompt, kind = "codecompanion.diff_hunk" },
     function(c)
+      if c == nil then -- q, <Esc> or nothing: this hunk and the rest are rejected
+        for rest = i, review.count do
+          table.insert(review.rejected, rest - 1)
+        end
+        return review.done(nil)
+      end
       table.insert(c == "Accept" and review.accepted or review.rejected, i - 1)
       ask_hunk(review, req, i + 1)
     end
@@ -280,7 +286,11 @@ local function ask_all(review, req)
   preview.show(review.view, 1)
   local again = type(req.note) == "string" and "It changed while you reviewed: " or ""
   preview.select({ "Accept all", "Reject all", "Review each hunk" }, {
-    prompt = ("%sApply %d change(s) to %s?"):format(again, review.count, review.path),
+    prompt = ("%sApply %s to %s?"):format(
+      again,
+      review.count == 1 and "1 change" or (review.count .. " changes"),
+      review.path
+    ),
     kind = "codecompanion.diff",
   }, function(choice)
     if choice == "Accept all" then
@@ -288,6 +298,9 @@ local function ask_all(review, req)
       review.done(nil)
     elseif choice == "Review each hunk" then
       ask_hunk(review, req, 1)
+    elseif choice == nil then -- q, <Esc> or nothing: rejected, with no question after it
+      review.rejected = all
+      review.done(nil)
     else
       review.rejected = all
       preview.close(review.view)

@@ -113,6 +113,9 @@ function M.stock_select()
   return info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
 end
 
+-- Questions put aside while an Ex command typed at them runs (asked again after it), by id.
+local waiting = { next = 0 }
+
 --- Ask with vim.ui.select once the preview is drawn (stock select blocks the screen at once).
 --- The stock select leaves its list in the message area: it is cleared before the answer is
 --- handled, so a message that follows is one line, not a "Press ENTER" prompt.
@@ -123,8 +126,9 @@ function M.select(items, opts, on_choice)
   vim.cmd("redraw")
   vim.schedule(function()
     -- The stock prompt (inputlist) ignores `:` and cancels on `q`: an Ex command typed at it
-    -- (`:qa`) would cancel the question and its rest would land in the chat as keys. The keys
-    -- typed while it asks tell: a cancel that began with `:` gives them back as that command.
+    -- (`:ls`, `:qa`) would cancel the question and its rest would land in the chat as keys.
+    -- The keys typed while it asks tell: a cancel that began with `:` runs that command, and
+    -- then the same question is asked again (what it is about still waits for an answer).
     local keys = vim.api.nvim_create_namespace("codecompanion_select_keys")
     local typed_keys = {}
     if M.stock_select() then -- a picker of its own reads `:` itself
@@ -136,11 +140,37 @@ function M.select(items, opts, on_choice)
       vim.on_key(nil, keys)
       vim.cmd("redraw")
       if choice == nil and typed_keys[1] == ":" then
-        vim.api.nvim_feedkeys(table.concat(typed_keys), "ni", false)
+        waiting.next = waiting.next + 1
+        waiting[waiting.next] = { items, opts, on_choice }
+        local again = ("<Cmd>lua require('codecompanion.preview').ask_again(%d)<CR>"):format(
+          waiting.next
+        )
+        local codes = vim.api.nvim_replace_termcodes(again, true, false, true)
+        vim.api.nvim_feedkeys(table.concat(typed_keys) .. codes, "ni", false)
+        return
       end
       on_choice(choice, ...)
     end)
   end)
+end
+
+--- Ask question `id` again, after the Ex command typed at it ran (nothing once it was dropped).
+---@param id integer
+function M.ask_again(id)
+  local question = waiting[id]
+  waiting[id] = nil
+  if question then
+    M.select(question[1], question[2], question[3])
+  end
+end
+
+--- Forget the questions put aside for an Ex command (their request was stopped).
+function M.drop_questions()
+  for id in pairs(waiting) do
+    if id ~= "next" then
+      waiting[id] = nil
+    end
+  end
 end
 
 --- Focus `win` again if it still exists (a picker or a split may have moved it).

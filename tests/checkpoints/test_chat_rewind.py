@@ -114,7 +114,7 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
     await turn(chat, "second")
     await turn(chat, "third")
     blocks = [op.text for op in view.ops if isinstance(op, Block)]
-    assert "_2 files changed: a.py +1 −1, new.py (new) +2_" in blocks
+    assert "_2 files changed: a.py +1 −1, new.py (new) +1_" in blocks
     assert "_1 file changed: a.py +1 −1_" in blocks
     from codecompanion.chat import transcript
 

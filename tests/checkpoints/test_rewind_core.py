@@ -86,12 +86,12 @@ def test_changes_since_a_turn_have_hunks_and_a_summary(project: Path, tmp_path: 
     changes = d.cp.changes(d.chat, project, 1)
     assert [(c.path, c.status, c.added, c.removed) for c in changes] == [
         ("a.py", "modified", 1, 0),
-        ("c.py", "added", 2, 0),
+        ("c.py", "added", 1, 0),
     ]
     from codecompanion.checkpoints.changes import summary
 
     turn = d.cp.turn_changes(d.chat, project, 1)
-    assert summary(turn) == "2 files changed: a.py +1, c.py (new) +2"
+    assert summary(turn) == "2 files changed: a.py +1, c.py (new) +1"
     listing = d.cp.turns(d.chat, project)
     assert [(t.turn, t.text, t.files) for t in listing] == [(1, "do it", ["a.py", "c.py"])]
 
@@ -407,3 +407,36 @@ def test_a_crafted_undo_writes_nothing_a_capture_could_not_hold(
     ]
     assert [i.path for i in plan.restore] == ["a.py"]
     assert not (project / ".git").exists() and not (tmp_path / "outside").exists()
+
+
+def _change(before: bytes | None, after: bytes | None) -> Any:
+    from codecompanion.checkpoints.changes import file_change
+    from codecompanion.checkpoints.store import Entry
+
+    texts = {"old": before, "new": after}
+    entry = {k: Entry("f", 0o644, len(v), 0, 0, 0, k) for k, v in texts.items() if v is not None}
+    return file_change(
+        "f.txt", entry.get("old"), entry.get("new"), lambda e: texts[e.oid] if e else None
+    )
+
+
+def test_line_counts_are_the_lines_a_reader_counts() -> None:
+    made = _change(None, b"one\ntwo\nthree\n")
+    assert (made.added, made.removed, made.short()) == (3, 0, "f.txt (new) +3")
+    assert _change(b"a\nb\n", None).short() == "f.txt (deleted) −2"
+    assert _change(b"a\nb\n", b"a\nB\n").short() == "f.txt +1 −1"
+    assert _change(b"a", b"a\nb\n").short() == "f.txt +1"  # no line from the final newline
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "hunk", "back"),
+    [
+        (b"one\ntwo\nthree\n", b"ONE\ntwo\nTHREE\n", 1, b"ONE\ntwo\nthree\n"),
+        (b"one\ntwo", b"one\nTWO\n", 0, b"one\ntwo"),  # the old last line had no newline
+        (b"one\ntwo\n", b"ONE\ntwo", 0, b"one\ntwo"),  # the hunk is not at the end: new's
+    ],
+)
+def test_reverting_a_hunk_keeps_the_final_newline_of_the_text_it_comes_from(
+    before: bytes, after: bytes, hunk: int, back: bytes
+) -> None:
+    assert _change(before, after).reverted(hunk) == back

@@ -91,7 +91,7 @@ def test_slash_file_and_slash_buffer_add_context_through_vim_ui_select(
     assert sent.startswith("compare them")
     assert "`a.txt`" in sent and "1: apple" in sent and "`b.md`" in sent and "1: # banana" in sent
     lines = ed.lines(bufnr)
-    assert "> file `a.txt` (1 lines)" in lines and "> buffer `b.md` (1 lines)" in lines
+    assert "> file `a.txt` (1 line)" in lines and "> buffer `b.md` (1 line)" in lines
 
 
 def test_unknown_tool_mention_gets_one_line_naming_it(

@@ -25,11 +25,14 @@ def test_the_mode_is_read_switched_and_shown(
     assert wait_for(lambda: ed.lua(MODE)) == "edits"
     info = ed.lua("return require('codecompanion').status_info()")
     assert info["sandbox"] in ("landlock", "none")
-    assert ed.lua("return require('codecompanion').mode('sandboxed')") == "sandboxed"
-    wait_for(lambda: ed.lua(MODE) == "sandboxed")
-    assert ed.lua("return require('codecompanion').status()").startswith(
-        f"sandboxed ({info['sandbox']})"
+    # status() shows the new mode at once, in the same call as the switch.
+    switched = ed.lua(
+        "local cc = require('codecompanion') return { cc.mode('sandboxed'), cc.status() }"
     )
+    assert switched[0] == "sandboxed" and switched[1].startswith(f"sandboxed ({info['sandbox']})")
+    assert ed.lua("local cc = require('codecompanion') cc.mode('next') return cc.mode()") == "yolo"
+    ed.lua("require('codecompanion').mode('sandboxed')")
+    wait_for(lambda: ed.lua(MODE) == "sandboxed")
     ed.nvim.input("gtm")  # the keymap cycles: ask, edits, sandboxed, yolo
     wait_for(lambda: ed.lua(MODE) == "yolo")
     assert ed.lua("return vim.b.codecompanion_yolo") is True

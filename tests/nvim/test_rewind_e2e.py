@@ -54,7 +54,7 @@ def test_three_turns_rewound_undone_and_the_conversation_cut(
     chat = ed.open_chat()
     ed.send("first: edit and create\n@{insert_edit_into_file} @{create_file} @{run_command}")
     ed.wait_event("CodeCompanionChatDone", timeout=20)
-    assert "_3 files changed: a.py +1 −1, new.py (new) +2, open.py +1 −1_" in ed.text(chat)
+    assert "_3 files changed: a.py +1 −1, new.py (new) +1, open.py +1 −1_" in ed.text(chat)
     (project / "mine.txt").write_text("mine by hand\n")  # the user, outside Neovim
     ed.nvim.command(f"split {project / 'open.py'}")  # and in a buffer, not saved
     source = ed.nvim.current.buffer.number
@@ -139,7 +139,7 @@ def test_review_keeps_and_reverts_per_hunk_and_per_file(
 
     ed.lua("require('codecompanion').review()")
     wait_for(lambda: len(qf()) == 3)
-    assert qf() == ["a.py hunk 1/2 +1 -1", "a.py hunk 2/2 +1 -1", "b.txt hunk 1/1 +2 -0"]
+    assert qf() == ["a.py hunk 1/2 +1 -1", "a.py hunk 2/2 +1 -1", "b.txt hunk 1/1 +1 -0"]
     view = ed.nvim.current.buffer
 
     def go(text: str) -> None:

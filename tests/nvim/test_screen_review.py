@@ -38,7 +38,7 @@ def test_diff_is_on_screen_while_the_stock_select_asks(
     before = layout(screen)
     assert len(before) == 2 and before[1].startswith("[CodeCompanion]") and before[1].endswith("*")
     screen.keys("G", "o", "@{insert_edit_into_file} shout", "Escape", "Enter")
-    shown = screen.wait_screen("Apply 2 change(s) to", "-alpha", "+ALPHA-NEW", "+EPS-NEW")
+    shown = screen.wait_screen("Apply 2 changes to", "-alpha", "+ALPHA-NEW", "+EPS-NEW")
     assert "1: Accept all" in shown and "3: Review each hunk" in shown
     screen.keys("3", "Enter")
     shown = screen.wait_screen("Hunk 1/2", "+ALPHA-NEW")
@@ -160,7 +160,7 @@ def test_diff_stays_visible_with_a_floating_picker_and_focus_comes_back(
     screen.wait_screen("## Me")
     before = layout(screen)
     screen.keys("G", "o", "@{insert_edit_into_file} shout", "Escape", "Enter")
-    shown = screen.wait_screen("PICKER Apply 1 change(s) to notes.txt?", "Accept all", "+BETA-NEW")
+    shown = screen.wait_screen("PICKER Apply 1 change to notes.txt?", "Accept all", "+BETA-NEW")
     assert "-beta" in shown
     screen.keys("Enter")  # Accept all
     screen.wait_screen("edited it")

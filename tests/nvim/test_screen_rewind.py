@@ -30,13 +30,13 @@ def test_the_rewind_picker_and_the_review_view_on_screen(
     screen.command("CodeCompanionChat")
     screen.wait_screen("## Me")
     screen.keys("G", "o", "make a file @{create_file}", "Escape", "Enter")
-    screen.wait_screen("created it", "1 file changed: made.txt (new) +2")
+    screen.wait_screen("created it", "1 file changed: made.txt (new) +1")
 
     screen.keys("g", "D")  # review: the diff view and the quickfix list
     shown = screen.wait_screen("r revert hunk", "+made by the chat")
     assert "codecompanion://review" in shown or "--- made.txt" in shown
     items = screen.lua("return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())")
-    assert items == ["made.txt hunk 1/1 +2 -0"]
+    assert items == ["made.txt hunk 1/1 +1 -0"]
     screen.keys("q")
     wait_for(lambda: screen.lua("return vim.bo.filetype") == "codecompanion")  # back in the chat
 
@@ -47,7 +47,7 @@ def test_the_rewind_picker_and_the_review_view_on_screen(
     screen.wait_screen("Code and conversation", "Conversation")
     screen.keys("2", "Enter")  # code only
     wait_for(lambda: not (project / "made.txt").exists())
-    screen.wait_screen("rewound to before turn 1: 1 file(s) restored")
+    screen.wait_screen("rewound to before turn 1: 1 file restored")
     screen.keys("g", "Z")
     wait_for(lambda: (project / "made.txt").exists())
     assert (project / "made.txt").read_text() == "made by the chat\n"

@@ -103,6 +103,30 @@ def test_typed_slash_commands_run_and_the_message_is_sent(
     assert "/file" not in "\n".join(ed.lines(bufnr))  # the chat shows what was sent
 
 
+def test_symbols_without_a_parser_finds_definitions_by_their_keywords(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
+) -> None:
+    # Stock Neovim has no Python parser: the outline comes from the definition keywords.
+    (project / "calc.py").write_text(
+        "import os\n\n\nclass Calc:\n    def add(self, a, b):\n        return a + b\n\n"
+        "    async def wait(self):\n        pass\n\n# def not_this()\n"
+        "def main():\n    print(Calc().add(1, 2))\n"
+    )
+    provider_server.enqueue(openai_text("Done."))
+    ed = project_nvim()
+    ed.open_chat()
+    ed.send("/symbols calc.py\nwhat is in it?")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    text = sent(provider_server)
+    assert "Content of the outline `calc.py`" in text
+    outline = text.split("Content of the outline")[1]
+    assert "4: class Calc:" in outline and "  5: def add(self, a, b):" in outline
+    assert "  8: async def wait(self):" in outline and "12: def main():" in outline
+    assert "not_this" not in outline and "return a + b" not in outline
+    messages = str(ed.lua("return vim.fn.execute('messages')"))
+    assert "no Tree-sitter parser for calc.py" in messages and "by their keywords" in messages
+
+
 def test_slash_command_that_asks_keeps_the_message_waiting(
     start_nvim: StartNvim, config_file: Callable[[str], Path], provider_server: LoopbackServer
 ) -> None:

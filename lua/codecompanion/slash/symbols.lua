@@ -52,6 +52,81 @@ local function walk(node, lines, depth, out, seen)
   end
 end
 
+-- Without a parser for the language (stock Neovim has a few: Lua, C, Vim script, Markdown),
+-- definitions are the lines a definition keyword starts, after any modifiers.
+local KEYWORDS = {
+  "def",
+  "class",
+  "function",
+  "fn",
+  "func",
+  "struct",
+  "enum",
+  "interface",
+  "trait",
+  "impl",
+  "module",
+  "type",
+  "macro",
+  "sub",
+  "proc",
+}
+local MODIFIERS = {
+  "pub",
+  "pub(crate)",
+  "export",
+  "default",
+  "async",
+  "static",
+  "public",
+  "private",
+  "protected",
+  "abstract",
+  "final",
+  "local",
+  "declare",
+  "unsafe",
+  "extern",
+}
+
+--- The keyword a definition line starts with (after its modifiers), or nil.
+---@param text string the line without its indentation
+---@return string?
+local function definition(text)
+  local words = vim.split(text, "%s+", { trimempty = true })
+  local i = 1
+  while words[i] and vim.tbl_contains(MODIFIERS, words[i]) do
+    i = i + 1
+  end
+  local word = words[i] and words[i]:match("^([%a_]+)") or nil
+  local after = word and words[i]:sub(#word + 1) or ""
+  if word and vim.tbl_contains(KEYWORDS, word) and (words[i + 1] or after ~= "") then
+    return word
+  end
+  return nil
+end
+
+--- The outline by keywords: each definition line, indented by its depth in the file.
+---@param lines string[]
+---@return string[]
+local function keyword_outline(lines)
+  local out, indents = {}, {}
+  for row, line in ipairs(lines) do
+    local indent, text = line:match("^(%s*)(.*)$")
+    if definition(text) then
+      local width = vim.fn.strdisplaywidth(indent)
+      while #indents > 0 and indents[#indents] >= width do
+        table.remove(indents)
+      end
+      if #indents < MAX_DEPTH then
+        table.insert(out, ("%s%d: %s"):format(string.rep("  ", #indents), row, vim.trim(text)))
+      end
+      table.insert(indents, width)
+    end
+  end
+  return out
+end
+
 --- A context item with the outline of `path`, or nil (a line says why).
 ---@param path string
 ---@return codecompanion.ContextItem?
@@ -66,12 +141,17 @@ function M.outline(path)
   local ft = vim.filetype.match({ filename = full, contents = lines }) or ""
   local lang = vim.treesitter.language.get_lang(ft) or ft
   local ok, parser = pcall(vim.treesitter.get_string_parser, table.concat(lines, "\n"), lang)
-  if not ok or not parser then
-    notify(("/symbols: no Tree-sitter parser for %s (filetype %q)"):format(path, ft), "warn")
-    return nil
-  end
   local out = {}
-  walk(parser:parse()[1]:root(), lines, 0, out, {})
+  if ok and parser then
+    walk(parser:parse()[1]:root(), lines, 0, out, {})
+  else
+    out = keyword_outline(lines)
+    if #out > 0 then
+      local why = "/symbols: no Tree-sitter parser for %s (filetype %q): definitions found by "
+        .. "their keywords"
+      notify(why:format(path, ft), "info")
+    end
+  end
   if #out == 0 then
     notify(("/symbols: no symbols found in %s"):format(path), "warn")
     return nil

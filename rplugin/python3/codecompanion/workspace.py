@@ -314,9 +314,11 @@ class Workspace:
             chat.adapter = adapter
         if not count:
             return ""
-        said = f" for {count} open chat(s): tools, tool options and adapter settings"
+        open_chats = f"{count} open chat" + ("" if count == 1 else "s")
+        said = f" for {open_chats}: tools, tool options and adapter settings"
         if busy:
-            said += f"; {busy} busy chat(s) keep their adapter until the next reload"
+            which = "1 busy chat keeps its" if busy == 1 else f"{busy} busy chats keep their"
+            said += f"; {which} adapter until the next reload"
         if gone:
             said += f"; no longer in the config: {', '.join(sorted(gone))}"
         return said

@@ -15,7 +15,7 @@ async def test_creates_file_and_parents_without_editor(tools: FakeTools, project
     out = await run_tool(create_file, {"filepath": "a/b/new.py", "content": "x = 1\n"}, tools)
     assert out.status == "success"
     assert (project / "a/b/new.py").read_text() == "x = 1\n"
-    assert out.for_llm == "Created a/b/new.py (1 lines)."
+    assert out.for_llm == "Created a/b/new.py (1 line)."
     assert out.for_user == "Created `a/b/new.py`"
 
 

@@ -261,7 +261,7 @@ async def test_partial_hunk_acceptance(project: Path, code: Path) -> None:
     out = await run_tool(tool, _args(edits), tools)
     assert out.status == "success"
     assert code.read_text() == SOURCE.replace("value = 2", "value = 20")
-    assert "rejected 1 of 2 change(s) (line 2 (-1 +1))" in out.for_llm
+    assert "rejected 1 of 2 changes (line 2 (-1 +1))" in out.for_llm
     assert '"keep 1"' in out.for_llm
 
 
@@ -300,7 +300,7 @@ def test_prompt(tools: FakeTools) -> None:
 
     args = _args([_edit("a", "b"), _edit("c", "d")])
     bound = tool.TOOL.bind(ToolCall("1", tool.TOOL.name, args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Apply 2 edit(s) to `code.py`?"
+    assert bound.output["prompt"](bound, tools) == "Apply 2 edits to `code.py`?"
 
 
 async def test_big_file_fuzzy_edit(tools: FakeTools, project: Path) -> None:

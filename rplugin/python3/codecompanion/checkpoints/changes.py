@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tools.diffs import Hunk, hunks
+from ..tools.diffs import Hunk, apply_hunks, hunks
 from .journal import Record
 from .store import Entry, ObjectStore
 
@@ -107,6 +107,18 @@ class FileChange:
     hunks: list[Hunk] = field(default_factory=list)
     old_lines: list[str] = field(default_factory=list)
     new_lines: list[str] = field(default_factory=list)
+    old_eol: bool = True  # the old text ended with a newline
+    new_eol: bool = True
+
+    def reverted(self, hunk: int) -> bytes:
+        """The new text with hunk `hunk` (an index into `hunks`) put back as it was."""
+        keep = set(range(len(self.hunks))) - {hunk}
+        lines = apply_hunks(self.old_lines, self.new_lines, keep)
+        back = self.hunks[hunk]
+        # The last line, and so the final newline, is the old one when the hunk ends both texts.
+        at_end = back.old_end == len(self.old_lines) and back.new_end == len(self.new_lines)
+        eol = self.old_eol if at_end else self.new_eol
+        return ("\n".join(lines) + ("\n" if eol and lines else "")).encode("utf-8")
 
     def short(self) -> str:
         """`a.py +4 −1`, `b.bin (binary)`, `c.py (deleted)`."""
@@ -119,7 +131,8 @@ class FileChange:
 
 
 def text_lines(data: bytes | None) -> list[str] | None:
-    """A file's lines, or None when it is binary (NUL bytes, not UTF-8, or too large)."""
+    """A file's lines (a final newline ends the last line; it starts no empty one), or None
+    when it is binary (NUL bytes, not UTF-8, or too large)."""
     if data is None:
         return []
     if len(data) > DIFF_LIMIT or b"\0" in data[:8192]:
@@ -128,7 +141,10 @@ def text_lines(data: bytes | None) -> list[str] | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return text.split("\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def file_change(path: str, old: Entry | None, new: Entry | None, read: Reader) -> FileChange:
@@ -140,15 +156,23 @@ def file_change(path: str, old: Entry | None, new: Entry | None, read: Reader) -
     old_lines, new_lines = text_lines(before), text_lines(after)
     if old_lines is None or new_lines is None or "b" in (_kind(old), _kind(new)):
         return FileChange(path, status, binary=True)
-    found = hunks(old_lines if old is not None else [], new_lines if new is not None else [])
+    return _text_change(path, status, old_lines, new_lines, before or b"", after or b"")
+
+
+def _text_change(
+    path: str, status: str, old: list[str], new: list[str], before: bytes, after: bytes
+) -> FileChange:
+    found = hunks(old, new)
     return FileChange(
         path,
         status,
         added=sum(h.new_end - h.new_start for h in found),
         removed=sum(h.old_end - h.old_start for h in found),
         hunks=found,
-        old_lines=old_lines if old is not None else [],
-        new_lines=new_lines if new is not None else [],
+        old_lines=old,
+        new_lines=new,
+        old_eol=before.endswith(b"\n"),
+        new_eol=after.endswith(b"\n"),
     )
 
 

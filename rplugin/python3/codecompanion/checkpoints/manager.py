@@ -449,7 +449,6 @@ class Checkpoints:
     ) -> tuple[Record, str, RestorePlan] | None:
         """Review's revert of one file (or one of its hunks, by index) to the turn's state:
         the state before it recorded, the turn's tree, and the plan; None when out of date."""
-        from ..tools.diffs import apply_hunks
         from .restore import Restore
         from .rewind import RestorePlan, add_item
 
@@ -466,14 +465,12 @@ class Checkpoints:
             change = file_change(path, old, current, Reader(self.store))
             if change.binary or not 0 <= hunk < len(change.hunks):
                 return None
-            keep = set(range(len(change.hunks))) - {hunk}
-            lines = apply_hunks(change.old_lines, change.new_lines, keep)
-            data = "\n".join(lines).encode("utf-8")
+            data = change.reverted(hunk)
             oid, _ = self.store.put(data)
             known = current or old
             mode = known.mode if known is not None else 0o644
             target = Entry("f", mode, len(data), 0, 0, 0, oid)
-            if lines == [] and current is None:
+            if data == b"" and current is None:
                 target = None
         if same(target, current):
             return None

@@ -559,7 +559,8 @@ class ChatCheckpoints:
         self.chat.context.rewound()  # the meter of the conversation as it is now
 
     def _report(self, event: str, what: str, done: Restored, **data: Any) -> None:
-        parts = [f"{what}: {len(done.written)} file(s) restored"]
+        count = len(done.written)
+        parts = [f"{what}: {count} file{'' if count == 1 else 's'} restored"]
         if done.kept:
             parts.append(f"kept as they are: {', '.join(done.kept)}")
         if done.unrestorable:

@@ -95,7 +95,7 @@ def _title(kind: object, path: object, lines: object) -> str:
     """The one line the chat shows for an item, live or restored from its summary."""
     if kind == "image":
         return f"> image `{path}`"
-    return f"> {kind} `{path}` ({lines} lines)"
+    return f"> {kind} `{path}` ({lines} line{'' if lines == 1 else 's'})"
 
 
 def read_items(raw: Any) -> list[ContextItem]:

@@ -54,7 +54,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     await create_file(path, content, shown)
     file_edited(self, path)
     return FunctionOutput(
-        f"Created {shown} ({len(lines)} lines).",
+        f"Created {shown} ({len(lines)} line{'' if len(lines) == 1 else 's'}).",
         f"Created `{shown}`",
         {"path": str(path), "lines": len(lines)},
     )

@@ -216,7 +216,7 @@ def _prompt(self: Tool) -> str:
         return f"Overwrite `{shown}`?"
     edits = self.args.get("edits")
     count = len(edits) if isinstance(edits, list) else 1
-    return f"Apply {count} edit(s) to `{shown}`?"
+    return f"Apply {count} edit{'' if count == 1 else 's'} to `{shown}`?"
 
 
 TOOL = function_tool(

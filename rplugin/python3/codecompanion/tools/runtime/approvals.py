@@ -82,6 +82,14 @@ def default_prompt(tool: Tool) -> str:
     return f"Run the {tool.name} tool?" + (f" ({summary})" if summary else "")
 
 
+def _sent(tool: Tool) -> dict[str, Any]:
+    """The arguments to show: the call's, without the nulls its binding added for optional
+    parameters the model never sent (`unconfined: null`)."""
+    assert tool.call is not None
+    given = tool.call.arguments
+    return {k: v for k, v in tool.args.items() if v is not None or k in given}
+
+
 def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments"]:
     """What "always" remembers: the whole tool, or only this command line / these arguments."""
     # A line the rules cannot read is never covered tool-wide: only this one line is remembered.
@@ -199,7 +207,7 @@ class ApprovalGate:
             tool_name=tool.name,
             call_id=tool.call.id,
             prompt=prompt + _why_asked(unsure) + _unconfined(tool, self.system),
-            arguments=dict(tool.args),
+            arguments=_sent(tool),
             choices=choices,
             editable_text=editable,
             always_scope=_always_scope(tool, key),

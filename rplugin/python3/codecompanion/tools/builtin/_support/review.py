@@ -65,7 +65,8 @@ def rejection_note(result: Review) -> str:
     listed = ", ".join(describe_hunk(h) for h in result.rejected[:10])
     reason = f' Reason: "{result.reason}".' if result.reason else ""
     return (
-        f"The user rejected {len(result.rejected)} of {result.total} change(s) ({listed}); "
+        f"The user rejected {len(result.rejected)} of {result.total} "
+        f"change{'' if result.total == 1 else 's'} ({listed}); "
         f"those were not applied.{reason}"
     )
 
