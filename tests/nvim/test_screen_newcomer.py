@@ -284,3 +284,38 @@ def test_make_run_starts_neovim_in_the_folder_given(tmp_path: Path, variable: st
         screen.wait_screen(f"cwd={project}")
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_everyday_notices_take_one_line_and_are_whole_in_the_history(
+    tui: Callable[..., Tui], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    screen = tui(width=size[0], height=size[1], setup={"window": {"layout": "buffer"}})
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me", "Offline demo")
+
+    def said(action: Callable[[], None], whole: str) -> None:
+        action()
+        try:
+            wait_for(lambda: whole in messages(screen), timeout=15)
+        except TimeoutError:
+            raise AssertionError(messages(screen) + screen.screen()) from None
+        shown = screen.screen()
+        assert "Press ENTER" not in shown, shown
+        assert len(last_line(screen)) <= size[0]
+        assert screen.lua("return vim.o.columns") == size[0]  # nothing waits on a prompt
+
+    said(lambda: screen.keys("g", "t", "m"), "mode edits: ")
+    said(
+        lambda: screen.keys("G", "o", "/symbols no/such/file.py", "Escape", "Enter"),
+        "/symbols: no readable file no/such/file.py",
+    )
+    said(
+        lambda: screen.keys("G", "o", "/fetch http://127.0.0.1:9/nothing-here", "Escape", "Enter"),
+        "/fetch: Could not fetch http://127.0.0.1:9/nothing-here: ",
+    )
+    said(
+        lambda: screen.command("CodeCompanionChat adapter=nosuch"),
+        "openai_responses, openrouter, xai",
+    )
+    said(lambda: screen.keys("G", "o", "/compact", "Escape", "Enter"), "nothing to compact")
