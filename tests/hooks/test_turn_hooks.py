@@ -72,3 +72,15 @@ async def test_a_stop_hook_sends_the_model_back_a_few_times_at_most(tmp_path: Pa
     assert seen == [False, True, True, True]
     last = _contents(adapter.requests[-1])
     assert last[-1] == "A Stop hook asks you to go on before you finish: run the tests first"
+
+
+async def test_pre_compact_hooks_see_slash_compact_coming(tmp_path: Path) -> None:
+    seen: list[str] = []
+    hooks = {"PreCompact": [lambda event: seen.append(event["trigger"])]}
+    chat, _adapter, _lines = _hooked_chat(tmp_path, hooks, "one", "two", "the summary")
+    for text in ("first", "second"):
+        chat.submit(text)
+        await finish(chat)
+    assert chat.compact()
+    await finish(chat)
+    assert seen == ["manual"]
