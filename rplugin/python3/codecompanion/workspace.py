@@ -304,6 +304,8 @@ class Workspace:
         for chat in chats:
             count += 1
             gone.update(chat.tools.reconfigure(self.registry, opts))
+            chat.tools.hooks = self.hooks(chat.tools)  # the reloaded hooks, from the next call
+            self._hook_up(chat)
             if not isinstance(chat.driver, ModelLoop):
                 continue  # an agent chat: its agent keeps running as it is
             if chat.busy:
@@ -478,12 +480,15 @@ class Workspace:
             messages=messages,
             driver=driver or ModelLoop,
         )
-
-        hooks = chat.tools.hooks
-        if hooks is not None:
-            hooks.say = partial(_say_hook_line, view)
+        self._hook_up(chat)
         chat.tools.agents = self.agents(chat, approver, editor)
         return chat
+
+    @staticmethod
+    def _hook_up(chat: Chat) -> None:
+        """The lines of the chat's hooks shown in its buffer."""
+        if chat.tools.hooks is not None:
+            chat.tools.hooks.say = partial(_say_hook_line, chat.view)
 
     def agents(self, chat: Chat, approver: Approver, editor: Editor | None) -> ChatAgents:
         """A chat's subagents: its project's and the user's definitions and the config's."""

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from ..tools.runtime.system import ToolSystem
 
 TAG = "subagents"
+PREAMBLE = (
+    "You are a subagent: another assistant gave you one task in the user's project. Do it with "
+    "the tools you are given: call them to read and search, never guess what a file says. When "
+    "you are done, answer with what you found; that answer is all the other assistant sees."
+)
 INTRO = (
     f"Subagents: helpers with their own fresh context and tools. Call the `{TOOL}` tool with a "
     "subagent's name and a complete task (they see nothing of this conversation) to have it "
@@ -180,7 +185,8 @@ class ChatAgents:
         if notice:
             parent.view.notify(f"subagent {definition.name}: {notice}", "warn")
         view = SubagentView(parent.view, call_id, definition.name)
-        session = SubagentSession(parent.id, adapter, view, definition.prompt)
+        prompt = f"{PREAMBLE}\n\n{definition.prompt}"
+        session = SubagentSession(parent.id, adapter, view, prompt)
         session.tools = self.build.tools(session, definition)
         session.context = self.build.context(session)
         try:
