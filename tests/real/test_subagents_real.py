@@ -91,7 +91,6 @@ def _run(start_nvim: StartNvim, tmp_path: Path, url: str, name: str, how: str) -
         (m["content"] for m in reversed(messages) if m["role"] == "llm" and m.get("content")), ""
     )
     text = ed.text(bufnr)
-    ed.nvim.command("qall!")
     return {
         "calls": calls,
         "compactions": text.count("_[context: compacted"),
@@ -99,7 +98,18 @@ def _run(start_nvim: StartNvim, tmp_path: Path, url: str, name: str, how: str) -
         "answer": answer,
         "codes": [code for code in CODES if code in answer],
         "minutes": round((time.monotonic() - started) / 60, 1),
+        "transcript": [_line(m) for m in messages if m["role"] != "system"],
     }
+
+
+def _line(message: dict[str, Any]) -> str:
+    """A saved message in one line, for the record."""
+    calls = [
+        c["function"]["name"] + c["function"]["arguments"][:80]
+        for c in (message.get("tools") or {}).get("calls") or []
+    ]
+    text = " ".join((message.get("content") or "").split())[:200]
+    return f"{message['role']}: {text} {calls if calls else ''}".rstrip()
 
 
 def test_five_files_through_subagents_in_a_4k_window_without_compacting(
