@@ -81,6 +81,7 @@ class Parent(Protocol):
     id: str
     adapter: ChatAdapter
     view: ChatView
+    tools: ToolSystem
     checkpoints: ChatCheckpoints | None
 
     @property
@@ -213,6 +214,8 @@ class ChatAgents:
         async with self._writing if writes else contextlib.nullcontext():
             if checkpoints is not None:
                 await checkpoints.before_tools()
+                # What its file tools write is the chat's change, told as the parent's are.
+                session.tools.reporter.watch = self.parent.tools.reporter.watch
             try:
                 status = await driver.turn()
             except asyncio.CancelledError:
