@@ -12,10 +12,21 @@ vim.api.nvim_create_user_command("CodeCompanionChat", function(opts)
 end, {
   nargs = "*",
   range = true,
-  desc = "Open a chat (Toggle, Restore, Rewind, Review, Add, adapter=NAME model=NAME, or a prompt)",
+  desc = "Open a chat (Toggle, Restore, Rewind, Review, Checks, Follow, Add, adapter=, a prompt)",
   complete = function(arglead, cmdline)
-    local items =
-      { "Toggle", "Restore", "Rewind", "Review", "Approvals", "Yolo", "Add", "adapter=", "model=" }
+    local items = {
+      "Toggle",
+      "Restore",
+      "Rewind",
+      "Review",
+      "Approvals",
+      "Yolo",
+      "Checks",
+      "Follow",
+      "Add",
+      "adapter=",
+      "model=",
+    }
     local key = arglead:match("^(%w+)=")
     if key == "adapter" or key == "model" then
       -- From the host's cache (filled when it starts): command-line completion cannot wait.

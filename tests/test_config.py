@@ -119,3 +119,18 @@ def test_a_bad_tool_entry_reports_the_tools_line(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.error == f"{path}:1: adapter must be a name (a string), not int (and 1 more)"
     assert config.tools == {}
+
+
+def test_after_edit_checks_and_editor_options_are_checked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "after_edit = {'*.py': 'ruff check {files}', '*': ['make -q lint'], '*.js': [1]}\n"
+        "opts = {'editor': {'diagnostics': 'errors', 'diagnostics_wait': 'soon'}}\n",
+    )
+    config = load_config(path)
+    assert config.after_edit == {"*.py": ["ruff check {files}"], "*": ["make -q lint"]}
+    assert config.opts["editor"] == {"diagnostics": "errors"}
+    assert config.error is not None and ":1: after_edit['*.js'] must be a command line" in (
+        config.error
+    )
+    assert "(and 1 more)" in config.error

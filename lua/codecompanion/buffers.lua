@@ -70,6 +70,8 @@ end
 ---@param chan integer the host's channel
 function M.track(chan)
   state.chan, state.last = chan, nil
+  -- From now on each buffer's diagnostics publishes are noted: an edit's wait needs them.
+  require("codecompanion.lsp_diagnostics").track()
   local group = vim.api.nvim_create_augroup("codecompanion_buffers", { clear = true })
   local events = { "BufAdd", "BufReadPost", "BufNewFile", "BufFilePost" }
   vim.list_extend(events, { "BufUnload", "BufDelete", "BufWipeout" })

@@ -1,5 +1,5 @@
 -- :CodeCompanionChat and its words: Add, Toggle, Restore, Resume, Rewind, Review, Approvals, Yolo,
--- adapter=NAME model=NAME, or a prompt.
+-- Checks, Follow, adapter=NAME model=NAME, or a prompt.
 local chat_buffers = require("codecompanion.chat_buffers")
 local host = require("codecompanion.host")
 local render = require("codecompanion.render")
@@ -116,6 +116,11 @@ function M.run(opts)
     require("codecompanion.checkpoints").pick()
   elseif args == "Review" or args == "review" then
     require("codecompanion.checkpoints").review()
+  elseif args == "Checks" or args == "checks" then
+    host.notify("checks", { cwd = vim.fn.getcwd() })
+  elseif args == "Follow" or args == "follow" then
+    local on = require("codecompanion.follow").set()
+    render.notify("follow mode " .. (on and "on" or "off"), "info")
   elseif args == "Approvals" or args == "approvals" or args == "Yolo" or args == "yolo" then
     local bufnr = chat_buffers.last_chat()
     if not bufnr then

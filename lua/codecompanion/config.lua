@@ -23,6 +23,8 @@ M.defaults = {
   permissions = nil,
   icons = nil, -- nil: Nerd Font glyphs when vim.g.have_nerd_font, else plain; true / false
   auto_complete = true, -- open the omni menu as `@`, `#` or `/` starts a word (no cmp/blink)
+  -- follow mode: a window moves to what the model reads or edits (:CodeCompanionChat Follow)
+  follow = false,
   keymaps = {
     send = { n = { "<CR>", "<C-s>" }, i = "<C-s>" },
     stop = { n = { "q", "<C-c>" } },
@@ -64,6 +66,7 @@ local SCHEMA = {
   permissions = "table",
   icons = "boolean",
   auto_complete = "boolean",
+  follow = "boolean",
   keymaps = "table",
 }
 local WINDOW =

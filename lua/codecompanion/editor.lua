@@ -18,7 +18,34 @@ local function find_buffer(path)
   return nil
 end
 
---- The lines of the loaded buffer for `path`, or nil.
+--- Bring the buffer up to date with its file when that changed on disk (as 'autoread' does,
+--- without its prompts): only an unmodified buffer is reloaded.
+---@param bufnr integer
+---@return "same"|"reloaded"|"conflict"|"gone"
+local function sync(bufnr)
+  local outcome = "same"
+  local id = vim.api.nvim_create_autocmd("FileChangedShell", {
+    buffer = bufnr,
+    callback = function()
+      local reason = vim.v.fcs_reason
+      if reason == "deleted" then
+        outcome, vim.v.fcs_choice = "gone", ""
+      elseif vim.bo[bufnr].modified or reason == "conflict" then
+        outcome, vim.v.fcs_choice = "conflict", ""
+      elseif reason == "changed" then
+        outcome, vim.v.fcs_choice = "reloaded", "reload"
+      else -- only its mode or time changed
+        vim.v.fcs_choice = ""
+      end
+    end,
+  })
+  pcall(vim.cmd.checktime, bufnr)
+  pcall(vim.api.nvim_del_autocmd, id)
+  return outcome
+end
+
+--- The lines of the loaded buffer for `path`, or nil; an unmodified buffer whose file changed
+--- on disk is reloaded first, so what is read is what a save would keep.
 ---@param path string resolved by the host
 ---@return string[]|vim.NIL
 function M.buffer_lines(path)
@@ -26,20 +53,27 @@ function M.buffer_lines(path)
   if not bufnr then
     return vim.NIL
   end
+  sync(bufnr)
   return vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
 end
 
---- Replace a loaded buffer's lines in one undo step, without writing it.
+--- Whether the loaded buffer for `path` has changes not saved to its file (nil: none loaded).
 ---@param path string resolved by the host
----@param lines string[]
----@return boolean done false when no loaded buffer holds `path`
-function M.set_buffer_lines(path, lines)
+---@return boolean|vim.NIL
+function M.buffer_modified(path)
   local bufnr = find_buffer(path)
   if not bufnr then
-    return false
+    return vim.NIL
   end
-  local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  -- Only the changed middle is replaced, so marks and folds elsewhere survive.
+  return vim.bo[bufnr].modified
+end
+
+--- Replace the buffer's lines with `lines`, only the changed middle, so marks, folds and the
+--- views of windows elsewhere in the file stay; one undo step.
+---@param bufnr integer
+---@param old string[]
+---@param lines string[]
+local function replace_middle(bufnr, old, lines)
   local first = 1
   while first <= #old and first <= #lines and old[first] == lines[first] do
     first = first + 1
@@ -55,11 +89,146 @@ function M.set_buffer_lines(path, lines)
     false,
     vim.list_slice(lines, first, new_last)
   )
+end
+
+--- Replace a loaded buffer's lines in one undo step, without writing it.
+---@param path string resolved by the host
+---@param lines string[]
+---@return boolean done false when no loaded buffer holds `path`
+function M.set_buffer_lines(path, lines)
+  local bufnr = find_buffer(path)
+  if not bufnr then
+    return false
+  end
+  replace_middle(bufnr, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), lines)
   return true
 end
 
-local SEVERITY = { ERROR = 1, WARNING = 2, INFORMATION = 3, HINT = 4 }
-local NAMES = { "ERROR", "WARNING", "INFORMATION", "HINT" }
+-- Chat ids by buffer while a chat's edit is being saved (see M.chat_writing).
+local chat_writes = {} ---@type table<integer, string>
+
+--- The chat whose edit is being saved in `bufnr` (for BufWritePost handlers telling the chat's
+--- saves from the user's), or nil.
+---@param bufnr integer
+---@return string?
+function M.chat_writing(bufnr)
+  return chat_writes[bufnr]
+end
+
+--- Save the buffer to its file, marked as the chat's write while it runs.
+---@param bufnr integer
+---@param chat_id string
+---@return string? error
+local function save(bufnr, chat_id)
+  if vim.bo[bufnr].readonly then
+    return "the buffer is read-only in Neovim"
+  end
+  chat_writes[bufnr] = chat_id
+  vim.b[bufnr].codecompanion_chat_write = chat_id
+  -- `!`: the file was checked against the buffer just before (sync), so Neovim's own
+  -- "changed since reading" question would only stall here.
+  local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function()
+    vim.cmd("silent keepalt keepjumps write!")
+  end)
+  chat_writes[bufnr] = nil
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    vim.b[bufnr].codecompanion_chat_write = nil
+  end
+  if not ok then
+    local message = tostring(err)
+    return message:match("E%d+:.*") or message
+  end
+  return nil
+end
+
+---@class codecompanion.BufferEdit
+---@field path string resolved by the host
+---@field expected string[] the lines the edit was made on
+---@field lines string[] the lines after the edit
+---@field save boolean save the buffer afterwards
+---@field chat_id string
+
+---@class codecompanion.BufferEdited
+---@field status "saved"|"unsaved"|"changed"|"closed"
+---@field error string|vim.NIL why a save asked for did not happen
+---@field before codecompanion.Diagnostic[] the buffer's diagnostics before the edit
+
+--- Apply the model's edit through the loaded buffer (one undo step, windows kept where they
+--- are) and save it when asked; refused ("changed") when the buffer no longer holds the lines
+--- the edit was made on.
+---@param req codecompanion.BufferEdit
+---@return codecompanion.BufferEdited
+function M.write_buffer(req)
+  local lsp = require("codecompanion.lsp_diagnostics")
+  lsp.track()
+  local bufnr = find_buffer(req.path)
+  if not bufnr then
+    return { status = "closed", error = vim.NIL, before = {} }
+  end
+  local disk = sync(bufnr)
+  local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  if not vim.deep_equal(old, req.expected) then
+    return { status = "changed", error = vim.NIL, before = {} }
+  end
+  local before = lsp.collect(bufnr)
+  replace_middle(bufnr, old, req.lines)
+  local result = { status = "unsaved", error = vim.NIL, before = before }
+  if not req.save then
+    return result
+  end
+  if disk == "conflict" or disk == "gone" then
+    result.error = disk == "gone" and "its file was deleted" or "its file changed on disk"
+    return result
+  end
+  local err = save(bufnr, req.chat_id)
+  if err then
+    result.error = err
+  else
+    result.status = "saved"
+  end
+  return result
+end
+
+--- Bring the loaded buffers of `paths` up to date with their files (a tool wrote them on
+--- disk): the paths of those reloaded (with their diagnostics before), and of those whose
+--- unsaved changes kept them as they were.
+---@param paths string[] resolved by the host
+---@return { reloaded: string[], kept: string[], before: table<string, codecompanion.Diagnostic[]> }
+function M.reload(paths)
+  local lsp = require("codecompanion.lsp_diagnostics")
+  lsp.track()
+  local result = { reloaded = {}, kept = {}, before = vim.empty_dict() }
+  for _, path in ipairs(paths) do
+    local bufnr = find_buffer(path)
+    local before = bufnr and lsp.collect(bufnr) or {}
+    local outcome = bufnr and sync(bufnr)
+    if outcome == "reloaded" then
+      table.insert(result.reloaded, path)
+      result.before[path] = before
+    elseif outcome == "conflict" then
+      table.insert(result.kept, path)
+    end
+  end
+  return result
+end
+
+--- Every file loaded in a buffer under `root` (a command may have changed any of them).
+---@param root string resolved by the host
+---@return string[]
+function M.loaded_under(root)
+  local prefix = root:sub(-1) == "/" and root or root .. "/"
+  local result = {}
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      local path = name ~= "" and vim.fn.resolve(vim.fn.fnamemodify(name, ":p")) or ""
+      if path:sub(1, #prefix) == prefix then
+        table.insert(result, path)
+      end
+    end
+  end
+  return result
+end
 
 --- Why `path` must not be loaded into a buffer, or nil: only regular files (a FIFO would block
 --- Neovim itself in bufload) up to `max_bytes`.
@@ -107,100 +276,85 @@ local function reply(chan, rid, value)
   pcall(vim.rpcnotify, chan, "codecompanion", "editor_reply", { rid = rid, value = value })
 end
 
----@class codecompanion.Diagnostic
----@field line integer 0-based
----@field col integer 0-based
----@field severity "ERROR"|"WARNING"|"INFORMATION"|"HINT"
----@field message string
----@field source string|vim.NIL
----@field code string|vim.NIL
+---@class codecompanion.DiagnosticsRequest
+---@field path string resolved by the host
+---@field min_severity? "ERROR"|"WARNING"|"INFORMATION"|"HINT"
+---@field max_bytes? integer a file larger than this is not loaded
+---@field wait_ms integer how long to wait for the servers' next publish
+---@field start_ms integer how long a server still starting gets to attach
 
---- The diagnostics of `bufnr` at severity `limit` (1 = errors only … 4 = all) or worse.
----@param bufnr integer
----@param limit integer
----@return codecompanion.Diagnostic[]
-local function collect(bufnr, limit)
-  local result = {}
-  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-    if d.severity <= limit then
-      table.insert(result, {
-        line = d.lnum,
-        col = d.col,
-        severity = NAMES[d.severity] or "HINT",
-        message = d.message,
-        source = d.source or vim.NIL,
-        code = d.code and tostring(d.code) or vim.NIL,
-      })
-    end
-  end
-  return result
-end
-
---- Run `done` once LSP published diagnostics for `bufnr` (a moment after the first change),
---- or after a timeout: 3 s with a client attached, else 0.3 s for one to attach.
----@param bufnr integer
----@param rid integer
----@param done fun()
-local function after_lsp(bufnr, rid, done)
-  local timer = vim.uv.new_timer()
-  local group = vim.api.nvim_create_augroup("codecompanion_diag_" .. rid, { clear = true })
-  local finished = false
-  local function finish()
-    if finished then
-      return
-    end
-    finished = true
-    timer:stop()
-    timer:close()
-    pcall(vim.api.nvim_del_augroup_by_id, group)
-    done()
-  end
-  vim.api.nvim_create_autocmd("DiagnosticChanged", {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      vim.defer_fn(finish, 250)
-    end,
-  })
-  local attached = #vim.lsp.get_clients({ bufnr = bufnr }) > 0
-  timer:start(attached and 3000 or 300, 0, vim.schedule_wrap(finish))
-end
-
---- Diagnostics for `path` at `min_severity` or worse, answered to request `rid` on `chan`;
---- loads the buffer and waits briefly for LSP. A buffer loaded here is wiped afterwards, so
+--- Diagnostics for `path`, answered to request `rid` on `chan`: once the language servers
+--- attached published for the buffer's current text, or after the wait (at once without a
+--- server). A file not loaded is loaded so its servers attach, and wiped again afterwards, so
 --- later edits of the file go to the disk.
 ---@param chan integer
 ---@param rid integer
----@param path string resolved by the host
----@param min_severity? "ERROR"|"WARNING"|"INFORMATION"|"HINT"
----@param max_bytes? integer a file larger than this is not loaded
-function M.diagnostics(chan, rid, path, min_severity, max_bytes)
-  local bufnr = find_buffer(path)
-  local fresh = false
-  if not bufnr then
-    local problem = load_problem(path, max_bytes)
+---@param req codecompanion.DiagnosticsRequest
+function M.diagnostics(chan, rid, req)
+  local lsp = require("codecompanion.lsp_diagnostics")
+  lsp.track()
+  local bufnr = find_buffer(req.path)
+  local fresh_load = false
+  if bufnr then
+    sync(bufnr)
+  else
+    local problem = load_problem(req.path, req.max_bytes)
     if problem then
       reply(chan, rid, { error = problem })
       return
     end
-    bufnr = vim.fn.bufadd(path)
+    bufnr = vim.fn.bufadd(req.path)
     vim.bo[bufnr].buflisted = false
     vim.fn.bufload(bufnr)
-    fresh = true
+    fresh_load = true
   end
-  local limit = SEVERITY[min_severity or "HINT"] or 4
-  local function answer()
-    reply(chan, rid, collect(bufnr, limit))
-    if fresh then
+  lsp.wait(bufnr, req.wait_ms, req.start_ms, function(state)
+    if not vim.api.nvim_buf_is_valid(bufnr) then
+      reply(chan, rid, { error = "its buffer was closed" })
+      return
+    end
+    reply(chan, rid, {
+      diagnostics = lsp.collect(bufnr, req.min_severity),
+      fresh = state.fresh,
+      servers = state.servers,
+      timed_out = state.timed_out,
+      loaded = fresh_load,
+    })
+    if fresh_load then
       drop_fresh(bufnr)
     end
-  end
-  if fresh or #vim.lsp.get_clients({ bufnr = bufnr }) > 0 and #vim.diagnostic.get(bufnr) == 0 then
-    -- A fresh buffer has no diagnostics yet: give LSP a moment to attach and publish.
-    after_lsp(bufnr, rid, answer)
-  else
-    answer()
-  end
+  end)
+end
+
+local UNSAVED_CHOICES = {
+  "Edit the buffer, leave it unsaved",
+  "Edit the buffer and save it (with your changes)",
+  "Reject the edit",
+}
+local UNSAVED_ANSWERS = { "buffer", "save", "reject" }
+
+--- Ask what to do with an edit of a buffer holding the user's unsaved changes; answers
+--- "buffer", "save" or "reject" (the user's text is kept in the first two).
+---@param chan integer
+---@param rid integer
+---@param req { path: string, chat_id: string }
+function M.ask_unsaved(chan, rid, req)
+  vim.schedule(function()
+    local shown = vim.fn.fnamemodify(req.path, ":~:.")
+    require("codecompanion.preview").select(UNSAVED_CHOICES, {
+      prompt = ("%s has unsaved changes. Apply the model's edit on top of them?"):format(shown),
+      kind = "codecompanion.unsaved_buffer",
+    }, function(_, index)
+      reply(chan, rid, UNSAVED_ANSWERS[index or 3] or "reject")
+    end)
+  end)
+end
+
+--- Show what the model reads or edits, when follow mode is on (see codecompanion.follow).
+---@param path string resolved by the host
+---@param line? integer 1-based
+function M.follow(path, line)
+  require("codecompanion.follow").show(path, line)
 end
 
 local DIFF_HL = {

@@ -187,6 +187,53 @@ local function check_agent_files(report)
   end
 end
 
+--- The language servers Neovim runs, and whether they gave diagnostics (what an edit's
+--- result waits for).
+local function check_servers()
+  health.start("codecompanion: language servers (diagnostics after edits)")
+  local servers = require("codecompanion.lsp_diagnostics").servers()
+  if #servers == 0 then
+    health.info("no language server is running: edits get no diagnostics (open a file first)")
+    return
+  end
+  for _, s in ipairs(servers) do
+    local line = ("%s (%s, %d buffer%s, root %s): diagnostics %s"):format(
+      s.name,
+      s.state,
+      s.buffers,
+      s.buffers == 1 and "" or "s",
+      val(s.root) or "none",
+      s.diagnostics
+    )
+    if s.diagnostics == "silent" then
+      health.info(line .. " (not waited for after edits)")
+    else
+      health.ok(line)
+    end
+  end
+end
+
+--- The checks that run after the model's edits in this project.
+---@param report table the host's health report
+local function check_checks(report)
+  health.start("codecompanion: checks after edits (" .. vim.fn.getcwd() .. ")")
+  local checks = report.checks or {}
+  if #checks == 0 then
+    health.info("none configured or found (see :help codecompanion-checks)")
+    return
+  end
+  for _, c in ipairs(checks) do
+    local allowed = val(c.allowed)
+    local state = allowed == nil and "not asked yet" or (allowed and "allowed" or "not allowed")
+    local line = ("%s: %s (%s), %s"):format(c.glob, c.command, c.origin, state)
+    if allowed == false then
+      health.warn(line, { ":CodeCompanionChat Checks asks again" })
+    else
+      health.ok(line)
+    end
+  end
+end
+
 --- Run :checkhealth codecompanion: Neovim, the host's Python and packages, the config file,
 --- the adapter's key and the MCP servers (the one place that waits on the host, bounded).
 function M.check()
@@ -210,6 +257,8 @@ function M.check()
   M.sandbox(val(report.sandbox))
   check_mcp(report)
   check_agent_files(report)
+  check_servers()
+  check_checks(report)
   health.info("log: " .. host.log_path())
 end
 

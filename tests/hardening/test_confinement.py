@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.ports import Diagnostic, HunkDecision
+from codecompanion.ports import Diagnostic, FreshDiagnostics, HunkDecision
 from codecompanion.tools.diffs import hunks
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import RecordingChat, ScriptedApprover
@@ -30,6 +30,7 @@ class WatchingEditor:
     """Accepts every diff; records every path it is asked about."""
 
     touched: list[str] = field(default_factory=list)
+    live: bool = True
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         self.touched.append(path)
@@ -40,10 +41,10 @@ class WatchingEditor:
         return False
 
     async def diagnostics(
-        self, path: str, min_severity: str, max_bytes: int | None = None
-    ) -> list[Diagnostic]:
+        self, path: str, min_severity: str, max_bytes: int | None = None, wait: float = 0.0
+    ) -> FreshDiagnostics:
         self.touched.append(path)
-        return [Diagnostic(0, 0, "ERROR", SECRET)]
+        return FreshDiagnostics((Diagnostic(0, 0, "ERROR", SECRET),), ("lsp",))
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str]

@@ -101,9 +101,11 @@ def test_edit_of_a_loaded_modified_buffer_keeps_other_changes_unsaved(
     ed.nvim.current.buffer[0] = "ALPHA (unsaved user change)"
     source = ed.nvim.current.buffer.number
     ed.nvim.command("CodeCompanionChat")
-    ed.answer("Accept all")
+    ed.answer("Accept all", "Edit the buffer, leave it unsaved")
     ed.send("@{insert_edit_into_file} please")
     ed.wait_event("CodeCompanionChatDone", timeout=15)
+    asked = [p["prompt"] for p in ed.prompts() if p["kind"] == "codecompanion.unsaved_buffer"]
+    assert asked == ["notes.txt has unsaved changes. Apply the model's edit on top of them?"]
     lines = ed.lines(source)
     assert lines == ["ALPHA (unsaved user change)", "beta", "GAMMA"]
     assert target.read_text() == "alpha\nbeta\ngamma\n"  # nothing saved
@@ -347,7 +349,7 @@ def test_typing_in_the_file_during_its_review_asks_again(
     ed.send("@{insert_edit_into_file} please")
     wait_for(lambda: [p for p in ed.prompts() if p["kind"] == "codecompanion.diff"])
     ed.nvim.api.buf_set_lines(source, 0, 1, False, ["ALPHA typed during the review"])
-    ed.answer("Accept all", "Accept all")
+    ed.answer("Accept all", "Accept all", "Edit the buffer, leave it unsaved")
     ed.wait_event("CodeCompanionChatDone", timeout=15)
     reviews = [p["prompt"] for p in ed.prompts() if p["kind"] == "codecompanion.diff"]
     assert len(reviews) == 2 and reviews[1].startswith("It changed while you reviewed")

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from codecompanion.messages import ToolCall
-from codecompanion.ports import HunkDecision
+from codecompanion.ports import HunkDecision, UnsavedChoice
 from codecompanion.sandbox.settings import Mode
 from codecompanion.tools.runtime.approval_policy import ApprovalMemory
 from codecompanion.tools.runtime.approvals import ApprovalGate
@@ -58,6 +58,10 @@ class FakeTools:
     ) -> HunkDecision | None:
         """The real gate's review (its policy decides whether the fake editor is asked)."""
         return await ApprovalGate(self).review(tool, path, old, new, note)  # type: ignore[arg-type]
+
+    async def unsaved_edit(self, tool: Any, path: str) -> UnsavedChoice:
+        """The real gate's question about an edit of a buffer with unsaved changes."""
+        return await ApprovalGate(self).unsaved(tool, path)  # type: ignore[arg-type]
 
     async def tls_context(self) -> ssl.SSLContext:
         return self.tls or ssl.create_default_context()

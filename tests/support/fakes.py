@@ -17,8 +17,12 @@ from codecompanion.messages import ToolCall, ToolResult
 from codecompanion.ports import (
     ApprovalDecision,
     ApprovalRequest,
+    BufferEdited,
     Diagnostic,
+    FreshDiagnostics,
     HunkDecision,
+    Reloaded,
+    UnsavedChoice,
 )
 from codecompanion.tools.diffs import hunks
 
@@ -165,6 +169,12 @@ class FakeEditor:
     on_review: Callable[[], object] | None = None
     notes: list[str | None] = field(default_factory=list)
     review: HunkDecision | Callable[[str, list[str], list[str]], HunkDecision] | None = None
+    modified: set[str] = field(default_factory=set)  # buffers with the user's unsaved changes
+    saved: list[str] = field(default_factory=list)
+    unsaved_answers: list[UnsavedChoice] = field(default_factory=list)
+    unsaved_asked: list[str] = field(default_factory=list)
+    followed: list[tuple[str, int | None]] = field(default_factory=list)
+    live: bool = True
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         lines = self.buffers.get(path)
@@ -177,11 +187,45 @@ class FakeEditor:
         self.writes.append((path, list(lines)))
         return True
 
+    async def buffer_modified(self, path: str) -> bool | None:
+        return (path in self.modified) if path in self.buffers else None
+
+    async def write_buffer(
+        self, chat_id: str, path: str, expected: list[str], lines: list[str], save: bool
+    ) -> BufferEdited:
+        if path not in self.buffers:
+            return BufferEdited("closed")
+        if self.buffers[path] != expected:
+            return BufferEdited("changed")
+        self.buffers[path] = list(lines)
+        self.writes.append((path, list(lines)))
+        if save:
+            self.saved.append(path)
+            self.modified.discard(path)
+            return BufferEdited("saved", before=tuple(self.diagnostic_map.get(path, [])))
+        self.modified.add(path)
+        return BufferEdited("unsaved", before=tuple(self.diagnostic_map.get(path, [])))
+
+    async def ask_unsaved(self, chat_id: str, path: str) -> UnsavedChoice:
+        self.unsaved_asked.append(path)
+        return self.unsaved_answers.pop(0) if self.unsaved_answers else "buffer"
+
+    async def reload(self, paths: list[str]) -> Reloaded:
+        return Reloaded()
+
+    async def loaded_under(self, root: str) -> list[str]:
+        return [p for p in self.buffers if p.startswith(root.rstrip("/") + "/")]
+
     async def diagnostics(
-        self, path: str, min_severity: str, max_bytes: int | None = None
-    ) -> list[Diagnostic]:
+        self, path: str, min_severity: str, max_bytes: int | None = None, wait: float = 0.0
+    ) -> FreshDiagnostics:
         self.diagnostic_calls.append((path, min_severity))
-        return list(self.diagnostic_map.get(path, []))
+        found = self.diagnostic_map.get(path)
+        servers = ("fake-lsp",) if found is not None else ()
+        return FreshDiagnostics(tuple(found or ()), servers, fresh=True)
+
+    def follow(self, path: str, line: int | None = None) -> None:
+        self.followed.append((path, line))
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None

@@ -2,13 +2,14 @@
 
 The file may set `adapter` (a name), `adapters` (settings per adapter), `tools` (name → entry or
 tool), `groups` (name → group), `mcp` (`{"servers": {name: server}}`, see mcp/), `acp`
-(external agents by name, see acp/settings.py), `permissions`
-(the chat mode and the command sandbox, see sandbox/settings.py) and `opts`
-(`opts["tool_system"]`: the tool system's options such as `timeout`; `opts["tools"]`: extra
-opts per tool, e.g. allow/deny rules), `hooks` (commands or functions run on a chat's events,
-see hooks/) and `agents` (subagent definitions, see subagents/). A broken file never stops the
-plugin: the valid parts are kept, the rest falls back to defaults, and `Config.error` says what
-was wrong and where.
+(external agents by name, see acp/settings.py), `permissions` (the chat mode and the command
+sandbox, see sandbox/settings.py), `hooks` (commands or functions run on a chat's events, see
+hooks/), `agents` (subagent definitions, see subagents/), `after_edit` (glob → checks run after
+the model's edits, see after_edit/) and `opts` (`opts["tool_system"]`: the tool system's options
+such as `timeout`; `opts["tools"]`: extra opts per tool, e.g. allow/deny rules; `opts["editor"]`:
+diagnostics after edits and the checks' settings). A broken file never stops the plugin: the
+valid parts are kept, the rest falls back to defaults, and `Config.error` says what was wrong and
+where.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ _SETTINGS = (
     "permissions",
     "hooks",
     "agents",
+    "after_edit",
 )
 
 
@@ -141,6 +143,24 @@ _AGENTS_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_concurrent": (_is_count, "a positive integer"),
     "max_result": (_is_count, "a positive number of characters"),
 }
+
+
+def _is_diagnostics_level(value: Any) -> bool:
+    return value in (True, False, "problems", "errors")
+
+
+def _is_seconds_or_zero(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+# `opts["editor"]`: what the editor feeds back after an edit (see after_edit/).
+_EDITOR_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "diagnostics": (_is_diagnostics_level, 'true, false, "problems" or "errors"'),
+    "diagnostics_wait": (_is_seconds_or_zero, "a number of seconds (0 or more)"),
+    "max_diagnostics": (_is_count, "a positive integer"),
+    "find_checks": (_is_bool, "true or false"),
+    "checks_timeout": (_is_seconds, "a positive number of seconds"),
+}
 _SECTIONS = {
     "hooks": _HOOKS_CHECKS,
     "agents": _AGENTS_CHECKS,
@@ -148,6 +168,7 @@ _SECTIONS = {
     "context": _CONTEXT_CHECKS,
     "rules": _RULES_CHECKS,
     "skills": _SKILLS_CHECKS,
+    "editor": _EDITOR_CHECKS,
 }
 
 
@@ -165,6 +186,7 @@ class Config:
     permissions: dict[str, Any] = field(default_factory=dict)  # see sandbox/settings.py
     hooks: dict[str, Any] = field(default_factory=dict)  # see hooks/table.py
     agents: dict[str, Any] = field(default_factory=dict)  # see subagents/definitions.py
+    after_edit: dict[str, list[str]] = field(default_factory=dict)  # glob → checks' commands
     path: str | None = None
     error: str | None = None
 
@@ -427,7 +449,23 @@ def _check_agents(value: Any) -> tuple[Any, list[str]]:
     return dict(value), [line.removeprefix("skipped ") for line in found.problems]
 
 
+def _check_after_edit(value: Any) -> tuple[Any, list[str]]:
+    """`after_edit`: glob → a command line or a list of them (see after_edit/checks.py)."""
+    if not isinstance(value, dict):
+        return None, [f"after_edit must be a dict of glob → command lines, not {_kind(value)}"]
+    kept: dict[str, list[str]] = {}
+    errors = []
+    for glob, commands in value.items():
+        lines = [commands] if isinstance(commands, str) else commands
+        if not isinstance(glob, str) or not glob or not _is_names(lines) or not all(lines):
+            errors.append(f"after_edit[{glob!r}] must be a command line or a list of them")
+            continue
+        kept[glob] = list(lines)
+    return kept, errors
+
+
 _CHECKS: dict[str, Callable[[Any], tuple[Any, list[str]]]] = {
+    "after_edit": _check_after_edit,
     "agents": _check_agents,
     "hooks": _check_hooks,
     "mcp": _check_mcp,

@@ -26,6 +26,7 @@ from .sandbox.settings import Permissions, read_permissions
 if TYPE_CHECKING:
     from .acp.driver import AgentDriver
     from .acp.settings import AgentSettings
+    from .after_edit.runs import ProjectChecks
     from .chat.chat import Chat
     from .chat.driver import TurnDriver
     from .checkpoints import Checkpoints
@@ -369,7 +370,17 @@ class Workspace:
         configured = self.config.opts.get("tool_system", {}) if self.config.opts else {}
         opts = {**configured, **(overrides or {})}
         opts["env"] = tool_env_opts(opts.get("env"), self.config.adapters, self.config.mcp)
+        opts.setdefault("editor", self.config.opts.get("editor", {}))  # after_edit/ reads it
         return opts
+
+    def project_checks(self, cwd: Path) -> ProjectChecks:
+        """The checks run after the model's edits in the project at `cwd` (after_edit/)."""
+        from .after_edit.runs import ChecksOptions, ProjectChecks
+        from .after_edit.trust import TrustStore
+
+        trust = TrustStore(Path(self.options.data_dir) / "checks.json")
+        options = ChecksOptions.from_opts(self.config.opts or {})
+        return ProjectChecks(Path(cwd).resolve(), self.config.after_edit, trust, options)
 
     def tool_system(
         self,
@@ -382,10 +393,12 @@ class Workspace:
         yolo: bool = False,
         overrides: Mapping[str, Any] | None = None,
         sandbox: CommandSandbox | None = None,
+        checks: bool = True,
     ) -> ToolSystem:
         """A chat's tool system: this host's tools, options, key-free child environment and TLS
         context (the web tools trust exactly what the adapters trust); its own command sandbox
-        unless `sandbox` (a subagent's: its parent's) is given."""
+        unless `sandbox` (a subagent's: its parent's) is given; the project's checks after edits
+        when it has an editor, unless `checks` is False (the command line's one call)."""
         from .tools.runtime.system import ToolSystem
 
         sandbox = sandbox or self.command_sandbox(cwd)
@@ -401,6 +414,8 @@ class Workspace:
             tls=self.ssl_context,
             sandbox=sandbox,
             mode=sandbox.permissions.mode,  # the settings read once (a bad one is said once)
+            # Checks after edits are part of the editor's loop: a chat in Neovim runs them.
+            checks=self.project_checks(cwd) if checks and editor is not None else None,
         )
         system.skills = self.skills(cwd)
         system.hooks = self.hooks(system)

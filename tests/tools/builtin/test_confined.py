@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codecompanion.errors import ToolError
-from codecompanion.ports import Diagnostic
+from codecompanion.ports import Diagnostic, FreshDiagnostics
 from codecompanion.tools.builtin import get_diagnostics
 from codecompanion.tools.builtin._support import confined
 from tests.support.builtin import FakeTools, run_tool
@@ -100,9 +100,9 @@ async def test_get_diagnostics_refuses_a_file_replaced_while_neovim_read_it(root
     (root / "other.txt").write_text("other\n")
 
     class SwappingEditor(FakeEditor):
-        async def diagnostics(self, path: str, *_args: object, **_kw: object) -> list[Diagnostic]:
+        async def diagnostics(self, path: str, *_args: object, **_kw: object) -> FreshDiagnostics:
             os.replace(root / "other.txt", target)  # another file now has the checked name
-            return [Diagnostic(0, 0, "ERROR", "about some file")]
+            return FreshDiagnostics((Diagnostic(0, 0, "ERROR", "about some file"),), ("lsp",))
 
     args = {"filepath": "dir/f.txt", "severity": None}
     out = await run_tool(get_diagnostics, args, FakeTools(cwd=root, editor=SwappingEditor()))

@@ -122,9 +122,12 @@ async def test_diagnostics_none_and_errors(
     diag_project: tuple[FakeTools, Path, FakeEditor],
 ) -> None:
     tools, path, editor = diag_project
-    editor.diagnostic_map.clear()
+    editor.diagnostic_map[str(path)] = []  # a server is attached and found nothing
     out = await run_tool(get_diagnostics, {"filepath": "m.py", "severity": None}, tools)
     assert out.for_llm == "No diagnostics at HINT or worse for m.py."
+    editor.diagnostic_map.clear()  # none is attached
+    out = await run_tool(get_diagnostics, {"filepath": "m.py", "severity": None}, tools)
+    assert out.for_llm.endswith("(no language server is attached to it in Neovim).")
     out = await run_tool(get_diagnostics, {"filepath": "m.py", "severity": "fatal"}, tools)
     assert "severity must be one of" in out.for_llm
     out = await run_tool(get_diagnostics, {"filepath": "../x.py", "severity": None}, tools)

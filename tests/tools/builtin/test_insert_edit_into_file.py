@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from codecompanion.ports import HunkDecision
+from codecompanion.ports import HunkDecision, UnsavedChoice
 from codecompanion.tools.builtin import insert_edit_into_file as tool
 from tests.support.builtin import FakeTools, run_tool
 from tests.support.fakes import FakeEditor
@@ -195,15 +195,56 @@ async def test_refuses_when_file_changed_on_disk_and_the_edit_no_longer_applies(
 async def test_loaded_modified_buffer_is_edited_not_saved(project: Path, code: Path) -> None:
     lines = SOURCE.splitlines()
     lines[6] = "    value = 222  # unsaved change by the user"
-    editor = FakeEditor(buffers={str(code): lines})
+    editor = FakeEditor(buffers={str(code): lines}, modified={str(code)})
     tools = FakeTools(cwd=project, editor=editor)
     out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
     assert out.status == "success", out.for_llm
-    assert "in the open buffer (not saved to disk)" in out.for_llm
+    assert "not saved to disk (the user has unsaved changes there)" in out.for_llm
+    assert editor.unsaved_asked == [str(code)] and editor.saved == []
     buffer = editor.buffers[str(code)]
     assert buffer[1] == "    value = 10"
     assert buffer[6] == "    value = 222  # unsaved change by the user"
     assert code.read_text() == SOURCE
+
+
+async def test_an_unmodified_buffer_is_edited_and_saved_without_a_question(
+    project: Path, code: Path
+) -> None:
+    editor = FakeEditor(buffers={str(code): SOURCE.splitlines()})
+    tools = FakeTools(cwd=project, editor=editor)
+    out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
+    assert out.status == "success", out.for_llm
+    assert "on disk (through its buffer open in Neovim)" in out.for_llm
+    assert editor.saved == [str(code)] and editor.unsaved_asked == []
+
+
+@pytest.mark.parametrize("answer", ["save", "reject"])
+async def test_the_user_decides_about_their_unsaved_buffer(
+    project: Path, code: Path, answer: UnsavedChoice
+) -> None:
+    lines = SOURCE.splitlines()
+    lines[6] = "    value = 222  # unsaved change by the user"
+    editor = FakeEditor(buffers={str(code): lines}, modified={str(code)}, unsaved_answers=[answer])
+    tools = FakeTools(cwd=project, editor=editor)
+    out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
+    buffer = editor.buffers[str(code)]
+    assert buffer[6] == "    value = 222  # unsaved change by the user"  # the user's text kept
+    if answer == "save":
+        assert out.status == "success" and editor.saved == [str(code)]
+        assert buffer[1] == "    value = 10"
+    else:
+        assert out.status == "error" and "rejected the edit" in out.for_llm
+        assert buffer[1] == "    value = 1" and editor.writes == []
+
+
+async def test_in_edits_mode_an_unsaved_buffer_is_edited_without_a_question(
+    project: Path, code: Path
+) -> None:
+    editor = FakeEditor(buffers={str(code): SOURCE.splitlines()}, modified={str(code)})
+    tools = FakeTools(cwd=project, editor=editor, mode="edits")
+    out = await run_tool(tool, _args([_edit("value = 1", "value = 10")]), tools)
+    assert out.status == "success" and "not saved to disk" in out.for_llm
+    assert editor.unsaved_asked == [] and editor.saved == []
 
 
 async def test_typing_during_the_review_asks_again_and_keeps_what_was_typed(

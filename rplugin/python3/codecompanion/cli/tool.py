@@ -21,7 +21,15 @@ from typing import Any, TextIO
 from ..config import config_file_path
 from ..errors import ToolError
 from ..messages import ToolCall, ToolResult
-from ..ports import ApprovalDecision, ApprovalRequest, Diagnostic, HunkDecision
+from ..ports import (
+    ApprovalDecision,
+    ApprovalRequest,
+    BufferEdited,
+    FreshDiagnostics,
+    HunkDecision,
+    Reloaded,
+    UnsavedChoice,
+)
 from ..tools.diffs import hunks, unified
 from ..tools.runtime.system import ToolSystem
 from ..workspace import HostOptions, Workspace
@@ -105,6 +113,8 @@ class TerminalEditor:
     as a unified diff on stderr and asked about with [y/N] (all of it or none), as a command
     is; `--yes` writes it, and without a terminal it is not written."""
 
+    live = False
+
     def __init__(self, approver: TerminalApprover) -> None:
         self.approver = approver
 
@@ -116,14 +126,39 @@ class TerminalEditor:
         """No buffers: files are written to disk."""
         return False
 
+    async def buffer_modified(self, path: str) -> bool | None:
+        """No buffers."""
+        return None
+
+    async def write_buffer(
+        self, chat_id: str, path: str, expected: list[str], lines: list[str], save: bool
+    ) -> BufferEdited:
+        """No buffers: files are written to disk."""
+        return BufferEdited("closed")
+
+    async def ask_unsaved(self, chat_id: str, path: str) -> UnsavedChoice:
+        """No buffers hold unsaved changes here."""
+        return "reject"
+
+    async def reload(self, paths: list[str]) -> Reloaded:
+        """No buffers to reload."""
+        return Reloaded()
+
+    async def loaded_under(self, root: str) -> list[str]:
+        """No buffers."""
+        return []
+
     async def diagnostics(
-        self, path: str, min_severity: str, max_bytes: int | None = None
-    ) -> list[Diagnostic]:
+        self, path: str, min_severity: str, max_bytes: int | None = None, wait: float = 0.0
+    ) -> FreshDiagnostics:
         """No language servers on the command line."""
         raise ToolError(
             "Diagnostics come from Neovim's language servers, and no editor is attached to this "
             "session; run the project's linter with run_command instead."
         )
+
+    def follow(self, path: str, line: int | None = None) -> None:
+        """No windows to follow in."""
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None
@@ -181,6 +216,7 @@ def build(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> tuple[Tool
         cwd=Path(args.cwd),
         overrides={"auto_submit": False, "default_tools": []},
         editor=TerminalEditor(approver),
+        checks=False,  # one call, not a chat's rounds
     )
     return system, chat
 

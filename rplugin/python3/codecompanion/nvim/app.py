@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -695,6 +696,20 @@ class App:
         checkpoints = self._workspace().checkpoints()
         if checkpoints is not None:
             checkpoints.activity.saved(path, ("f", size, sec * 1_000_000_000 + nsec))
+
+    def do_checks(self, args: dict[str, Any]) -> None:
+        """`:CodeCompanionChat Checks`: list the project's after-edit checks and ask about them."""
+        from .checks import show_checks
+
+        cwd = Path(str(args.get("cwd") or os.getcwd())).resolve()
+        checks = self._workspace().project_checks(cwd)
+        last = [
+            run
+            for chat in self.chats.values()
+            if chat.tools.checks is not None and chat.tools.checks.root == checks.root
+            for run in chat.tools.checks.last
+        ]
+        self.bridge.spawn(show_checks(self.bridge, self.approver, checks, last))
 
     def do_approval_reply(self, args: dict[str, Any]) -> None:
         self.bridge.reply(int(args.get("rid", 0)), args)

@@ -7,13 +7,54 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ToolError
-from ..ports import Diagnostic, HunkDecision
+from ..ports import (
+    BufferEdited,
+    Diagnostic,
+    FreshDiagnostics,
+    HunkDecision,
+    Reloaded,
+    UnsavedChoice,
+)
 from ..tools.diffs import unified
 from .bridge import Bridge
 
+# A language server that is still starting when a file is loaded gets this long to attach
+# before the wait for its diagnostics begins (the first file of a session pays it once).
+START_WAIT = 10.0
+_EDIT_STATUSES = ("saved", "unsaved", "changed", "closed")
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, list) else ()
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _diagnostics(items: Any) -> tuple[Diagnostic, ...]:
+    """Lua's diagnostic tables as values (anything malformed is skipped)."""
+    result = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        result.append(
+            Diagnostic(
+                line=int(item.get("line", 0)),
+                col=int(item.get("col", 0)),
+                severity=str(item.get("severity", "HINT")),
+                message=str(item.get("message", "")),
+                source=_text(item.get("source")),
+                code=_text(item.get("code")),
+            )
+        )
+    return tuple(result)
+
 
 class NvimEditor:
-    """Reads and edits loaded buffers without saving them; shows diffs for review."""
+    """Reads and edits loaded buffers, asks for their diagnostics, shows diffs for review."""
+
+    live = True
 
     def __init__(self, bridge: Bridge, flush: Callable[[str], None] | None = None) -> None:
         self.bridge = bridge
@@ -41,31 +82,96 @@ class NvimEditor:
         )
         return bool(done)
 
+    async def buffer_modified(self, path: str) -> bool | None:
+        """Whether the loaded buffer has unsaved changes; None when none holds `path`."""
+        if self.loaded is not None and os.path.abspath(path) not in self.loaded:
+            return None
+        value = await self.bridge.request_lua("codecompanion.editor", "buffer_modified", path)
+        return value if isinstance(value, bool) else None
+
+    async def write_buffer(
+        self, chat_id: str, path: str, expected: list[str], lines: list[str], save: bool
+    ) -> BufferEdited:
+        """Edit the loaded buffer (one undo step), saving it when `save`."""
+        request = {
+            "path": path,
+            "expected": expected,
+            "lines": lines,
+            "save": save,
+            "chat_id": chat_id,
+        }
+        answer = await self.bridge.request_lua("codecompanion.editor", "write_buffer", request)
+        if not isinstance(answer, dict) or answer.get("status") not in _EDIT_STATUSES:
+            return BufferEdited("closed", "Neovim gave no answer")
+        error = answer.get("error")
+        return BufferEdited(
+            answer["status"],
+            error if isinstance(error, str) else None,
+            _diagnostics(answer.get("before")),
+        )
+
+    async def ask_unsaved(self, chat_id: str, path: str) -> UnsavedChoice:
+        """Ask the user (vim.ui.select) about an edit of a buffer with unsaved changes."""
+        self.flush(chat_id)
+        request = {"path": path, "chat_id": chat_id}
+        answer = await self.bridge.ask_lua("codecompanion.editor", "ask_unsaved", request)
+        return answer if answer in ("buffer", "save") else "reject"
+
+    async def reload(self, paths: list[str]) -> Reloaded:
+        """Reload the unmodified buffers of `paths` whose files changed on disk."""
+        if self.loaded is not None:
+            paths = [p for p in paths if os.path.abspath(p) in self.loaded]
+        if not paths:
+            return Reloaded()
+        answer = await self.bridge.request_lua("codecompanion.editor", "reload", paths)
+        if not isinstance(answer, dict):
+            return Reloaded()
+        before = answer.get("before")
+        return Reloaded(
+            _strings(answer.get("reloaded")),
+            _strings(answer.get("kept")),
+            {str(k): _diagnostics(v) for k, v in before.items()}
+            if isinstance(before, dict)
+            else {},
+        )
+
+    async def loaded_under(self, root: str) -> list[str]:
+        """The files under `root` that buffers hold."""
+        if self.loaded is not None:
+            prefix = os.path.join(root, "")
+            return sorted(p for p in self.loaded if p.startswith(prefix))
+        answer = await self.bridge.request_lua("codecompanion.editor", "loaded_under", root)
+        return list(_strings(answer))
+
     async def diagnostics(
-        self, path: str, min_severity: str, max_bytes: int | None = None
-    ) -> list[Diagnostic]:
-        """LSP diagnostics; Lua waits briefly for a fresh buffer's language server.
+        self, path: str, min_severity: str, max_bytes: int | None = None, wait: float = 0.0
+    ) -> FreshDiagnostics:
+        """LSP diagnostics once the servers published for the buffer's text (or `wait` ends).
 
         Lua loads only a regular file of at most `max_bytes`; ToolError otherwise.
         """
-        items = await self.bridge.ask_lua(
-            "codecompanion.editor", "diagnostics", path, min_severity, max_bytes
+        request = {
+            "path": path,
+            "min_severity": min_severity,
+            "max_bytes": max_bytes,
+            "wait_ms": int(wait * 1000),
+            "start_ms": int(START_WAIT * 1000) if wait > 0 else 0,
+        }
+        answer = await self.bridge.ask_lua("codecompanion.editor", "diagnostics", request)
+        if not isinstance(answer, dict):
+            raise ToolError(f"Neovim gave no diagnostics for {path}.")
+        if isinstance(answer.get("error"), str):
+            raise ToolError(f"Neovim did not load {path}: {answer['error']}.")
+        return FreshDiagnostics(
+            items=_diagnostics(answer.get("diagnostics")),
+            servers=_strings(answer.get("servers")),
+            fresh=answer.get("fresh") is True,
+            timed_out=answer.get("timed_out") is True,
         )
-        if isinstance(items, dict) and isinstance(items.get("error"), str):
-            raise ToolError(f"Neovim did not load {path}: {items['error']}.")
-        result = []
-        for item in items if isinstance(items, list) else []:
-            result.append(
-                Diagnostic(
-                    line=int(item.get("line", 0)),
-                    col=int(item.get("col", 0)),
-                    severity=str(item.get("severity", "HINT")),
-                    message=str(item.get("message", "")),
-                    source=item.get("source") if isinstance(item.get("source"), str) else None,
-                    code=item.get("code") if isinstance(item.get("code"), str) else None,
-                )
-            )
-        return result
+
+    def follow(self, path: str, line: int | None = None) -> None:
+        """Move the following window to `path` (Lua does nothing when follow mode is off)."""
+        self.bridge.notify_lua("codecompanion.editor", "follow", path, line)
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None

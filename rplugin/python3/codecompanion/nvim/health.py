@@ -46,9 +46,20 @@ def agent_files(workspace: Workspace, cwd: Path) -> dict[str, Any]:
     }
 
 
+def checks_report(workspace: Workspace, cwd: Path) -> list[dict[str, Any]]:
+    """The after-edit checks of the project at `cwd`, and whether the user allowed them."""
+    checks = workspace.project_checks(cwd)
+    listed = checks.listed()
+    answer = checks.trust.answer(checks.root, listed) if listed else None
+    return [
+        {"glob": c.glob, "command": c.command, "origin": c.origin, "allowed": answer}
+        for c in listed
+    ]
+
+
 def report(workspace: Workspace, cwd: Path | None = None) -> dict[str, Any]:
     """Versions, config state, the default adapter, whether its key resolves, MCP servers,
-    and the skills a chat in `cwd` would have."""
+    the skills a chat in `cwd` would have and the after-edit checks of its project."""
     deps: list[dict[str, str | None]] = []
     for name in dependencies():
         try:
@@ -66,6 +77,7 @@ def report(workspace: Workspace, cwd: Path | None = None) -> dict[str, Any]:
         "plugins": [f"{key} ({source})" for key, source in workspace.plugins.sources.items()],
         "plugin_errors": list(workspace.plugins.errors),
         "agent_files": agent_files(workspace, cwd or Path.cwd()),
+        "checks": checks_report(workspace, cwd or Path.cwd()),
     }
     found = workspace.sandbox_availability()
     permissions = workspace.permissions()

@@ -8,6 +8,7 @@ from typing import Any
 from ...errors import ToolError
 from ..model.function_tool import Failure, FunctionOutput, arg_text, function_tool
 from ..model.tool import Tool
+from ._support.after_write import diagnostics_after
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import file_edited, review
 from ._support.text_files import create_file, split_lines
@@ -53,8 +54,13 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
         )
     await create_file(path, content, shown)
     file_edited(self, path)
+    editor = self.tools.editor
+    if editor is not None and editor.live:  # a buffer open on the name shows the file now
+        await editor.reload([str(path)])
+        editor.follow(str(path), 1)
+    problems = await diagnostics_after(self, path, shown, [], lines)
     return FunctionOutput(
-        f"Created {shown} ({len(lines)} line{'' if len(lines) == 1 else 's'}).",
+        f"Created {shown} ({len(lines)} line{'' if len(lines) == 1 else 's'}).{problems}",
         f"Created `{shown}`",
         {"path": str(path), "lines": len(lines)},
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ...after_edit.diagnostics import DiagnosticsOptions, render
 from ...errors import ToolError
 from ...ports import Diagnostic
 from ..model.function_tool import FunctionOutput, arg_opt_text, arg_text, function_tool, nullable
@@ -51,16 +52,6 @@ def _severity(args: dict[str, Any]) -> str:
     return upper
 
 
-def _render(item: Diagnostic, lines: list[str]) -> str:
-    """`line:col SEVERITY source[code] message`, then the code line it points at."""
-    origin = (item.source or "") + (f"[{item.code}]" if item.code else "")
-    message = "; ".join(part.strip() for part in item.message.splitlines() if part.strip())
-    parts = [f"{item.line + 1}:{item.col + 1}", item.severity.upper(), origin, message]
-    head = " ".join(part for part in parts if part)
-    code = lines[item.line].strip() if 0 <= item.line < len(lines) else ""
-    return f"{head}\n    > {code[:200]}" if code else head
-
-
 async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     """Ask the editor for the file's diagnostics."""
     raw = arg_text(args, "filepath")
@@ -78,7 +69,9 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     # Neovim opens the file by name, so check the same file is there before and after.
     identity = await asyncio.to_thread(file_identity, path, shown)
     load_cap = int(self.opts.get("max_load_bytes") or DEFAULT_OPTS["max_load_bytes"])
-    found = await editor.diagnostics(str(path), severity, load_cap)
+    wait = DiagnosticsOptions.from_opts(self.tools.opts).wait
+    fresh = await editor.diagnostics(str(path), severity, load_cap, wait)
+    found = list(fresh.items)
     if await asyncio.to_thread(file_identity, path, shown) != identity:
         raise ToolError(f"{shown} was replaced while its diagnostics were read; try again.")
     try:
@@ -86,14 +79,15 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     except ToolError:
         lines = []
     if not found:
+        none = "" if fresh.servers else " (no language server is attached to it in Neovim)"
         return FunctionOutput(
-            f"No diagnostics at {severity} or worse for {shown}.",
+            f"No diagnostics at {severity} or worse for {shown}{none}.",
             f"No diagnostics for `{shown}`",
             {"count": 0},
         )
     cap = int(self.opts.get("max_diagnostics") or DEFAULT_OPTS["max_diagnostics"])
     ordered = sorted(found, key=lambda d: (SEVERITIES.index(_rank(d)), d.line, d.col))
-    body = "\n".join(_render(item, lines) for item in ordered[:cap])
+    body = "\n".join(render(item, lines) for item in ordered[:cap])
     more = f"\n... ({len(found) - cap} more not shown)" if len(found) > cap else ""
     header = f"Diagnostics for {shown} ({len(found)} at {severity} or worse; lines 1-based):"
     return FunctionOutput(

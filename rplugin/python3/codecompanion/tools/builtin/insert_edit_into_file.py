@@ -17,16 +17,18 @@ from ..model.function_tool import (
     one_line,
 )
 from ..model.tool import Tool
+from ._support.after_write import diagnostics_after
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import Review, file_edited, first_changed_line, rejection_note, review
 from ._support.text_files import (
     FileText,
+    Written,
     fence,
     read_source,
     split_lines,
     with_trailing_newline,
-    write_source,
+    write_edit,
 )
 
 DEFAULT_OPTS: dict[str, Any] = {
@@ -111,13 +113,12 @@ def _final_text(new: str, outcome: Review) -> str:
 
 
 def _report(
-    self: Tool, shown: str, where: str, applied: tuple[Applied, ...], diff: tuple[str, str]
+    self: Tool, shown: str, written: Written, applied: tuple[Applied, ...], diff: tuple[str, str]
 ) -> str:
     """The model's text: where it was written, how each edit matched, and a diff when useful."""
-    place = "in the open buffer (not saved to disk)" if where == "buffer" else "on disk"
     mode = _mode(self.args)
     verb = "Overwrote" if mode == "overwrite" else "Edited"
-    lines = [f"{verb} {shown} {place}."]
+    lines = [f"{verb} {shown} {written.place}."]
     lines += [f"- {item.describe()}" for item in applied]
     note, text = diff
     if note:
@@ -198,12 +199,21 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             f"Rejected edits to `{shown}`",
         )
     final = _final_text(new, outcome)
-    where = await write_source(self.tools.editor, source, final, shown)
-    file_edited(self, source.path, first_changed_line(old_lines, split_lines(final)))
-    diff_text, _rows = await _off_loop(final, unified, shown, old_lines, split_lines(final))
-    for_llm = _report(self, shown, where, applied, (rejection_note(outcome), diff_text))
+    written = await write_edit(self, source, final, shown)
+    new_lines = split_lines(final)
+    first = first_changed_line(old_lines, new_lines)
+    file_edited(self, source.path, first, on_disk=written.where != "buffer")
+    editor = self.tools.editor
+    if editor is not None and editor.live:  # follow mode shows the change
+        editor.follow(str(source.path), first)
+    diff_text, _rows = await _off_loop(final, unified, shown, old_lines, new_lines)
+    for_llm = _report(self, shown, written, applied, (rejection_note(outcome), diff_text))
+    if editor is not None and editor.live:  # what the language servers say of it
+        for_llm += await diagnostics_after(
+            self, source.path, shown, old_lines, new_lines, written.before
+        )
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
-    return FunctionOutput(for_llm, user, {"path": str(source.path), "written_to": where})
+    return FunctionOutput(for_llm, user, {"path": str(source.path), "written_to": written.where})
 
 
 MAX_REVIEWS = 3  # a file that changes under every review is refused after this many

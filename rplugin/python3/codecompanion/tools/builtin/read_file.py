@@ -81,7 +81,8 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     start = arg_int(args, "start_line_number_base_zero", 0)
     end = arg_int(args, "end_line_number_base_zero", -1)
     path, shown = await resolve_shown(self.tools, raw, must_exist=True, purpose="reading a file")
-    source = await read_source(self.tools.editor, path, shown)
+    editor = self.tools.editor
+    source = await read_source(editor, path, shown)
     lines = source.lines
     origin = " (the editor's unsaved buffer)" if source.from_buffer else ""
     if not lines:
@@ -90,6 +91,8 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
         return FunctionOutput(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
     end = _check_range(start, end, len(lines), shown)
     body = _body(self, shown, lines, start, end)
+    if editor is not None and editor.live:  # follow mode shows what the model reads
+        editor.follow(str(path), start + 1)
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
     return FunctionOutput(
         f"{header}\n{fence(body, path.suffix.lstrip('.'))}",

@@ -23,6 +23,7 @@ from ..model.tool import Tool
 from ..runtime.child_env import tool_environment
 from ..runtime.process import FinishedProcess, run_process
 from ..runtime.protocol import cap_output
+from ._support.after_write import after_command
 from ._support.paths import project_root
 from ._support.plain_command import plain_argv, shell_like_env
 from ._support.text_files import fence
@@ -143,6 +144,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     if not unconfined:  # a repository it made is held until the user says whether to keep it
         made = await settle(sandbox_of(self.tools), root, self.tools.confirm)
         text = f"{text}\n{made}" if made else text
+    text += await after_command(self, root)  # files open in Neovim that the command changed
     short = one_line(cmd, 60)
     if result.timed_out:
         raise Failure(text, f"`{short}` timed out (limit {timeout:g}s)")

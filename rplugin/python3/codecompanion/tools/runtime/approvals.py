@@ -14,7 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...ports import ApprovalChoice, ApprovalDecision, ApprovalRequest, HunkDecision
+from ...ports import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+    HunkDecision,
+    UnsavedChoice,
+)
 from ..model import arguments
 from ..model.tool import Tool, as_text, invoke
 from .approval_policy import (
@@ -174,6 +180,18 @@ class ApprovalGate:
         counts = f"{len(decision.accepted)} hunk(s) accepted, {len(decision.rejected)} rejected"
         self._log(tool, f"diff of {path} reviewed: {counts}")
         return decision
+
+    async def unsaved(self, tool: Tool, path: str) -> UnsavedChoice:
+        """What to do with an edit of a buffer holding the user's unsaved changes: asked when
+        the edit's review would be, else edit the buffer and leave it unsaved (nothing lost)."""
+        rule, ruling = await decide(Question("diff_review", path, tool), self.system)
+        editor = self.system.editor
+        if ruling.action != "ask" or editor is None:
+            self._log(tool, f"edit of unsaved {path} kept unsaved: {rule}")
+            return "buffer"
+        choice = await editor.ask_unsaved(self.system.chat_id, path)
+        self._log(tool, f"edit of unsaved {path}: user chose {choice}")
+        return choice
 
     async def decided_by(self, tool: Tool, decides: Callable[[], Awaitable[bool]]) -> Verdict:
         """The verdict when the tool decides its own approval (an older tool's

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...messages import MENTION, Status, ToolCall
-from ...ports import Approver, Editor, EventSink, HunkDecision
+from ...ports import Approver, Editor, EventSink, HunkDecision, UnsavedChoice
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
 from ..model.arguments import resolve
@@ -25,6 +25,7 @@ from .protocol import OutputBuffer, Reporter, ToolChat
 from .runner import Orchestrator
 
 if TYPE_CHECKING:
+    from ...after_edit.runs import ProjectChecks
     from ...hooks import ChatHooks
     from ...sandbox.commands import CommandSandbox
     from ...skills import ChatSkills
@@ -130,6 +131,7 @@ class ToolSystem:
         tls: Callable[[], ssl.SSLContext] | None = None,
         sandbox: CommandSandbox | None = None,
         mode: Mode = "ask",
+        checks: ProjectChecks | None = None,
     ) -> None:
         self.chat = ChatHandle(self, chat)
         # The host's one context when given (Workspace.ssl_context), else this system's own.
@@ -152,6 +154,8 @@ class ToolSystem:
         self.buffers: dict[str, OutputBuffer] = {}
         # Messages tool code added with `chat.add_message`: (role, content, visible).
         self.pending_messages: list[tuple[str, str, bool]] = []
+        self.checks = checks  # the project's checks, run after a round that edited files
+        self.edited: list[Path] = []  # files the file tools changed in the running batch
         self._running: set[Orchestrator] = set()
         self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
         self.hooks: ChatHooks | None = None  # run around each call (PreToolUse, PostToolUse)
@@ -196,6 +200,10 @@ class ToolSystem:
     ) -> HunkDecision | None:
         """The user's review of an edit through the approval gate; None when it is spared."""
         return await ApprovalGate(self).review(tool, path, old, new, note)
+
+    async def unsaved_edit(self, tool: Tool, path: str) -> UnsavedChoice:
+        """The user's choice for an edit of a buffer with unsaved changes (see ApprovalGate)."""
+        return await ApprovalGate(self).unsaved(tool, path)
 
     # Offering tools
 
@@ -319,8 +327,13 @@ class ToolSystem:
             return BatchSummary("success", False, 0)
         orchestrator = Orchestrator(self, calls)
         self._running.add(orchestrator)
+        self.edited = []
         try:
             statuses = await orchestrator.run()
+            if self.edited and self.checks is not None and not orchestrator.cancelled:
+                from .after_round import check_round
+
+                await check_round(self, self.checks, list(self.edited))
         finally:
             self._running.discard(orchestrator)
             self._add_pending_messages()

@@ -79,9 +79,13 @@ def first_changed_line(old: Sequence[str], new: Sequence[str]) -> int:
     return min(len(old), len(new)) + 1
 
 
-def file_edited(tool: Tool, path: Path, line: int | None = None) -> None:
+def file_edited(tool: Tool, path: Path, line: int | None = None, on_disk: bool = True) -> None:
     """Fire the event with CodeCompanion's data: `path`, `tool` and, for an edit, the first
-    changed `line` (Lua adds the file's `bufnr` when it is loaded)."""
+    changed `line` (Lua adds the file's `bufnr` when it is loaded). A change `on_disk` is one
+    the round's checks look at (not an edit left unsaved in a buffer)."""
+    edited = getattr(tool.tools, "edited", None)
+    if on_disk and isinstance(edited, list):
+        edited.append(path)
     reporter = getattr(tool.tools, "reporter", None)
     if reporter is None:  # a tool run outside a chat (tests, /fetch)
         return

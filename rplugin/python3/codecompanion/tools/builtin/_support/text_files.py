@@ -1,4 +1,6 @@
-"""Text files for the file tools: read from the loaded buffer or disk, line ends kept on write."""
+"""Text files for the file tools: read from the loaded buffer or disk, written back through the
+buffer when Neovim has the file open (one undo step, saved unless the user's unsaved changes are
+there), else on disk with the file's line ends."""
 
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ....errors import ToolError
+from ....ports import Diagnostic, UnsavedChoice
+from ...model.function_tool import Failure
 from . import confined
 from .file_writes import check_writable, create_new, rewrite_file
+
+if TYPE_CHECKING:
+    from ...model.tool import Tool
 
 MAX_FILE_BYTES = 20_000_000
 # A regular file this small is read on the loop: a thread hop costs more than the read.
@@ -163,32 +170,6 @@ async def create_file(path: Path, text: str, shown: str) -> None:
         raise ToolError(f"A parent of {shown} is a file, not a folder.") from None
 
 
-async def write_source(editor: Any, source: FileText, text: str, shown: str) -> str:
-    """Store new text: into the loaded buffer (unsaved, one undo step) or on disk.
-
-    Returns "buffer" or "disk". Refused if the file on disk is read-only or not writable by this
-    user, or (for a disk write) changed since it was read.
-    """
-    if source.from_buffer and editor is not None:
-        await asyncio.to_thread(check_writable, source.path, shown)
-        current = await editor.buffer_lines(str(source.path))
-        if current is not None and current != source.lines:
-            raise ToolError(
-                f"The open buffer of {shown} changed while the edit was prepared; nothing was "
-                "written. Read the file again."
-            )
-        if current is not None and await editor.set_buffer_lines(
-            str(source.path), split_lines(text)
-        ):
-            return "buffer"
-        raise ToolError(f"The buffer for {shown} was closed while editing; nothing was written.")
-    try:
-        await asyncio.to_thread(_write_disk, source, text, shown)
-    except PermissionError:
-        raise ToolError(f"Permission denied writing {shown}.") from None
-    return "disk"
-
-
 def with_trailing_newline(text: str, original: str) -> str:
     """`text` ending in a newline exactly when `original` did (an empty original keeps `text`)."""
     if not original or not text:
@@ -204,3 +185,71 @@ def fence(text: str, language: str = "") -> str:
     ticks = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{ticks}{language}\n{body}{ticks}"
+
+
+Where = Literal["disk", "saved", "buffer"]
+
+
+@dataclass(frozen=True)
+class Written:
+    """Where a change went: a file no buffer held (`disk`), an open buffer saved to its file
+    (`saved`) or left unsaved (`buffer`); `place` in the result's words; the buffer's
+    diagnostics before it."""
+
+    where: Where
+    place: str = "on disk"
+    before: tuple[Diagnostic, ...] | None = None
+
+
+async def _choice(tool: Tool, source: FileText, shown: str) -> bool:
+    """Whether to save the buffer after the edit: yes unless it holds the user's unsaved
+    changes; then the user is asked when edits are reviewed (a rejection is the call's
+    result), and otherwise it stays unsaved."""
+    editor = tool.tools.editor
+    modified = await editor.buffer_modified(str(source.path))
+    if modified is None:
+        raise ToolError(f"The buffer for {shown} was closed while editing; nothing was written.")
+    if not modified:
+        return True
+    choice: UnsavedChoice = await tool.tools.unsaved_edit(tool, str(source.path))
+    if choice == "reject":
+        raise Failure(
+            f"{shown} has unsaved changes in Neovim and the user rejected the edit; nothing "
+            "was written.",
+            f"Rejected the edit of unsaved `{shown}`",
+        )
+    return choice == "save"
+
+
+async def write_edit(tool: Tool, source: FileText, text: str, shown: str) -> Written:
+    """Store the tool's new `text` for `source`: through its open buffer, else on disk.
+
+    Refused if the file on disk is read-only or not writable by this user, if the buffer
+    changed since it was read, or (for a disk write) if the file changed since it was read.
+    """
+    if not source.from_buffer:  # (a buffer's text comes only from an editor)
+        try:
+            await asyncio.to_thread(_write_disk, source, text, shown)
+        except PermissionError:
+            raise ToolError(f"Permission denied writing {shown}.") from None
+        return Written("disk")
+    editor = tool.tools.editor
+    await asyncio.to_thread(check_writable, source.path, shown)
+    save = await _choice(tool, source, shown)
+    lines = split_lines(text)
+    done = await editor.write_buffer(
+        tool.tools.chat_id, str(source.path), source.lines, lines, save
+    )
+    if done.status == "changed":
+        raise ToolError(
+            f"The open buffer of {shown} changed while the edit was prepared; nothing was "
+            "written. Read the file again."
+        )
+    if done.status == "closed":
+        raise ToolError(f"The buffer for {shown} was closed while editing; nothing was written.")
+    if done.status == "saved":
+        return Written("saved", "on disk (through its buffer open in Neovim)", done.before)
+    why = f"saving failed: {done.error}" if done.error else "the user has unsaved changes there"
+    return Written(
+        "buffer", f"in its buffer open in Neovim, not saved to disk ({why})", done.before
+    )

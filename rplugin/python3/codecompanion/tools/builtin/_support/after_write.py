@@ -1,0 +1,61 @@
+"""What the language servers say after a file tool or a command changed files: the diagnostics
+paragraph a result ends with (after_edit/diagnostics.py), and the reload of the buffers a
+command's writes made stale."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from ....after_edit.diagnostics import DiagnosticsOptions, EditedFile, report
+from ....ports import Diagnostic
+from ...diffs import hunks
+from ...model.tool import Tool
+from .paths import display_path
+
+
+async def diagnostics_after(
+    tool: Tool,
+    path: Path,
+    shown: str,
+    old: Sequence[str],
+    new: Sequence[str],
+    before: tuple[Diagnostic, ...] | None = None,
+) -> str:
+    """The language servers' word on the change of `path` from `old` to `new` ("" when none
+    checks it, or it is turned off): a paragraph for the result."""
+    if tool.tools.editor is None or not tool.tools.editor.live:
+        return ""
+    options = DiagnosticsOptions.from_opts(tool.tools.opts)
+    if options.level == "off":
+        return ""
+    changed = await asyncio.to_thread(hunks, list(old), list(new))
+    ranges = tuple((h.new_start, max(h.new_end, h.new_start + 1)) for h in changed)
+    edited = EditedFile(path, shown, list(new), ranges, before)
+    text = await report(tool.tools.editor, [edited], options)
+    return f"\n{text}" if text else ""
+
+
+async def after_command(tool: Tool, root: Path) -> str:
+    """What a command changed in the files open in Neovim: their buffers reloaded (unless they
+    hold unsaved changes, which the model is told) and the servers' word on them."""
+    editor = tool.tools.editor
+    if editor is None:
+        return ""
+    loaded = await editor.loaded_under(str(root))
+    synced = await editor.reload(loaded) if loaded else None
+    if synced is None:
+        return ""
+    notes = [
+        f"\nnote: {display_path(root, Path(p))} changed on disk, but its buffer in Neovim has "
+        "unsaved changes, so the buffer was not reloaded."
+        for p in synced.kept
+    ]
+    for name in synced.reloaded:
+        path, shown = Path(name), display_path(root, Path(name))
+        lines = await editor.buffer_lines(name) or []
+        notes.append(
+            await diagnostics_after(tool, path, shown, lines, lines, synced.before.get(name))
+        )
+    return "".join(notes)

@@ -1,0 +1,205 @@
+"""The editor in the loop, on real Neovim with a real language server (python-lsp-server with
+pyflakes, started by `vim.lsp.start`) and a scripted model: an edit's result carries the
+server's fresh diagnostics, edits go through the open buffer (undo kept, the user's unsaved text
+kept), and a configured after-edit check's failure reaches the next request."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from tests.support.nvim import Editor, ProjectNvim, wait_for
+
+PYLSP = Path(sys.executable).parent / "pylsp"
+pytestmark = pytest.mark.skipif(not PYLSP.exists(), reason="python-lsp-server is not installed")
+
+APP = "def main():\n    return 1\n\n\nprint(main())\n"
+# A wait no loaded machine runs out of: a result that names the problem came from a publish.
+SETTINGS = 'opts = {"editor": {"diagnostics_wait": 15}}\n'
+
+
+def start_pylsp(ed: Editor, project: Path) -> None:
+    """Start pylsp for every Python buffer, as a user's config would (FileType + vim.lsp.start)."""
+    ed.lua(
+        "local cmd, root = ...;"
+        "require('codecompanion.lsp_diagnostics').track();"
+        "vim.api.nvim_create_autocmd('FileType', {pattern = 'python', callback = function(a)"
+        " vim.lsp.start({name = 'pylsp', cmd = {cmd}, root_dir = root}, {bufnr = a.buf}) end})",
+        str(PYLSP),
+        str(project),
+    )
+
+
+def open_with_server(ed: Editor, path: Path) -> int:
+    """Edit `path` and wait until pylsp attached and published for it."""
+    ed.nvim.command(f"edit {path}")
+    bufnr = int(ed.nvim.current.buffer.number)
+    fresh = "return require('codecompanion.lsp_diagnostics').is_fresh(...)"
+    wait_for(lambda: ed.lua(fresh, bufnr), timeout=60)
+    return bufnr
+
+
+def edit_call(old: str, new: str, call_id: str = "e1") -> Any:
+    args = {
+        "filepath": "app.py",
+        "edits": [{"oldText": old, "newText": new, "replaceAll": False}],
+        "explanation": None,
+        "mode": None,
+    }
+    return openai_tool_calls([(call_id, "insert_edit_into_file", args)])
+
+
+def tool_result(server: LoopbackServer, request: int = 1) -> str:
+    messages = server.requests[request].json()["messages"]
+    return str([m for m in messages if m["role"] == "tool"][-1]["content"])
+
+
+@pytest.fixture
+def app(project: Path) -> Path:
+    path = project / "app.py"
+    path.write_text(APP)
+    return path
+
+
+def test_an_edit_that_breaks_a_name_returns_the_servers_error_with_its_line(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    provider_server.enqueue(
+        edit_call("    return 1", "    return undefined_total"), openai_text("oops")
+    )
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    source = open_with_server(ed, app)
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all")
+    ed.send("@{insert_edit_into_file} use the total")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    result = tool_result(provider_server)
+    assert "Edited app.py on disk (through its buffer open in Neovim)." in result, result
+    assert "Diagnostics for app.py after the edit (pylsp): 1 new problem" in result, result
+    assert "app.py:2:12 ERROR pyflakes undefined name 'undefined_total'" in result, result
+    assert "    > return undefined_total" in result
+    assert "did not publish" not in result
+    assert app.read_text() == APP.replace("return 1", "return undefined_total")
+    assert not ed.nvim.api.get_option_value("modified", {"buf": source})
+
+
+def test_a_correct_edit_returns_no_new_problems_and_one_undo_takes_it_back(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    provider_server.enqueue(edit_call("    return 1", "    return 2"), openai_text("done"))
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    source = open_with_server(ed, app)
+    ed.nvim.command("split")  # a second window on the file, scrolled to its last line
+    ed.nvim.command("normal! G")
+    other = int(ed.nvim.current.window.handle)
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all")
+    ed.send("@{insert_edit_into_file} return two")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    result = tool_result(provider_server)
+    assert "Diagnostics for app.py after the edit (pylsp): no new problems." in result, result
+    assert ed.nvim.api.win_get_cursor(other) == [5, 0]  # the other window stayed put
+    ed.nvim.api.set_current_win(other)
+    ed.nvim.command("undo")
+    assert ed.lines(source) == APP.splitlines()  # one `u` undoes the model's whole edit
+    assert app.read_text() == APP.replace("return 1", "return 2")  # the saved file, until :w
+
+
+def test_an_edit_of_a_buffer_with_unsaved_changes_asks_and_keeps_the_users_text(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    provider_server.enqueue(edit_call("    return 1", "    return 3"), openai_text("done"))
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    source = open_with_server(ed, app)
+    ed.nvim.api.buf_set_lines(source, 4, 5, False, ["print('typed, not saved', main())"])
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all", "Edit the buffer, leave it unsaved")
+    ed.send("@{insert_edit_into_file} return three")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    asked = [p for p in ed.prompts() if p["kind"] == "codecompanion.unsaved_buffer"]
+    assert len(asked) == 1 and "app.py has unsaved changes" in asked[0]["prompt"]
+    assert ed.lines(source)[1] == "    return 3"
+    assert ed.lines(source)[4] == "print('typed, not saved', main())"  # the user's text
+    assert app.read_text() == APP  # nothing saved over the user's work
+    result = tool_result(provider_server)
+    assert "not saved to disk (the user has unsaved changes there)" in result, result
+    assert "no new problems" in result  # the server reads the buffer, saved or not
+
+
+def test_a_configured_checks_failure_reaches_the_next_request(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    provider_server.enqueue(
+        edit_call("    return 1", "    return missing_name"), openai_text("I will fix it")
+    )
+    check = f"{sys.executable} -m pyflakes {{files}}"
+    ed = project_nvim(f"after_edit = {{'*.py': [{check!r}]}}\n")
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all", "Yes")
+    ed.send("@{insert_edit_into_file} change it")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    asked = [p["prompt"] for p in ed.prompts() if p["kind"] == "codecompanion.confirm"]
+    assert len(asked) == 1 and "-m pyflakes {files} for *.py (config)" in asked[0]
+    messages = provider_server.requests[1].json()["messages"]
+    assert messages[-2]["role"] == "tool"
+    failure = messages[-1]
+    assert failure["role"] == "user", messages[-3:]
+    assert "The project's checks failed after your edits" in failure["content"]
+    assert "-m pyflakes app.py" in failure["content"]
+    assert "undefined name 'missing_name'" in failure["content"]
+
+
+def test_follow_mode_shows_the_edited_file_at_the_changed_line(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    provider_server.enqueue(edit_call("print(main())", "print(main() + 1)"), openai_text("ok"))
+    (project / "other.txt").write_text("something else\n")
+    ed = project_nvim("", setup={"follow": True})
+    ed.nvim.command("edit other.txt")
+    window = int(ed.nvim.current.window.handle)
+    ed.nvim.command("CodeCompanionChat")
+    chat_window = int(ed.nvim.current.window.handle)
+    ed.answer("Accept all")
+    ed.send("@{insert_edit_into_file} add one")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    shown = "return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))"
+    wait_for(lambda: ed.lua(shown, window) == str(app))
+    assert ed.nvim.api.win_get_cursor(window)[0] == 5
+    assert int(ed.nvim.current.window.handle) == chat_window  # focus stays in the chat
+
+
+def test_checkhealth_lists_the_servers_and_checks_seen(
+    project_nvim: ProjectNvim, project: Path, app: Path
+) -> None:
+    ed = project_nvim("after_edit = {'*.py': ['ruff check {files}']}\n")
+    start_pylsp(ed, project)
+    open_with_server(ed, app)
+    ed.open_chat()  # the host is up: the health request waits 2 s at most
+    ed.wait_event("CodeCompanionChatCreated")
+    ed.nvim.command("checkhealth codecompanion")
+    text = "\n".join(ed.lines())
+    assert "pylsp (running, 1 buffer, root " in text and "diagnostics published" in text, text
+    assert "*.py: ruff check {files} (config), not asked yet" in text, text
+
+
+def test_the_checks_command_lists_them_and_remembers_the_answer(
+    project_nvim: ProjectNvim, project: Path, app: Path
+) -> None:
+    ed = project_nvim("after_edit = {'*': ['make -q lint']}\n")
+    ed.answer("No")
+    ed.nvim.command("CodeCompanionChat Checks")
+    wait_for(lambda: [p for p in ed.prompts() if p["kind"] == "codecompanion.confirm"])
+    listing = wait_for(
+        lambda: next((ed.lines(b.number) for b in ed.nvim.buffers if "checks" in b.name), None)
+    )
+    assert listing[0].startswith(f"Checks after the model's edits in {project}")
+    assert "  *: make -q lint  (config)" in listing
+    health = "return require('codecompanion.host').request('health', {cwd = vim.fn.getcwd()})"
+    wait_for(lambda: ed.lua(health)["checks"][0]["allowed"] is False)
