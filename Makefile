@@ -21,7 +21,7 @@ STYLUA := $(LUA_TOOLS)/node_modules/.bin/stylua
 STAMP_STYLUA := $(LUA_TOOLS)/.stylua-$(STYLUA_VERSION)
 LUA_SRC := lua plugin ftplugin bench scripts tests
 
-.PHONY: install dev run test needs test-real eval lint lint-lua stylua-check luacheck typecheck pytest bench bench-sbs fmt clean constraints
+.PHONY: install dev run test needs test-real agents test-agents agent-tier eval lint lint-lua stylua-check luacheck typecheck pytest bench bench-sbs fmt clean constraints
 
 # Recipes say in one line what they do (the first `make run` prints no pip command lines).
 $(PY):
@@ -62,7 +62,14 @@ run: $(STAMP_RUNTIME) $(CONFINE)
 
 ## test: the whole suite: lint, types, tests (about 9 minutes on 2 cores). It first says which
 ## optional tools are missing and what is skipped without them (scripts/needs.sh).
-test: needs $(STAMP_DEV) $(CONFINE) lint typecheck pytest
+test: needs $(STAMP_DEV) $(CONFINE) lint typecheck pytest agent-tier
+
+# The real-agent tier inside `make test` where it can run (Python 3.12+ for the agent, a network
+# namespace from unshare); elsewhere one line says it was skipped.
+agent-tier:
+	@if sh scripts/python312.sh >/dev/null && unshare -rn true 2>/dev/null; then \
+		$(MAKE) --no-print-directory test-agents; \
+	else echo "real-agent tier skipped: it needs Python 3.12 or later and unshare (make test-agents)" >&2; fi
 
 needs:
 	@sh scripts/needs.sh
@@ -72,6 +79,26 @@ needs:
 ## or REALMODEL_START=path/to/a/script that starts one and prints its URL. Skips without one.
 test-real: $(STAMP_DEV)
 	CODECOMPANION_REAL=1 $(PY) -m pytest -q -p no:cacheprovider -rsx tests/real $(ARGS)
+
+## agents: the real ACP agents the agent tier drives, each in a venv of its own under .venv-agents/:
+## Mistral Vibe (PyPI mistral-vibe, pinned; it needs Python 3.12 or later, found on PATH or in pyenv).
+VIBE_VERSION := 2.22.0
+AGENTS := .venv-agents
+PY312 = $(shell sh scripts/python312.sh)
+agents: $(AGENTS)/vibe/.stamp-$(VIBE_VERSION)
+
+$(AGENTS)/vibe/.stamp-$(VIBE_VERSION):
+	@test -n "$(PY312)" || { echo "Mistral Vibe needs Python 3.12 or later: none found (PATH, pyenv)" >&2; exit 1; }
+	$(PY312) -m venv $(AGENTS)/vibe
+	$(AGENTS)/vibe/bin/pip install -q --upgrade pip
+	$(AGENTS)/vibe/bin/pip install -q mistral-vibe==$(VIBE_VERSION)
+	touch $@
+
+## test-agents: real ACP agents (`make agents`) through real Neovim against a scripted model on
+## 127.0.0.1, in a network namespace with only loopback: no connection can leave the machine.
+## `make test` runs it last where it can (the install about 2 minutes once, the tests about 1).
+test-agents: $(STAMP_DEV) $(CONFINE) agents
+	CODECOMPANION_AGENTS=1 unshare -rn sh -c '$(PY) scripts/loopback_up.py && exec $(PY) -m pytest -q -p no:cacheprovider -rsx tests/agents $(ARGS)'
 
 ## eval: the task suite (eval/tasks) through this plugin and the Lua CodeCompanion (../shared/anchor)
 ## against a real model (default: ../shared/realmodel's server on port 8093), records appended to

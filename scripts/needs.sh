@@ -11,8 +11,10 @@ command -v "${NPM:-npm}" >/dev/null 2>&1 || note "npm (stylua, the Lua style che
 if ! command -v luacheck >/dev/null 2>&1 && [ "$(id -u 2>/dev/null)" != 0 ]; then
   note "luacheck (Debian's lua-check: the Lua lint skipped)"
 fi
+sh "$(dirname "$0")/python312.sh" >/dev/null 2>&1 || note "Python 3.12+ (the real-agent tier skipped)"
+unshare -rn true >/dev/null 2>&1 || note "unshare (the real-agent tier skipped)"
 if [ -n "$missing" ]; then
-  echo "make test: about 9 minutes on 2 cores; missing: $missing" >&2
+  echo "make test: about 12 minutes on 2 cores; missing: $missing" >&2
 else
-  echo "make test: ruff, stylua, luacheck, mypy, then pytest: about 9 minutes on 2 cores" >&2
+  echo "make test: ruff, stylua, luacheck, mypy, then pytest, then the real-agent tier: about 12 minutes on 2 cores" >&2
 fi

@@ -290,3 +290,40 @@ async def test_closing_leaves_no_process(tmp_path: Path) -> None:
     except ProcessLookupError:
         alive = False
     assert not alive
+
+
+async def test_a_burst_of_chunks_keeps_its_order(tmp_path: Path) -> None:
+    chat = agent_chat(tmp_path)
+    try:
+        await chat.turn("many")
+        assert chat.answers()[-1] == "".join(f"{i}," for i in range(300))
+    finally:
+        await chat.close()
+
+
+async def test_the_chats_mcp_servers_go_to_the_agent(tmp_path: Path) -> None:
+    servers = {"servers": {"time": {"cmd": ["mcp-time"], "env": {"TZ": "UTC"}}}}
+    chat = agent_chat(tmp_path, mcp=servers)
+    try:
+        await chat.turn("mcp")
+        assert chat.answers()[-1] == "mcp: time"
+    finally:
+        await chat.close()
+
+
+async def test_mode_and_model_are_set_from_the_chat(tmp_path: Path) -> None:
+    chat = agent_chat(tmp_path)
+    try:
+        await chat.turn("echo hi")
+        await chat.driver.set_mode("plan")
+        await chat.driver.set_option("model", "large")
+        assert chat.driver.state.mode == "plan" and chat.driver.state.model == "large"
+        assert chat.chat.adapter.settings.model == "large"
+        meter = ops_of(chat.view, render_ops.Meter)[-1]
+        assert "mode Plan" in meter.text and "large" in meter.text
+        modes = [
+            op for op in ops_of(chat.view, render_ops.SetVar) if op.name == "codecompanion_acp_mode"
+        ]
+        assert modes[-1].value["current"] == "plan"
+    finally:
+        await chat.close()

@@ -51,6 +51,11 @@ def test_an_agent_chat_streams_plans_and_restores_its_session(
     assert "## scripted (small)" in text and "Hello: hi" in text
     commands = ed.lua("return vim.b[...].codecompanion_acp_commands", chat)
     assert commands[0]["name"] == "review"
+    words = [i["word"] for i in ed.lua("return require('codecompanion.complete').items()")]
+    assert "/review" in words  # the agent's commands complete after `/`
+    ed.answer(2)  # gM: the agent's modes, pick "Plan"
+    ed.nvim.input("gM")
+    wait_for(lambda: ed.lua("return vim.b[...].codecompanion_acp_mode.current", chat) == "plan")
     ed.send("kinds dir")
     ed.wait_event("CodeCompanionChatDone", count=2, timeout=30)
     lines = ed.lines(chat)

@@ -64,6 +64,7 @@ def agent_chat(
     mode: str | None = None,
     messages: Any = None,
     settings: AgentSettings | None = None,
+    mcp: dict[str, Any] | None = None,
 ) -> AgentChat:
     """A chat whose turns the scripted agent produces, working in `tmp_path/project`."""
     root = tmp_path / "project"
@@ -80,7 +81,9 @@ def agent_chat(
     async def resolve(value: str) -> str:
         return value
 
-    host = AgentHost(env=dict(os.environ), resolve=resolve, log_dir=logs, editor=editor)
+    host = AgentHost(
+        env=dict(os.environ), resolve=resolve, log_dir=logs, editor=editor, mcp=mcp or {}
+    )
     drivers: list[AgentDriver] = []
 
     def driver(chat: Chat) -> AgentDriver:

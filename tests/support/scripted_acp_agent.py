@@ -292,6 +292,14 @@ class Scripted:
         await up(session_id, start_tool_call("t2", "Never finished", kind="read"))
         return await self.say(session_id, " Done.")
 
+    async def do_many(self, session_id: str, rest: str, prompt: list[Any]) -> str:
+        for i in range(300):
+            await self.conn.session_update(session_id, update_agent_message_text(f"{i},"))
+        return "many"
+
+    async def do_mcp(self, session_id: str, rest: str, prompt: list[Any]) -> str:
+        return await self.say(session_id, "mcp: " + ",".join(load_state()[session_id]["mcp"]))
+
     async def do_garbage(self, session_id: str, rest: str, prompt: list[Any]) -> str:
         await asyncio.sleep(0.05)
         os.write(1, b'this is not json\n[1, 2]\n5\n"text"\n')

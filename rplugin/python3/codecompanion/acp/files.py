@@ -25,6 +25,7 @@ from ..tools.builtin._support.paths import display_path, project_root, resolve_p
 from ..tools.builtin._support.text_files import FileText, join_endings, read_source, split_lines
 from ..tools.diffs import apply_hunks, hunks
 from ..tools.runtime.approval_policy import Question, decide
+from .refusals import INVALID_PARAMS, refuse
 
 # Characters of one write at most (a bigger one is refused, in one line).
 MAX_WRITE = 20_000_000
@@ -81,7 +82,7 @@ class AgentFiles:
                 checkpoints.after_tools()
         if kept != new:
             line = f"the user accepted only part of the change to {shown}: read it again"
-            raise RequestError.invalid_params({"details": line})
+            raise RequestError(INVALID_PARAMS, line, {"details": line})
         return WriteTextFileResponse()
 
     async def _resolve(self, raw: str, purpose: str, writes: bool) -> tuple[Path, str]:
@@ -126,5 +127,4 @@ class AgentFiles:
         self.chat.fire("FileEdited", path=str(path), agent=self.agent)
 
     def _refuse(self, line: str) -> NoReturn:
-        self.chat.view.notify(line, "warn")
-        raise RequestError.invalid_params({"details": line})
+        refuse(self.chat.view, line)

@@ -33,10 +33,12 @@ from acp import RequestError
 from ..chat.driver import Session
 from ..errors import ToolError
 from ..tools.builtin._support.paths import is_inside, project_root, real_path
+from ..tools.builtin._support.plain_command import plain_argv
 from ..tools.runtime.approval_policy import rule_verdict
 from ..tools.runtime.child import Sink
 from ..tools.runtime.child_env import tool_environment
 from ..tools.runtime.process import FinishedProcess, run_process
+from .refusals import refuse
 
 if TYPE_CHECKING:
     from ..sandbox.launcher import Launch
@@ -93,8 +95,7 @@ class AgentTerminals:
         output_byte_limit: int | None,
     ) -> CreateTerminalResponse:
         """Start the command (after the rules, and the user when due)."""
-        argv = [command, *(args or [])]
-        line = " ".join(shlex.quote(part) for part in argv)
+        argv, line = command_line(command, args)
         root = project_root(self.chat.tools)
         where = real_path(root, cwd) if cwd else root
         if not is_inside(root, where):
@@ -192,8 +193,17 @@ class AgentTerminals:
         self._commands.clear()
 
     def _refuse(self, line: str) -> NoReturn:
-        self.chat.view.notify(line, "warn")
-        raise RequestError.invalid_params({"details": line})
+        refuse(self.chat.view, line)
+
+
+def command_line(command: str, args: list[str] | None) -> tuple[list[str], str]:
+    """What runs, and the line rules and questions see. A command without arguments is a shell
+    line (agents send `npm test && npm run lint` so): run as the shell would, through `sh -c`
+    when it needs the shell."""
+    if args:
+        argv = [command, *args]
+        return argv, " ".join(shlex.quote(part) for part in argv)
+    return plain_argv(command) or ["sh", "-c", command], command
 
 
 def _status(command: _Command) -> TerminalExitStatus:
