@@ -6,6 +6,7 @@ import argparse
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .drivers.ours import Ours, OursOptions
@@ -52,13 +53,24 @@ def _parser() -> argparse.ArgumentParser:
         default=ROOT,
         help="ours: the checkout to run (a snapshot, so a long run is not changed)",
     )
+    p.add_argument(
+        "--timeout-scale",
+        type=float,
+        default=1.0,
+        help="multiply each task's timeout_s (a loaded machine reads prompts slower)",
+    )
+    p.add_argument(
+        "--again",
+        default="",
+        help="comma-separated ends to run again though recorded (e.g. timeout)",
+    )
     p.add_argument("--summary", action="store_true", help="only print the summary of --out")
     return p
 
 
-def _commit() -> str:
+def _commit(root: Path) -> str:
     done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
     )
     return done.stdout.strip()
 
@@ -88,21 +100,25 @@ def main(argv: list[str] | None = None) -> int:
         except TaskError as exc:
             print(f"eval: {exc}", file=sys.stderr)
             return 2
+        if args.timeout_scale != 1.0:
+            tasks = [replace(t, timeout_s=t.timeout_s * args.timeout_scale) for t in tasks]
         if args.only:
             wanted = {n.strip() for n in args.only.split(",")}
             tasks = [t for t in tasks if t.name in wanted]
         url = (args.url or start_realmodel(args.port)).rstrip("/").removesuffix("/v1")
         temperature = None if args.temperature == "keep" else float(args.temperature)
         proxy = RecordingProxy(url, Sampling(temperature=temperature)).start()
+        again = tuple(e.strip() for e in args.again.split(",") if e.strip())
         setup = {
+            "timeout_scale": args.timeout_scale,
             "url": url,
-            "commit": _commit(),
+            "commit": _commit(args.plugin_root),
             "temperature": temperature,
             "tool_calls": args.tool_calls,
             "tasks": str(args.tasks),
         }
         try:
-            Runner(proxy, args.out, setup).run_suite(tasks, _plugins(args), args.runs)
+            Runner(proxy, args.out, setup, again=again).run_suite(tasks, _plugins(args), args.runs)
         finally:
             proxy.stop()
     records = list(load_records(args.out).values())

@@ -41,8 +41,9 @@ class Record:
         return self.plugin, self.task, self.run
 
 
-def load_records(path: Path) -> dict[RecordKey, dict[str, Any]]:
-    """Every record in `path` by key, the last one winning; a harness error is not kept."""
+def load_records(path: Path, again: tuple[str, ...] = ()) -> dict[RecordKey, dict[str, Any]]:
+    """Every record in `path` by key, the last one winning; a harness error is not kept, nor a
+    run that ended as one of `again` (such as "timeout", to run it again on a quieter machine)."""
     found: dict[RecordKey, dict[str, Any]] = {}
     if not path.is_file():
         return found
@@ -51,9 +52,13 @@ def load_records(path: Path) -> dict[RecordKey, dict[str, Any]]:
             data = json.loads(line)
         except ValueError:
             continue  # a line cut short when a run was killed
-        if not isinstance(data, dict) or data.get("ended") == "error":
+        if not isinstance(data, dict):
             continue
-        found[(str(data["plugin"]), str(data["task"]), int(data["run"]))] = data
+        key = (str(data["plugin"]), str(data["task"]), int(data["run"]))
+        if data.get("ended") in ("error", *again):
+            found.pop(key, None)
+            continue
+        found[key] = data
     return found
 
 

@@ -63,8 +63,14 @@ class Runner:
     """Runs tasks through plugins and appends a record as each run ends."""
 
     def __init__(
-        self, proxy: RecordingProxy, out: Path, setup: dict[str, Any], log: Any = sys.stderr
+        self,
+        proxy: RecordingProxy,
+        out: Path,
+        setup: dict[str, Any],
+        log: Any = sys.stderr,
+        again: tuple[str, ...] = (),
     ) -> None:
+        self.again = again
         self.proxy = proxy
         self.out = out
         self.setup = setup
@@ -72,7 +78,7 @@ class Runner:
 
     def run_suite(self, tasks: Sequence[Task], plugins: Sequence[Plugin], runs: int) -> None:
         """Every task `runs` times through every plugin; what `out` already holds is skipped."""
-        done = load_records(self.out)
+        done = load_records(self.out, self.again)
         for run in range(1, runs + 1):
             for index, task in enumerate(tasks):
                 for plugin in order(plugins, run, index):

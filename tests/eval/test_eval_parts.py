@@ -146,6 +146,7 @@ def test_records_resume_and_summarize(tmp_path: Path) -> None:
         f.write('{"plugin": "ours", "task": "c", "run": 1, "ended": "error"}\n{"cut')
     records = load_records(out)
     assert len(records) == 8 and ("ours", "c", 1) not in records
+    assert load_records(out, again=("done",)) == {}  # such runs are run again
     ours = summarize("ours", [r for r in records.values() if r["plugin"] == "ours"])
     assert (ours.pass_at_1, ours.pass_all, ours.solved_runs) == (0.75, 0.5, 3)
     assert ours.prompt_per_solved == 200 and ours.wall_per_solved == 20
