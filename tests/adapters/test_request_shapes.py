@@ -35,9 +35,10 @@ def body(name: str, **options: Any) -> dict[str, Any]:
 
 
 def test_openai_second_turn() -> None:
-    request = adapter("openai", parameters={"temperature": 0.2}).build_request(
-        conversation(), TOOLS, "m"
-    )
+    # Without the cache key (test_prompt_caching.py checks it).
+    request = adapter(
+        "openai", parameters={"temperature": 0.2}, extra={"prompt_cache_key": False}
+    ).build_request(conversation(), TOOLS, "m")
     assert request.path == "/chat/completions"
     assert request.body == {
         "model": "m",
@@ -126,7 +127,10 @@ def test_azure_deployment_path_version_and_key_header() -> None:
 
 
 def test_anthropic_second_turn() -> None:
-    request = adapter("anthropic").build_request(conversation(), TOOLS, "claude")
+    # Without cache breakpoints (test_prompt_caching.py checks them).
+    request = adapter("anthropic", extra={"cache_breakpoints": 0}).build_request(
+        conversation(), TOOLS, "claude"
+    )
     assert request.path == "/v1/messages"
     sent = request.body
     assert sent["system"] == [{"type": "text", "text": "You are helpful."}]

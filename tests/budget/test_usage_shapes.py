@@ -26,10 +26,10 @@ def usage_of(adapter: str, body: bytes) -> Usage | None:
 @pytest.mark.parametrize(
     ("adapter", "capture", "expected"),
     [
-        ("openai", "openai_tools_streaming.txt", Usage(479, 53, 532)),
-        ("openai", "openai_tools_no_streaming.txt", Usage(461, 58, 519)),
-        ("anthropic", "anthropic_tools_streaming.txt", Usage(905, 137, 1042)),
-        ("anthropic", "anthropic_tools_no_streaming.txt", Usage(916, 144, 1060)),
+        ("openai", "openai_tools_streaming.txt", Usage(479, 53, 532, 0)),
+        ("openai", "openai_tools_no_streaming.txt", Usage(461, 58, 519, 0)),
+        ("anthropic", "anthropic_tools_streaming.txt", Usage(905, 137, 1042, 0, 0)),
+        ("anthropic", "anthropic_tools_no_streaming.txt", Usage(916, 144, 1060, 0, 0)),
         ("gemini", "gemini_tools_streaming.txt", Usage(504, 38, 542)),
         ("ollama", "ollama_tools_streaming.txt", Usage(577, 90, 667)),
     ],
@@ -70,7 +70,9 @@ def test_anthropic_cached_input_counts_in_the_window() -> None:
         },
         {"type": "message_stop"},
     )
-    assert usage_of("anthropic", body) == Usage(3210, 7, 3217)
+    assert usage_of("anthropic", body) == Usage(
+        3210, 7, 3217, cached_tokens=3000, cache_write_tokens=200
+    )
 
 
 def test_openai_responses_usage() -> None:

@@ -11,6 +11,7 @@ from ..errors import ProviderError
 from ..messages import Message
 from ..streams.parser import ResponseParser, make_call, text_events
 from .base import Event, Usage
+from .cache_breakpoints import MAX_BREAKPOINTS, mark
 from .http_adapter import HTTPAdapter, RequestSpec
 from .http_errors import error_text, one_line
 
@@ -47,6 +48,8 @@ class AnthropicParser(ResponseParser):
         self._blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
         self._input_tokens: int | None = None
+        self._read: int | None = None  # input tokens read from the prompt cache
+        self._written: int | None = None  # and written to it
 
     def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
         """One stream event, or a whole message."""
@@ -75,12 +78,12 @@ class AnthropicParser(ResponseParser):
             return
         if usage.get("input_tokens") is not None:
             # Cached input is counted apart; all of it fills the context window.
-            cached = ("cache_creation_input_tokens", "cache_read_input_tokens")
-            extra = sum(int(usage.get(key) or 0) for key in cached)
-            self._input_tokens = int(usage["input_tokens"]) + extra
+            self._written = int(usage.get("cache_creation_input_tokens") or 0)
+            self._read = int(usage.get("cache_read_input_tokens") or 0)
+            self._input_tokens = int(usage["input_tokens"]) + self._written + self._read
         output = usage.get("output_tokens")
         total = (self._input_tokens or 0) + (output or 0)
-        self.usage = Usage(self._input_tokens, output, total)
+        self.usage = Usage(self._input_tokens, output, total, self._read, self._written)
 
     def _start(self, index: int, block: dict[str, Any]) -> list[Event]:
         entry = dict(block)
@@ -208,6 +211,9 @@ class AnthropicAdapter(HTTPAdapter):
         if tools:
             body["tools"] = [format_tool(tool) for tool in tools]
         body.update(self.settings.parameters)
+        breakpoints = self.settings.extra.get("cache_breakpoints", MAX_BREAKPOINTS)
+        if isinstance(breakpoints, int) and not isinstance(breakpoints, bool) and breakpoints > 0:
+            mark(body, breakpoints)
         return RequestSpec("/v1/messages", body)
 
     def format_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

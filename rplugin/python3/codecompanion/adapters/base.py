@@ -37,6 +37,10 @@ class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    # Of prompt_tokens: read from the provider's prompt cache, and written to it (each priced
+    # apart where the provider does).
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -58,10 +60,13 @@ class OpenAIParser(ResponseParser):
             raise ProviderError(f"{self.label}: {one_line(error_text(obj['error']))}")
         usage = obj.get("usage")
         if isinstance(usage, dict):
+            details = usage.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else None
             self.usage = Usage(
                 usage.get("prompt_tokens"),
                 usage.get("completion_tokens"),
                 usage.get("total_tokens"),
+                cached_tokens=cached if isinstance(cached, int) else None,
             )
         out: list[Event] = []
         for choice in obj.get("choices") or ():
@@ -172,6 +177,8 @@ class OpenAIAdapter(HTTPAdapter):
             body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [dict(tool) for tool in tools]
+        if self.settings.extra.get("prompt_cache_key", type(self) is OpenAIAdapter):
+            body["prompt_cache_key"] = cache_key(model, messages, tools)
         body.update(self.settings.parameters)
         return RequestSpec(self.chat_path, body)
 
@@ -234,3 +241,12 @@ def _user_content(message: Message) -> str | list[dict[str, object]]:
         url = f"data:{image.mime};base64,{image.data}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
     return parts
+
+
+def cache_key(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+    """OpenAI's `prompt_cache_key`: the same for requests that start the same way (the model,
+    the system prompt, the tools' names), so they reach a server holding that prefix."""
+    names = sorted(str((t.get("function") or t).get("name")) for t in tools)
+    system = [m.content or "" for m in messages if m.role == "system"]
+    text = json.dumps([model, system, names])
+    return "cc-" + hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -83,6 +83,7 @@ class Ledger:
     ratio: float = 1.0  # provider tokens per raw estimated token, from the last usage
     last_input: int | None = None
     last_output: int | None = None
+    last_cached: int | None = None  # of last_input, read from the provider's prompt cache
     last_estimate: int | None = None  # what the last request was estimated at, scaled
     last_raw: int = 0  # the same, unscaled
     requests: int = 0
@@ -135,7 +136,7 @@ class Ledger:
         """A new conversation (the chat was cleared): no last request to show. The provider's
         last count stays the base of the estimates (the system prompt and tools are sent
         again; what went is taken off by its estimate)."""
-        self.last_input = self.last_output = self.last_estimate = None
+        self.last_input = self.last_output = self.last_estimate = self.last_cached = None
 
     def refused(self, prompt_tokens: int) -> None:
         """The provider refused the request as holding `prompt_tokens` (or at least that many)."""

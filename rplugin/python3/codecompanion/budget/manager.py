@@ -61,6 +61,7 @@ class Meter:
     last_input: int | None
     last_output: int | None
     cost: float | None
+    last_cached: int | None = None  # of last_input, read from the provider's prompt cache
 
     def text(self) -> str:
         """One short line, e.g. `2.1k/4.1k tokens (52%) · last 1.9k in, 120 out · $0.0012`."""
@@ -70,7 +71,9 @@ class Meter:
             head += f" ({round(100 * self.tokens / self.window)}%)"
         parts = [head]
         if self.last_input is not None or self.last_output is not None:
-            parts.append(f"last {_k(self.last_input or 0)} in, {_k(self.last_output or 0)} out")
+            cached = f" ({_k(self.last_cached)} cached)" if self.last_cached else ""
+            last_in, last_out = _k(self.last_input or 0), _k(self.last_output or 0)
+            parts.append(f"last {last_in} in{cached}, {last_out} out")
         if self.cost is not None:
             parts.append(f"${self.cost:.4f}")
         return " · ".join(parts)
@@ -82,6 +85,7 @@ class Meter:
             "window": self.window,
             "last_input": self.last_input,
             "last_output": self.last_output,
+            "last_cached": self.last_cached,
             "cost": self.cost,
             "text": self.text(),
         }
@@ -161,9 +165,15 @@ class Budget:
             return
         answer_raw = estimate_message(answer, self.ledger.counts) if answer is not None else 0
         self.ledger.observe(usage.prompt_tokens, usage.completion_tokens, answer_raw)
+        self.ledger.last_cached = usage.cached_tokens
         price = self.price(adapter)
         if price is not None:
-            spent = price.cost(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            spent = price.cost(
+                usage.prompt_tokens or 0,
+                usage.completion_tokens or 0,
+                usage.cached_tokens or 0,
+                usage.cache_write_tokens or 0,
+            )
             self.cost = (self.cost or 0.0) + spent
 
     def price(self, adapter: ChatAdapter) -> Price | None:
@@ -184,6 +194,7 @@ class Budget:
             last_input=self.ledger.last_input,
             last_output=self.ledger.last_output,
             cost=self.cost,
+            last_cached=self.ledger.last_cached,
         )
 
     # ----- making room ------------------------------------------------------------------

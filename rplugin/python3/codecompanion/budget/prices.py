@@ -3,6 +3,8 @@
 Prices are USD per million tokens (input, output), the providers' published list prices when
 this table was last updated; a model missing here has no cost shown unless the user sets one
 (`price = {"input": 3.0, "output": 15.0}` on the adapter, or `opts["context"]["prices"]`).
+Input read from a provider's prompt cache is priced at `cached_input` (and Anthropic's cache
+writes at `cache_write`): the user's, else the family's published share of the input price.
 """
 
 from __future__ import annotations
@@ -42,17 +44,39 @@ KNOWN_PRICES: dict[str, tuple[float, float]] = {
     "grok-3-mini": (0.30, 0.50),
 }
 
+# Model-name prefix → (cached read, cache write) as shares of the input price; longest prefix
+# wins; a model missing here pays the full input price for cached tokens.
+CACHE_SHARES: dict[str, tuple[float, float]] = {
+    "claude": (0.1, 1.25),
+    "gpt-5": (0.1, 1.0),
+    "gpt-4.1": (0.25, 1.0),
+    "gpt-4o": (0.5, 1.0),
+    "o3": (0.25, 1.0),
+    "o4-mini": (0.25, 1.0),
+    "gemini-2.5": (0.25, 1.0),
+    "deepseek": (0.1, 1.0),
+    "grok": (0.25, 1.0),
+}
+
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million input and output tokens."""
+    """USD per million input and output tokens, and cached input (read, written)."""
 
     input: float
     output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost of one request in USD."""
-        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+    def cost(
+        self, input_tokens: int, output_tokens: int, cached: int = 0, written: int = 0
+    ) -> float:
+        """The cost of one request in USD; `cached` and `written` are part of `input_tokens`."""
+        read_price = self.input if self.cached_input is None else self.cached_input
+        write_price = self.input if self.cache_write is None else self.cache_write
+        plain = max(0, input_tokens - cached - written)
+        total = plain * self.input + cached * read_price + written * write_price
+        return (total + output_tokens * self.output) / 1_000_000
 
 
 def price_for(
@@ -67,13 +91,25 @@ def price_for(
         return None
     name = model.lower().rsplit("/", 1)[-1]
     best = max((p for p in KNOWN_PRICES if name.startswith(p)), key=len, default=None)
-    return Price(*KNOWN_PRICES[best]) if best else None
+    if best is None:
+        return None
+    price = Price(*KNOWN_PRICES[best])
+    family = max((p for p in CACHE_SHARES if name.startswith(p)), key=len, default=None)
+    if family is None:
+        return price
+    read, write = CACHE_SHARES[family]
+    return Price(price.input, price.output, price.input * read, price.input * write)
 
 
 def _price(value: Any) -> Price | None:
     if not isinstance(value, Mapping):
         return None
-    numbers = [value.get("input"), value.get("output")]
-    if all(isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0 for n in numbers):
-        return Price(float(numbers[0]), float(numbers[1]))  # type: ignore[arg-type]
-    return None
+    rates = [value.get(k) for k in ("input", "output", "cached_input", "cache_write")]
+    floats = [float(n) if isinstance(n, (int, float)) and _is_rate(n) else None for n in rates]
+    if floats[0] is None or floats[1] is None:
+        return None
+    return Price(floats[0], floats[1], floats[2], floats[3])
+
+
+def _is_rate(n: Any) -> bool:
+    return isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0
