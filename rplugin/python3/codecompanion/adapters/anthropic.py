@@ -78,9 +78,10 @@ class AnthropicParser(ResponseParser):
             return
         if usage.get("input_tokens") is not None:
             # Cached input is counted apart; all of it fills the context window.
-            self._written = int(usage.get("cache_creation_input_tokens") or 0)
-            self._read = int(usage.get("cache_read_input_tokens") or 0)
-            self._input_tokens = int(usage["input_tokens"]) + self._written + self._read
+            self._written = _count(usage.get("cache_creation_input_tokens"))
+            self._read = _count(usage.get("cache_read_input_tokens"))
+            extra = (self._written or 0) + (self._read or 0)
+            self._input_tokens = int(usage["input_tokens"]) + extra
         output = usage.get("output_tokens")
         total = (self._input_tokens or 0) + (output or 0)
         self.usage = Usage(self._input_tokens, output, total, self._read, self._written)
@@ -262,6 +263,11 @@ class AnthropicAdapter(HTTPAdapter):
             _push(out, "assistant", blocks)
         if thinking:
             out[-1]["content"][:0] = copy.deepcopy(thinking)  # thinking must lead the message
+
+
+def _count(value: Any) -> int | None:
+    """A token count the usage reported (None when it did not)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _push(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
