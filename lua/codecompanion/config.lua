@@ -218,6 +218,7 @@ function M.for_python()
     yolo = M.options.yolo and true or false,
     permissions = M.options.permissions or vim.NIL,
     data_dir = vim.fs.joinpath(vim.fn.stdpath("data"), "codecompanion"),
+    config_dir = vim.fn.stdpath("config"),
     log_path = require("codecompanion.host").log_path(),
     nvim_pid = vim.fn.getpid(),
   }

@@ -28,7 +28,7 @@ local function check_neovim()
 end
 
 --- The command sandbox: which one works here and why not, and the default mode.
----@param sandbox? table the host's report: kind, reason, abi, enabled, mode, network
+---@param sandbox? table the host's report: kind, reason, abi, enabled, mode, network, narrowed
 function M.sandbox(sandbox)
   if not sandbox then
     return
@@ -56,6 +56,15 @@ function M.sandbox(sandbox)
         sandbox.abi,
         mode
       )
+    )
+  end
+  local narrowed = val(sandbox.narrowed)
+  if narrowed and sandbox.enabled and sandbox.kind ~= "none" then
+    health.warn(
+      ("this folder is not a project: %s; commands may read it but write only their temp"):format(
+        narrowed
+      ),
+      { "open Neovim in a project folder to let commands write it" }
     )
   end
 end

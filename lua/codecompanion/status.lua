@@ -19,6 +19,7 @@ local M = {}
 ---@field cost? number USD spent in this chat, when the model's price is known
 ---@field mode? string the permission mode: "ask", "edits", "sandboxed" or "yolo"
 ---@field sandbox? string what confines its commands: "landlock", "seatbelt" or "none"
+---@field narrowed? string why commands may not write the chat's folder (it is no project)
 
 --- What a chat waits on: the words of `StatusInfo.state`.
 ---@param bufnr integer
@@ -74,6 +75,8 @@ function M.info(bufnr)
     cost = meter.cost,
     mode = vim.b[bufnr].codecompanion_mode,
     sandbox = vim.b[bufnr].codecompanion_sandbox,
+    narrowed = vim.b[bufnr].codecompanion_narrowed ~= "" and vim.b[bufnr].codecompanion_narrowed
+      or nil,
   }
 end
 
@@ -88,7 +91,7 @@ function M.line(bufnr)
     return ""
   end
   local parts = {}
-  local sandbox = info.sandbox or "none"
+  local sandbox = (info.sandbox or "none") .. (info.narrowed and ", not a project" or "")
   local mode = info.mode and ("%s (%s)"):format(info.mode, sandbox) or ""
   if info.yolo then
     mode = ("YOLO (%s)"):format(sandbox)

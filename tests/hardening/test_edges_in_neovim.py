@@ -6,6 +6,7 @@ run in the real sandbox, and what they leave behind is checked with the user's o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -13,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
 from codecompanion.sandbox.probe import detect
 from tests.hardening.test_git_places import git, repository
-from tests.support.nvim import Editor
+from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
 FOUND = detect()
@@ -115,3 +116,113 @@ def test_git_init_in_a_fresh_project_is_kept_only_when_the_user_says_so(
     assert (project / "a.txt").read_text() == "ok\n"
     assert len(ed.prompts()) == 1
     assert os.path.isdir(project / ".git")
+
+
+def throwaway_home(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A HOME holding Neovim's folders as a real one does, and the environment naming it."""
+    home = tmp_path / "home"
+    for folder in (".config/nvim", ".local/share", ".local/state", ".cache"):
+        (home / folder).mkdir(parents=True)
+    (home / ".bashrc").write_text("# bashrc\n")
+    (home / ".config/nvim/init.lua").write_text("-- init\n")
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+    return home, env
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_a_chat_opened_in_home_or_root_writes_nothing_there(
+    mode: str,
+    where: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    home, env = throwaway_home(tmp_path)
+    store = home / ".local/share/nvim/codecompanion/checkpoints"
+    outside = tmp_path / "outside.txt"
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("rc", "run_command", {"cmd": "echo pwned >> ~/.bashrc"}),
+        ("init", "run_command", {"cmd": "echo 'vim.cmd.qa()' >> ~/.config/nvim/init.lua"}),
+        ("store", "run_command", {"cmd": f"mkdir -p {store} && echo x > {store}/planted"}),
+        ("out", "run_command", {"cmd": f"echo x > {outside}"}),
+        ("read", "run_command", {"cmd": "cat ~/.bashrc"}),
+    ]
+    server = provider_server
+    server.enqueue(openai_tool_calls(calls), openai_text("done"))
+    project = home if where == "home" else Path("/")
+    ed = start_nvim(
+        config_file=config_file(""),
+        cwd=project,
+        env=env,
+        setup={"permissions": {"mode": mode}},
+    )
+    ed.open_chat()
+    ed.send("@{run_command} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    sent = server.wait_for_requests(2)[1].body
+    results = {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"}
+    reason = "~ is your home folder" if where == "home" else "/ is the whole system"
+    for name in ("rc", "init", "store", "out"):
+        assert "status: exit code 0" not in results[name], results[name]
+        assert reason in results[name], results[name]
+    assert "# bashrc" in results["read"]
+    assert (home / ".bashrc").read_text() == "# bashrc\n"
+    assert (home / ".config/nvim/init.lua").read_text() == "-- init\n"
+    assert not (store / "planted").exists() and not outside.exists()
+    assert ed.prompts() == []
+    status = ed.lua("return require('codecompanion').status()")
+    assert "(landlock, not a project)" in status, status
+    assert reason in ed.lua("return require('codecompanion').status_info().narrowed")
+    assert reason in ed.lua("return vim.fn.execute('messages')")
+    ed.nvim.command("checkhealth codecompanion")
+    health = "\n".join(ed.nvim.current.buffer[:])
+    assert f"this folder is not a project: {reason}" in health, health
+
+
+def ollama_calls(calls: list[tuple[str, dict[str, object]]]) -> Turn:
+    """Ollama's answer making `calls` (name, arguments)."""
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"function": {"name": n, "arguments": a}} for n, a in calls],
+    }
+    return Turn.ndjson(
+        [{"model": "m", "message": message, "done": False}, {"model": "m", "done": True}]
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_config_file_a_command_makes_never_runs_in_the_host(
+    mode: str, start_nvim: StartNvim, provider_server: LoopbackServer, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "codecompanion.py"  # $CODECOMPANION_CONFIG names it; it is not there
+    ran = tmp_path / "config-ran"
+    planted = f"open({str(ran)!r}, 'w').write('ran in the host')"
+    provider_server.enqueue(
+        ollama_calls([("run_command", {"cmd": f"echo {json.dumps(planted)} > codecompanion.py"})]),
+        Turn.ndjson(
+            [{"model": "m", "message": {"role": "assistant", "content": "done"}, "done": True}]
+        ),
+    )
+    address = provider_server.url.split("://", 1)[1]
+    env = {"OLLAMA_HOST": address, "CODECOMPANION_CONFIG": str(config)}
+    ed = start_nvim(cwd=project, env=env, setup={"permissions": {"mode": mode}})
+    ed.open_chat()
+    ed.send("@{run_command} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    assert not config.exists()
+    ed.nvim.command("CodeCompanionReload")
+    wait_for(lambda: "eload" in ed.lua("return vim.fn.execute('messages')"))
+    assert not ran.exists()
+    (aside,) = [p for p in project.iterdir() if p.name.startswith("codecompanion.py-held")]
+    assert "ran in the host" in aside.read_text()

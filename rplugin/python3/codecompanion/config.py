@@ -18,6 +18,7 @@ import ast
 import logging
 import os
 import runpy
+import sys
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -189,6 +190,9 @@ class Config:
     after_edit: dict[str, list[str]] = field(default_factory=dict)  # glob → checks' commands
     path: str | None = None
     error: str | None = None
+    # The user's own Python files the config file imported (outside Python and its packages):
+    # the host runs them, so no command may write them (see sandbox/user_places.py).
+    imports: tuple[str, ...] = ()
 
 
 def config_file_path(env: Mapping[str, str], given: str | None = None) -> str:
@@ -210,6 +214,7 @@ def load_config(path: str | os.PathLike[str] | None) -> Config:
     filename = os.path.expanduser(os.fspath(path))
     if not os.path.isfile(filename):
         return Config(path=filename)
+    before = set(sys.modules)
     try:
         namespace = runpy.run_path(filename, run_name="codecompanion_config")
     except SyntaxError as exc:
@@ -221,7 +226,25 @@ def load_config(path: str | os.PathLike[str] | None) -> Config:
         line = _error_line(exc, filename)
         message = f"{filename}:{line}: {type(exc).__name__}: {exc}".rstrip(": ")
         return _failed(filename, message)
-    return _checked(filename, namespace)
+    config = _checked(filename, namespace)
+    config.imports = own_imports(set(sys.modules) - before)
+    return config
+
+
+def own_imports(names: set[str]) -> tuple[str, ...]:
+    """The files of modules `names` that are neither Python's nor an installed package's."""
+    own_package = os.path.dirname(os.path.realpath(__file__))  # the plugin's (see README)
+    system = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    system.add(own_package)
+    files = []
+    for name in sorted(names):
+        found = getattr(sys.modules.get(name), "__file__", None)
+        if not isinstance(found, str):
+            continue
+        real = os.path.realpath(found)
+        if not any(real.startswith(prefix.rstrip("/") + "/") for prefix in system):
+            files.append(real)
+    return tuple(files)
 
 
 def _failed(filename: str, message: str) -> Config:

@@ -45,6 +45,7 @@ class Plugins:
     adapters: dict[str, type[Any]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # "tool:name" → distribution
     errors: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # the loaded entry points' module files
 
 
 def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
@@ -135,6 +136,7 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
             continue
         found.tools[entry.name] = value
         found.sources[f"tool:{entry.name}"] = _source(entry)
+        found.files += _module_file(entry.module)
     for entry in declared[ADAPTERS_GROUP]:
         try:
             if entry.name in (builtin_adapters or {}):
@@ -147,9 +149,17 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
             continue
         found.adapters[entry.name] = value
         found.sources[f"adapter:{entry.name}"] = _source(entry)
+        found.files += _module_file(entry.module)
     for line in found.errors:
         log.error("%s", line)
     return found
+
+
+def _module_file(name: str) -> list[str]:
+    """The file of loaded module `name` (the host runs it at every start: commands may not
+    write it), or nothing."""
+    found = getattr(sys.modules.get(name), "__file__", None)
+    return [found] if isinstance(found, str) else []
 
 
 def _why(exc: BaseException) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .sandbox.commands import CommandSandbox
     from .sandbox.probe import Availability, Detector
     from .sandbox.reserve import Reserve
+    from .sandbox.user_places import UserPlaces
     from .skills import ChatSkills
     from .subagents import ChatAgents
     from .tools.model.registry import ToolRegistry
@@ -64,6 +65,7 @@ class HostOptions:
     data_dir: str = field(
         default_factory=lambda: str(Path.home() / ".local/share/nvim/codecompanion")
     )
+    config_dir: str | None = None  # stdpath("config"); None: from $XDG_CONFIG_HOME, as Neovim
 
     @classmethod
     def from_lua(cls, data: Mapping[str, Any]) -> HostOptions:
@@ -81,6 +83,7 @@ class HostOptions:
             yolo=bool(data.get("yolo")),
             permissions=dict(permissions) if isinstance(permissions, dict) else {},
             data_dir=text("data_dir") or cls().data_dir,
+            config_dir=text("config_dir"),
         )
 
 
@@ -144,15 +147,30 @@ class Workspace:
         launchers confine themselves ahead for `project` (the chat's folder) when given."""
         from .sandbox.commands import CommandSandbox
 
-        own = tuple(p for p in (self.config.path, str(self.store.folder)) if p)
         if self._reserve is None:
             from .sandbox.reserve import Reserve
 
             self._reserve = Reserve()
         real = Path(os.path.realpath(project)) if project is not None else None
+        permissions, places = self.permissions(), self.user_places()
         return CommandSandbox(
-            self.permissions(), self.sandbox_availability, own, self._reserve, real
+            permissions, self.sandbox_availability, (), self._reserve, real, places
         )
+
+    def user_places(self) -> UserPlaces:
+        """The user's configuration, the plugin's folders (made now if missing: a command
+        could otherwise make them) and the files the host runs."""
+        from .sandbox.user_places import UserPlaces
+
+        plugin = (self.options.data_dir, str(self.store.folder), str(self._log_dir()))
+        for folder in plugin:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                log.warning("cannot make %s: %s", folder, exc)
+        host = (*(p for p in (self.config.path,) if p), *self.config.imports)
+        host += tuple(self.plugins.files)
+        return UserPlaces.find(self.env, self.options.config_dir, plugin, host)
 
     def ssl_context(self) -> ssl.SSLContext:
         """One TLS context (CAs loaded once) for every adapter and MCP server of this host."""

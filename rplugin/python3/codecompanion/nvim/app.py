@@ -807,6 +807,9 @@ async def _show_sandbox(chat: Chat) -> None:
     if sandbox is not None:
         await sandbox.probe()
         sandbox.prepare()
+        if sandbox.active and sandbox.narrowed is not None:
+            line = f"commands may not write this folder: {sandbox.narrowed} (only their temp)"
+            chat.view.notify(line, "warn")
     chat.view.render(_mode_vars(chat))
 
 
@@ -821,4 +824,9 @@ def _mode_vars(chat: Chat, probe: bool = True) -> list[RenderOp]:
     if sandbox is not None and not probe and not sandbox.probed:
         return mode
     kind = sandbox.kind if sandbox is not None else "none"
-    return [*mode, SetVar(name="codecompanion_sandbox", value=kind)]
+    narrowed = sandbox.narrowed if sandbox is not None and sandbox.active else None
+    return [
+        *mode,
+        SetVar(name="codecompanion_sandbox", value=kind),
+        SetVar(name="codecompanion_narrowed", value=narrowed or ""),
+    ]

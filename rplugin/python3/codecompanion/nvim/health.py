@@ -88,6 +88,7 @@ def report(workspace: Workspace, cwd: Path | None = None) -> dict[str, Any]:
         "enabled": permissions.sandbox,
         "mode": permissions.mode,
         "network": permissions.network,
+        "narrowed": workspace.user_places().not_a_project(str(cwd or Path.cwd())),
     }
     adapter = workspace.default_adapter()
     if adapter:

@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .launcher import Launch
     from .probe import Availability, SandboxKind
     from .reserve import Reserve
-    from .rulebook import RuleBook
+    from .rulebook import Boundary, RuleBook
     from .standby import Standbys
+    from .user_places import UserPlaces
 
 log = logging.getLogger("codecompanion.sandbox")
 
@@ -36,11 +37,15 @@ class CommandSandbox:
         read_only: tuple[str, ...] = (),
         reserve: Reserve | None = None,
         project: Path | None = None,
+        places: UserPlaces | None = None,
     ) -> None:
         self.permissions = permissions
         self.project = project  # the chat's project (real path): its launchers confine ahead
         self._availability = availability  # the host probes once and shares the answer
-        self.read_only = read_only  # the plugin's config file and chats folder
+        self.read_only = read_only  # files and folders no command may write, besides `places`
+        self.places = places  # the user's configuration, the plugin's own files
+        # Why the chat's folder is no project (None: it is one): commands may not write it.
+        self.narrowed = self.not_a_project(project) if project is not None else None
         self._reserve = reserve  # the host's cgroup and launcher made ready for a new chat
         self._cgroup: PidCgroup | None = None
         self._cgroup_tried = False
@@ -50,6 +55,7 @@ class CommandSandbox:
 
         self.git_walks = GitWalks(str(project) if project is not None else None)
         self._before: tuple[Path, frozenset[Repository]] | None = None  # at the last launch
+        self._absent: tuple[str, ...] = ()  # the protected paths missing at the last launch
         self._closed = False
 
     @property
@@ -79,7 +85,14 @@ class CommandSandbox:
         if not self.active:
             return UNCONFINED
         net = "network on" if network or self.permissions.network else "network off"
+        if self.narrowed is not None:
+            where = f"a private temp (not this folder: {self.narrowed})"
+            return f"{self.kind} sandbox: writes only in {where}, {net}"
         return f"{self.kind} sandbox: writes only in the project and a private temp, {net}"
+
+    def not_a_project(self, folder: Path) -> str | None:
+        """Why commands may not write `folder` as their project (None: they may)."""
+        return self.places.not_a_project(str(folder)) if self.places is not None else None
 
     async def probe(self) -> None:
         """Find out what works here without blocking the loop (once per host)."""
@@ -99,25 +112,37 @@ class CommandSandbox:
             return
         standbys = self._ensure_standbys()
         if standbys is not None and self.project is not None:
-            from .rulebook import Boundary
-
             found = self.availability
-            boundary = Boundary(self.project, self.permissions, self._kept(self.project))
+            boundary = self._boundary(self.project)
             try:
                 standbys.prepare(self._rule_book().rules(boundary, found.abi, found.mounts)[0])
             except OSError as exc:  # the command then gets a fresh launcher, and says why
                 log.warning("the sandbox's launcher did not start: %s", exc)
 
-    def _kept(self, project: Path) -> tuple[str, ...]:
-        """What commands in `project` may not write: the plugin's files, git's control files."""
+    def _boundary(self, project: Path, network: bool = False) -> Boundary:
+        """What commands in `project` may do: write it unless it is no project; never the
+        plugin's files, the user's configuration nor git's control files."""
+        from .rulebook import Boundary
+
+        own = (*self.read_only, *(self.places.read_only() if self.places is not None else ()))
+        self._absent = tuple(path for path in own if not os.path.lexists(path))
+        if self.not_a_project(project) is not None:
+            self._before = None  # nothing to walk: commands cannot write there
+            return Boundary(project, self.permissions, own, network, writable_project=False)
         walk = self.git_walks.of(str(project))
         repositories = walk.repositories()
         self._before = (Path(walk.root), frozenset(repositories))
-        return (*self.read_only, *walk.places(repositories))
+        kept = (*own, *walk.places(repositories))
+        return Boundary(project, self.permissions, kept, network)
+
+    def made_host_files(self) -> list[str]:
+        """The protected paths that were missing at the last launch and exist now: what the
+        command that ran since made (see aftermath.settle)."""
+        return [path for path in self._absent if os.path.lexists(path)]
 
     def made_repositories(self, project: Path) -> list[Repository]:
         """The repositories git finds in `project` now that it did not at the last launch
-        there: what the command that ran since made (see made_repositories.settle)."""
+        there: what the command that ran since made (see aftermath.settle)."""
         walk = self.git_walks.of(str(project))
         if self._before is None or self._before[0] != Path(walk.root):
             return []
@@ -167,13 +192,13 @@ class CommandSandbox:
         cannot be prepared, so nothing runs."""
         if not self.active:
             return None
-        from .launcher import Boundary, launch
+        from .launcher import launch
 
         standbys = None if self._closed else self._ensure_standbys()
         cgroup = self._ensure_cgroup()
         found = self.availability
         try:
-            boundary = Boundary(project, self.permissions, self._kept(project), network)
+            boundary = self._boundary(project, network)
             book = self._rule_book()
             return launch(boundary, found.abi, found.mounts, cgroup, standbys, book)
         except OSError as exc:
@@ -200,9 +225,12 @@ def refusal_note(sandbox: CommandSandbox | None, network: bool, can_leave: bool)
     if sandbox is None or not sandbox.active:
         return ""
     net = "" if network or sandbox.permissions.network else ", no network (no sockets at all)"
+    where = "the project and a private temp folder ($TMPDIR)"
+    if sandbox.narrowed is not None:
+        where = f"a private temp folder ($TMPDIR), not this folder ({sandbox.narrowed})"
     note = (
-        "note: the command ran in a sandbox: writes only in the project and a private temp "
-        f"folder ($TMPDIR), .git and the plugin's files read-only, secrets unreadable{net}. "
+        f"note: the command ran in a sandbox: writes only in {where}, git's control files "
+        f"and the plugin's files read-only, secrets unreadable{net}. "
         "An error such as 'Permission denied', 'Read-only file system' or a failed connection "
         "may be the sandbox refusing it."
     )

@@ -90,9 +90,10 @@ def _inside(path: str, roots: tuple[str, ...]) -> bool:
 def plan(read_only: list[str], deny_read: list[str], writable: tuple[str, ...]) -> MountView:
     """The view for these settings: only existing paths; read-only only inside writable roots."""
     kept: list[tuple[bytes, int]] = []
+    roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
     for path in read_only:
         real = os.path.realpath(path)
-        if os.path.lexists(path) and _inside(real, writable):
+        if os.path.lexists(path) and _inside(real, roots):
             kept.append((real.encode(), int(os.statvfs(real).f_flag) & _KEPT))
     dirs: list[bytes] = []
     files: list[bytes] = []

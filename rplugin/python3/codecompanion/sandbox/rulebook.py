@@ -35,21 +35,30 @@ class Boundary:
     permissions: Permissions
     read_only: tuple[str, ...] = ()  # the plugin's files, git's control files (gitdirs.py)
     network: bool = False  # this run may use the network (settings or a per-command approval)
+    writable_project: bool = True  # False: the folder is no project (see user_places.py)
+
+    def roots(self) -> tuple[str, ...]:
+        """The folders commands may write (besides their private temp)."""
+        extra = tuple(os.path.expanduser(p) for p in self.permissions.writable)
+        return ((str(self.project),) if self.writable_project else ()) + extra
 
 
 def rules(boundary: Boundary, abi: int, view: mounts.MountView | None) -> Rules:
     """What confines a command within `boundary` (the private temp folder aside): Landlock's
     grants, the mount view's lists (None: Landlock alone), the no-network filter."""
-    project = str(boundary.project)
-    extra = tuple(os.path.expanduser(p) for p in boundary.permissions.writable)
+    roots = boundary.roots()
     if view is not None:  # read-only mounts take .git back, tmpfs hides the denied paths
         grants = landlock_grants.readable()
-        grants += [(path, landlock.WRITE_RIGHTS) for path in (project, *extra)]
-    else:  # Landlock alone: every entry beside them (no new file at the project's top level)
+        grants += [(path, landlock.WRITE_RIGHTS) for path in roots]
+    else:  # Landlock alone: every entry beside them (no new file at such a root's top level)
         grants = landlock_grants.readable(_existing(boundary.permissions.deny_read))
-        kept = _existing(_protected(boundary))
-        grants += landlock_grants.around(project, kept, landlock.WRITE_RIGHTS)
-        grants += [(path, landlock.WRITE_RIGHTS) for path in extra]
+        kept = standing(_protected(boundary), roots)
+        for root in roots:
+            real = os.path.realpath(root)
+            if any(_within(path, real) for path in kept):
+                grants += landlock_grants.around(real, kept, landlock.WRITE_RIGHTS)
+            else:
+                grants.append((root, landlock.WRITE_RIGHTS))
     handled = landlock.handled_fs(abi)
     network = boundary.network or boundary.permissions.network
     return Rules(
@@ -65,14 +74,38 @@ def rules(boundary: Boundary, abi: int, view: mounts.MountView | None) -> Rules:
 
 def view_of(boundary: Boundary) -> mounts.MountView:
     """The command's mount view within `boundary`, as the files are now."""
-    project = str(boundary.project)
-    writable = (project, *(os.path.expanduser(p) for p in boundary.permissions.writable))
-    return mounts.plan(_protected(boundary), list(boundary.permissions.deny_read), writable)
+    roots = boundary.roots()
+    protected = standing(_protected(boundary), roots)
+    return mounts.plan(protected, list(boundary.permissions.deny_read), roots)
 
 
 def _protected(boundary: Boundary) -> list[str]:
     own = [os.path.join(str(boundary.project), ".git"), *boundary.read_only]
     return list(outermost(own))
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def standing(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
+    """What keeps each of `paths` from being written, as the files are now (real paths): the
+    path itself when it exists; when it does not, the nearest folder above it that exists
+    inside a writable root (nothing when that is the root itself: a name cannot be kept from
+    being made there, see aftermath.py)."""
+    real_roots = [os.path.realpath(os.path.expanduser(root)) for root in roots]
+    found: list[str] = []
+    for path in paths:
+        real = os.path.realpath(os.path.expanduser(path))
+        if os.path.lexists(real):
+            found.append(real)
+            continue
+        above = os.path.dirname(real)
+        while not os.path.lexists(above) and above != "/":
+            above = os.path.dirname(above)
+        if any(_within(above, root) and above != root for root in real_roots):
+            found.append(above)
+    return list(outermost(found))
 
 
 @dataclass(frozen=True)
@@ -82,7 +115,7 @@ class _Made:
     boundary: Boundary
     abi: int
     places: tuple[str, ...]  # "/" first, then the protected and the denied paths
-    marks: tuple[Mark, ...]
+    marks: tuple[Mark | str, ...]
     rules: Rules
     view: mounts.MountView
 
@@ -101,18 +134,21 @@ class RuleBook:
             return rules(boundary, abi, None), None
         made = self._made
         if made is not None and (made.boundary, made.abi) == (boundary, abi):
-            if _marks(made.places) == made.marks:
+            if _marks(made.places, boundary) == made.marks:
                 return made.rules, made.view
         denied = (os.path.expanduser(path) for path in boundary.permissions.deny_read)
         places = ("/", *_protected(boundary), *denied)
-        marks = _marks(places)  # before the rules: a change while they are made shows next time
+        marks = _marks(places, boundary)  # before the rules: a change meanwhile shows next time
         view = view_of(boundary)
         self._made = _Made(boundary, abi, places, marks, rules(boundary, abi, view), view)
         return self._made.rules, view
 
 
-def _marks(places: tuple[str, ...]) -> tuple[Mark, ...]:
-    return tuple(_mark(place, entries=index == 0) for index, place in enumerate(places))
+def _marks(places: tuple[str, ...], boundary: Boundary) -> tuple[Mark | str, ...]:
+    """Each place's mark, then what stands for the protected paths that do not exist (the
+    folder above them that a command could otherwise fill)."""
+    marks: list[Mark | str] = [_mark(p, entries=index == 0) for index, p in enumerate(places)]
+    return (*marks, *standing(_protected(boundary), boundary.roots()))
 
 
 def _mark(place: str, entries: bool) -> Mark:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
+from ...sandbox.aftermath import settle
 from ...sandbox.commands import refusal_note, sandbox_of
-from ...sandbox.made_repositories import settle
 from ..model.function_tool import (
     Failure,
     FunctionOutput,

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from ...errors import ToolError
 from ...messages import Status, ToolCall, ToolResult
+from ...sandbox.aftermath import settle
 from ...sandbox.commands import CommandSandbox, sandbox_of
-from ...sandbox.made_repositories import settle
 from ..model import arguments
 from ..model.function_tool import timeout_seconds
 from ..model.registry import ToolEntry
@@ -924,7 +924,7 @@ async def _command_cmd(
     tool: Tool, argv: list[str], cwd: Path, timeout: float | None, max_output: int
 ) -> CmdOutput:
     """One command cmd, in the chat's sandbox unless the tool opts out; a repository it made
-    is asked about (see sandbox/made_repositories.py) and noted in its output."""
+    is asked about (see sandbox/aftermath.py) and noted in its output."""
     box = sandbox_of(tool.tools) if tool.opts.get("sandbox") is not False else None
     env = tool_environment(tool.tools)
     result = await run_command(argv, tool.name, cwd, timeout, max_output, env, box)
