@@ -226,3 +226,49 @@ def test_a_config_file_a_command_makes_never_runs_in_the_host(
     assert not ran.exists()
     (aside,) = [p for p in project.iterdir() if p.name.startswith("codecompanion.py-held")]
     assert "ran in the host" in aside.read_text()
+
+
+def vm_peak_mb(pid: int) -> float:
+    """The most memory (resident) process `pid` has used, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_rules_imports_send_no_credential_and_read_no_more_than_the_cap(
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    from tests.support.faults import host_pid
+    from tests.support.secrets import everything_shown
+
+    home, env = throwaway_home(tmp_path)
+    secret = "sk-CREDENTIAL-5f0c2a9e77"
+    for name in (".codex/auth.json", ".claude/.credentials.json", ".ssh/id_rsa"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(f'{{"token": "{secret}"}}\n')
+    project = home / "code/app"
+    project.mkdir(parents=True)
+    (project / "notes.md").symlink_to(home / ".ssh/id_rsa")
+    with open(project / "big.md", "wb") as big:
+        big.write(b"# big notes\n" + b"text " * 20_000)
+        big.truncate(2 * 1024**3)  # 2 GB, sparse
+    (project / "AGENTS.md").write_text(
+        "Project rules. @~/.codex/auth.json @~/.claude/.credentials.json @notes.md @big.md\n"
+    )
+    provider_server.enqueue(openai_text("fine"))
+    ed = start_nvim(config_file=config_file(""), cwd=project, env=env)
+    ed.open_chat()
+    ed.send("hello")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    body = json.dumps(provider_server.wait_for_requests(1)[0].body)
+    assert "Project rules." in body and "# big notes" in body
+    assert secret not in body
+    assert secret not in everything_shown(ed)
+    written = [p for p in (home / ".local").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".json" and "chats" in p.parts for p in written)  # the saved chat
+    assert [p for p in written if secret in p.read_text(errors="replace")] == []
+    assert vm_peak_mb(host_pid(ed)) < 300  # reading big.md whole would take 2 GB

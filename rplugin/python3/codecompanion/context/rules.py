@@ -3,8 +3,11 @@
 Project files are looked for at the project root (`AGENTS.md`, `CLAUDE.md`, ...; the list is a
 setting) and, when the chat reads or edits files in a subfolder, in that folder and those above
 it. User files come from the user's config folders. `@path` in a Markdown rules file imports
-another file, to a bounded depth, each file once (a loop ends there), and only from inside the
-project or the user's config folders: anything else is refused with a note, never read.
+another file, to a bounded depth, each file once (a loop ends there): a project file imports
+only from the project, a user file only from the user's config folders (never from all of
+HOME), and nothing from the sandbox's deny list nor a file named like a credential
+(sandbox/secret_paths.py), wherever a link leads. Only regular text files are read, and no
+more of them than the size cap: anything else is refused with a note.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import Message
+from ..sandbox.secret_paths import why_secret
+from ..sandbox.settings import DEFAULT_DENY_READ
 
 PROJECT_FILES = (
     "AGENTS.md",
@@ -112,19 +117,28 @@ class Rules:
     """One chat's rules files: found under `root` and the user's config folders."""
 
     def __init__(
-        self, root: Path, options: RulesOptions | None = None, home: Path | None = None
+        self,
+        root: Path,
+        options: RulesOptions | None = None,
+        home: Path | None = None,
+        deny_read: tuple[str, ...] = DEFAULT_DENY_READ,
     ) -> None:
         self.root = root.resolve()
         self.options = options or RulesOptions()
         self.home = (home or Path.home()).resolve()
+        self.deny_read = tuple(
+            self.home / p[2:] if p.startswith("~/") else Path(p) for p in deny_read
+        )
         self.disabled: set[str] = set()  # labels the user turned off with /rules
 
     def user_roots(self) -> list[Path]:
-        """The folders user files (and their imports) may come from."""
+        """The folders user files (and their imports) may come from: the config folders, and
+        each user file's own folder unless that is HOME or above it (all of HOME, never)."""
         config = os.environ.get("XDG_CONFIG_HOME") or str(self.home / ".config")
         roots = {self.home / ".claude", self.home / ".codex", Path(config) / "codecompanion"}
         roots |= {self._expand(f).parent for f in self.options.user_files}
-        return sorted(_real(r) for r in roots)
+        real = {_real(r) for r in roots}
+        return sorted(r for r in real if not self.home.is_relative_to(r))
 
     def candidates(self, touched: Iterable[str] = ()) -> list[tuple[Path, str, str | None]]:
         """Every rules file present: (path, label, subfolder), user files first."""
@@ -152,9 +166,13 @@ class Rules:
         if not self.options.enabled:
             return loaded
         reader = _Reader(self, loaded)
+        users = tuple(self.user_roots())
         for path, label, folder in self.candidates(touched):
             if label not in self.disabled:
-                reader.read(path, label, None, folder, 0)
+                mine = label in self.options.user_files
+                roots = (*users, self._expand(label).parent) if mine else (self.root,)
+                reader.roots = users if mine else (self.root,)
+                reader.read(path, label, None, folder, 0, roots)
         return loaded
 
     def _folders(self, touched: Iterable[str]) -> list[str]:
@@ -194,36 +212,72 @@ class _Reader:
     rules: Rules
     loaded: Loaded
     seen: set[Path] = field(default_factory=set)
+    roots: tuple[Path, ...] = ()  # where the current top file's imports may come from
 
     def read(
-        self, path: Path, label: str, parent: str | None, folder: str | None, depth: int
+        self,
+        path: Path,
+        label: str,
+        parent: str | None,
+        folder: str | None,
+        depth: int,
+        roots: tuple[Path, ...],
     ) -> None:
         """Read `path` (if allowed and not read yet) and then what it imports."""
         rules, loaded = self.rules, self.loaded
         real = _real(path)
-        if not any(real.is_relative_to(root) for root in [rules.root, *rules.user_roots()]):
-            loaded.notes.append(f"refused {label}: outside the project and your config")
+        refused = _refusal(rules, path, real, roots)
+        if refused is not None:
+            loaded.notes.append(f"refused {label}: {refused}")
             return
         if real in self.seen or not real.is_file():
             return  # read already (an import loop, or two files importing one), or no file
         self.seen.add(real)
         try:
-            data = real.read_bytes()[:MAX_FILE_BYTES]
-        except OSError as exc:
-            loaded.notes.append(f"could not read {label}: {exc.strerror or exc}")
+            text = _text(real)
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            loaded.notes.append(f"refused {label}: {why}")
             return
-        text = data.decode("utf-8", errors="replace")
         loaded.files.append(RuleFile(real, label, text, parent, folder))
-        if real.suffix.lower() not in (".md", ".markdown"):
-            return
+        if real.suffix.lower() in (".md", ".markdown"):
+            self._imports(real, text, label, folder, depth)
+
+    def _imports(self, real: Path, text: str, label: str, folder: str | None, depth: int) -> None:
+        rules = self.rules
         for target in _imports(text):
             home = target.startswith("~/")
             child = rules.home / target[2:] if home else real.parent / target
             if depth + 1 > rules.options.import_depth:
-                loaded.notes.append(f"skipped @{target}: imports nest deeper than the limit")
+                self.loaded.notes.append(f"skipped @{target}: imports nest deeper than the limit")
                 continue
             child_label = target if home else rules.label(child)
-            self.read(child, child_label, label, folder, depth + 1)
+            self.read(child, child_label, label, folder, depth + 1, self.roots)
+
+
+def _refusal(rules: Rules, path: Path, real: Path, roots: tuple[Path, ...]) -> str | None:
+    """Why `path` may not be read as a rules file from `roots` (None: it may)."""
+    if not any(real.is_relative_to(root) for root in roots):
+        where = "the project" if roots == (rules.root,) else "your config folders"
+        return f"outside {where}"
+    return why_secret(str(path), tuple(str(p) for p in rules.deny_read), "it")
+
+
+def _text(real: Path) -> str:
+    """The start of the regular text file at `real` (at most MAX_FILE_BYTES are read: a huge
+    or sparse file costs no more); ValueError for anything but text."""
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = b""
+        while len(data) < MAX_FILE_BYTES and (chunk := os.read(fd, MAX_FILE_BYTES - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if b"\0" in data:
+        raise ValueError("not a text file")
+    return data.decode("utf-8", errors="replace")
 
 
 def touched_paths(messages: Iterable[Message]) -> list[str]:

@@ -308,7 +308,11 @@ class App:
             summariser, notice = workspace.make_adapter(options.compact_adapter)
             if notice:
                 chat.view.notify(f"compact_adapter: {notice}", "warn")
-        rules = Rules(project, RulesOptions.from_opts(opts.get("rules")))
+        rules = Rules(
+            project,
+            RulesOptions.from_opts(opts.get("rules")),
+            deny_read=workspace.permissions().deny_read,
+        )
         budget = Budget(options, workspace.server_windows)
         chat.context = ContextKeeper(chat, budget, rules, summariser)
 
