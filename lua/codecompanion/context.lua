@@ -9,6 +9,7 @@ local M = {}
 ---@field filetype string
 ---@field lines string[]
 ---@field mention? string the text that asked for it (`#{buffer}`)
+---@field file? string the file on disk it comes from (absolute), which the host vets
 
 local ns = vim.api.nvim_create_namespace("codecompanion_context")
 -- last: the last file buffer entered; win: the last window that showed one (the chat's source);
@@ -59,21 +60,46 @@ end
 ---@return codecompanion.ContextItem
 function M.from_buffer(bufnr, kind)
   local name = vim.api.nvim_buf_get_name(bufnr)
+  local on_disk = name ~= "" and vim.bo[bufnr].buftype == ""
   return {
     kind = kind or "buffer",
     path = name ~= "" and relative(name) or ("[No Name " .. bufnr .. "]"),
     filetype = vim.bo[bufnr].filetype,
     lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+    -- the host vets the file a buffer shows (a secret, or outside the project) before sending
+    file = on_disk and vim.fn.fnamemodify(name, ":p") or nil,
   }
 end
 
---- A context item for a file on disk (read when picked).
+local MAX_FILE_BYTES = 2000000 -- as the host's cap (context/file_items.py)
+
+--- Why the file at `path` cannot be added: not a regular file (a FIFO or device would block
+--- Neovim), or too big; nil when it can.
+---@param path string
+---@return string?
+function M.unreadable(path)
+  local stat = vim.uv.fs_stat(path)
+  if not stat or stat.type ~= "file" then
+    return "no regular file " .. path
+  end
+  if stat.size > MAX_FILE_BYTES then
+    return ("%s is over %d bytes"):format(path, MAX_FILE_BYTES)
+  end
+  return nil
+end
+
+--- A context item for a file on disk (read when picked, for its line count; the host reads it
+--- again when the message is sent, checking where it really is).
 ---@param path string
 ---@return codecompanion.ContextItem?
 function M.from_file(path)
-  local ok, lines = pcall(vim.fn.readfile, path)
+  local why = M.unreadable(path)
+  local ok, lines = false, nil
+  if not why then
+    ok, lines = pcall(vim.fn.readfile, path)
+  end
   if not ok then
-    require("codecompanion.notify").notify("cannot read " .. path, "warn")
+    vim.notify("codecompanion: cannot read " .. (why or path), vim.log.levels.WARN)
     return nil
   end
   return {
@@ -81,6 +107,7 @@ function M.from_file(path)
     path = relative(path),
     filetype = vim.filetype.match({ filename = path }) or "",
     lines = lines,
+    file = vim.fn.fnamemodify(path, ":p"),
   }
 end
 
@@ -98,7 +125,7 @@ local IMAGE_TYPES = {
 function M.from_image(path)
   local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
   local notify = require("codecompanion.render").notify
-  if vim.fn.filereadable(full) ~= 1 then
+  if vim.fn.filereadable(full) ~= 1 or (vim.uv.fs_stat(full) or {}).type ~= "file" then
     notify(("/image: no readable file %s"):format(path), "warn")
     return nil
   end

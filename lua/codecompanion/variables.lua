@@ -43,6 +43,7 @@ local function selection(source)
     filetype = vim.bo[source.bufnr].filetype,
     lines = lines,
     first = first[1],
+    file = require("codecompanion.context").from_buffer(source.bufnr).file,
   }
 end
 
@@ -141,7 +142,7 @@ local function buffers()
     if shareable(bufnr) then
       local item = context.from_buffer(bufnr, "buffer")
       local name = vim.api.nvim_buf_get_name(bufnr)
-      if not vim.api.nvim_buf_is_loaded(bufnr) and vim.fn.filereadable(name) == 1 then
+      if not vim.api.nvim_buf_is_loaded(bufnr) and not context.unreadable(name) then
         item.lines = vim.fn.readfile(name)
       end
       table.insert(items, item)

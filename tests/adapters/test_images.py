@@ -4,6 +4,7 @@ support say so (the chat refuses to send)."""
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,17 @@ def test_what_cannot_be_sent_as_an_image_is_one_line(tmp_path: Path) -> None:
         read_image(tmp_path / "notes.txt", "notes.txt")
     with pytest.raises(ImageError, match="cannot read gone.png"):
         read_image(tmp_path / "gone.png", "gone.png")
+
+
+def test_an_image_is_read_only_if_its_bytes_are_one_and_never_through_a_fifo(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "text.png").write_text("not an image")
+    with pytest.raises(ImageError, match="text.png is not a png image"):
+        read_image(tmp_path / "text.png", "text.png")
+    os.mkfifo(tmp_path / "pipe.png")  # opened for reading, it would block
+    with pytest.raises(ImageError, match="pipe.png is a FIFO"):
+        read_image(tmp_path / "pipe.png", "pipe.png")
+    gif = tmp_path / "a.gif"
+    gif.write_bytes(b"GIF89a" + b"\0" * 20)
+    assert read_image(gif, "a.gif").mime == "image/gif"

@@ -272,3 +272,55 @@ def test_rules_imports_send_no_credential_and_read_no_more_than_the_cap(
     assert any(p.suffix == ".json" and "chats" in p.parts for p in written)  # the saved chat
     assert [p for p in written if secret in p.read_text(errors="replace")] == []
     assert vm_peak_mb(host_pid(ed)) < 300  # reading big.md whole would take 2 GB
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d4944415478da63f8cfc0f00f0003860180a3a7c3ff0000000049454e44ae426082"
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_file_image_and_buffer_context_follow_no_link_to_a_secret(
+    mode: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    home, env = throwaway_home(tmp_path)
+    secret = "KEY-MATERIAL-77e1b04c"
+    (home / ".ssh").mkdir()
+    (home / ".ssh/id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{secret}\n")
+    project = home / "code/app"
+    project.mkdir(parents=True)
+    (project / "notes.md").symlink_to(home / ".ssh/id_rsa")  # as a cloned repository ships it
+    (project / "shot.png").symlink_to(home / ".ssh/id_rsa")
+    (project / "fake.png").write_text(f"not an image {secret}\n")
+    (project / "dot.png").write_bytes(PNG)
+    (project / "ok.txt").write_text("fine text\n")
+    (home / "code/outside.txt").write_text(f"outside {secret}\n")
+    (home / "code/also-outside.txt").write_text("allowed outside\n")
+    provider_server.enqueue(openai_text("seen"))
+    ed = start_nvim(
+        config_file=config_file(""), cwd=project, env=env, setup={"permissions": {"mode": mode}}
+    )
+    ed.nvim.command("edit notes.md")  # the user opens the link: #{buffer} is that buffer
+    ed.answer("No", "Yes")
+    ed.open_chat()
+    ed.send(
+        "/file notes.md\n/image shot.png\n/image fake.png\n/image dot.png\n/file ok.txt\n"
+        "/file ../outside.txt\n/file ../also-outside.txt\nlook at #{buffer}"
+    )
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    body = json.dumps(provider_server.wait_for_requests(1)[0].body)
+    assert secret not in body
+    assert "fine text" in body and "allowed outside" in body
+    assert "data:image/png;base64," in body  # dot.png, a real image, went
+    questions = [p["prompt"] for p in ed.prompts()]
+    assert len(questions) == 2 and all("outside the project" in q for q in questions), questions
+    messages = (home / ".local/state/nvim/codecompanion.log").read_text()  # every notice
+    for shown in ("buffer notes.md", "file notes.md", "shot.png", "fake.png", "outside.txt"):
+        assert shown in messages, messages
+    assert ".ssh, which holds secrets" in messages
+    assert "fake.png is not a png image" in messages

@@ -4,6 +4,7 @@ whose models take images (OpenAI's Chat Completions, Anthropic, Gemini, Ollama).
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,18 +37,42 @@ class ImageError(ValueError):
     """Why a file cannot be sent as an image: one line."""
 
 
+# How each type's bytes begin (WebP: "RIFF", four bytes of size, then "WEBP").
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+}
+
+
+def kind_of(data: bytes) -> str | None:
+    """The media type `data` begins like, or None when it is no image we send."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    for mime, starts in _MAGIC.items():
+        if data.startswith(starts):
+            return mime
+    return None
+
+
 def read_image(path: Path, shown: str) -> Image:
-    """The image at `path` (shown to the user as `shown`); ImageError when it cannot be sent."""
+    """The image at the resolved `path` (shown to the user as `shown`), reached without
+    following a link and a regular file; ImageError when it cannot be sent, or its bytes are
+    not the image its name says."""
+    from ..errors import ToolError
+    from ..tools.builtin._support.confined import read_file
+
     mime = TYPES.get(path.suffix.lower())
     if mime is None:
         raise ImageError(f"{shown} is not a png, jpeg, gif or webp image")
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise ImageError(f"{shown} is {size // 1_000_000} MB; images up to 5 MB can be sent")
-        raw = path.read_bytes()
+        raw, _info = read_file(Path(os.path.realpath(path)), shown, MAX_BYTES)
+    except ToolError as exc:
+        raise ImageError(f"cannot read {shown}: {exc}") from None
     except OSError as exc:
         raise ImageError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    if kind_of(raw) != mime:
+        raise ImageError(f"{shown} is not a {mime.split('/')[1]} image (its bytes are not one)")
     return Image(shown, mime, base64.b64encode(raw).decode("ascii"))
 
 

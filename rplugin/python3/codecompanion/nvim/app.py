@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..chat.chat import Chat
-from ..context.sources import read_items
+from ..context.sources import ContextItem, read_items
 from ..messages import MessageStore
 from ..persistence.history import DamagedChat
 from ..render_ops import Event, Notice, RenderOp, SetVar
@@ -396,8 +396,23 @@ class App:
         chat = self._chat(args)
         if chat is not None:
             context = read_items(args.get("context"))
-            if not chat.submit(str(args.get("text") or ""), context):
+            text = str(args.get("text") or "")
+            if any(item.source for item in context):  # files: vetted (maybe asked) first
+                self.bridge.spawn(self._submit_vetted(chat, text, context))
+            elif not chat.submit(text, context):
                 chat.view.render([])  # nothing queued; the buffer stays as it is
+
+    async def _submit_vetted(self, chat: Chat, text: str, context: list[ContextItem]) -> None:
+        """Send the message once the files its context names are vetted (context/file_items.py):
+        a secret is left out, a file outside the project only if the user allows it."""
+        from ..context.file_items import vet
+
+        deny = self._workspace().permissions().deny_read
+        kept, notes = await vet(context, chat.tools.cwd, chat.tools.confirm, deny)
+        for line in notes:
+            chat.view.notify(line, "warn")
+        if not chat.submit(text, kept):
+            chat.view.render([])
 
     def do_slash_fetch(self, args: dict[str, Any]) -> None:
         chat = self._chat(args)
