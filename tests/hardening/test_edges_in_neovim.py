@@ -324,3 +324,59 @@ def test_file_image_and_buffer_context_follow_no_link_to_a_secret(
         assert shown in messages, messages
     assert ".ssh, which holds secrets" in messages
     assert "fake.png is not a png image" in messages
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_key_a_command_prints_is_masked_everywhere(
+    mode: str,
+    start_nvim: StartNvim,
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    from tests.support.secrets import everything_shown, everything_written
+
+    literal, from_env = "sk-literal-9f8e7d6c5b4a", "sk-from-env-1a2b3c4d5e6f"
+    header, mcp_token = "tok-header-0011223344", "mcp-token-5566778899"
+    config = tmp_path / "codecompanion.py"
+    settings = {"url": f"{provider_server.url}/v1", "api_key": literal, "model": "gpt-test"}
+    other = {"api_key": "env:CC_EDGE_KEY", "headers": {"X-Custom-Token": header}}
+    servers = {"docs": {"cmd": ["true"], "env": {"API_TOKEN": mcp_token}}}
+    config.write_text(
+        "adapter = 'openai'\n"
+        f"adapters = {{'openai': {settings!r}, 'anthropic': {other!r}}}\n"
+        f"mcp = {{'servers': {servers!r}}}\n"
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".env").write_text(f"CC_EDGE_KEY={from_env}\n")  # a key that leaked to disk
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("config", "run_command", {"cmd": f"cat {config}"}),
+        ("env", "run_command", {"cmd": "cat .env"}),
+        (
+            "read",
+            "read_file",
+            {"filepath": ".env", "start_line_number_base_zero": 0, "end_line_number_base_zero": -1},
+        ),
+    ]
+    provider_server.enqueue(openai_tool_calls(calls), openai_text("done"))
+    ed = start_nvim(
+        config_file=config,
+        cwd=project,
+        env={"CC_EDGE_KEY": from_env},
+        setup={"permissions": {"mode": mode}, "log_level": "DEBUG"},
+    )
+    ed.answer("approve")  # read_file outside a review: nothing else asks in these modes
+    ed.open_chat()
+    ed.send("@{run_command} @{read_file} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    requests = provider_server.wait_for_requests(2)
+    results = json.dumps(requests[1].body["messages"])
+    assert results.count("CC_EDGE_KEY=***") == 2 and "'api_key': '***'" in results
+    secrets = (literal, from_env, header, mcp_token)
+    sent = " ".join(json.dumps(r.body) for r in requests)
+    shown = everything_shown(ed)
+    written = " ".join(everything_written(ed).values())
+    for secret in secrets:
+        assert secret not in sent, secret
+        assert secret not in shown, secret
+        assert secret not in written, secret

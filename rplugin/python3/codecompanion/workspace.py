@@ -108,6 +108,7 @@ class Workspace:
         from .adapters import KeyResolver
 
         self.keys = KeyResolver()
+        self._remember_secrets()
         self.mcp: McpManager | None = None
         from .adapters import ADAPTERS
         from .plugins import load_plugins
@@ -124,6 +125,12 @@ class Workspace:
         self._reserve: Reserve | None = None  # the next chat's sandbox, made ready
         # What servers said of their models' windows, for every chat of this host.
         self.server_windows = ServerWindows()
+
+    def _remember_secrets(self) -> None:
+        """Mask the config's secrets from now on, before any is used (adapters/secret_mask.py)."""
+        from .adapters.secret_mask import remember_config
+
+        remember_config(self.keys, self.config.adapters, self.config.mcp, self.env)
 
     def permissions(self) -> Permissions:
         """The `permissions` table: the config file's, then setup()'s keys over it."""
@@ -257,7 +264,10 @@ class Workspace:
         self.registry = self._make_registry()
         from .adapters import KeyResolver
 
+        known = self.keys.known  # every secret seen stays masked (open chats and the log share it)
         self.keys = KeyResolver()  # a fixed `cmd:` key is run again, not read from the cache
+        self.keys.known = known
+        self._remember_secrets()
         self.server_windows.clear()
         return self.config.error
 
@@ -513,6 +523,7 @@ class Workspace:
             messages=messages,
             driver=driver or ModelLoop,
         )
+        chat.secrets = self.keys.known  # masked in every tool result and piece of context
         self._hook_up(chat)
         chat.tools.agents = self.agents(chat, approver, editor)
         return chat

@@ -1,14 +1,23 @@
-"""The secrets an adapter sends (keys, credential headers), masked wherever it quotes a provider."""
+"""One masker for every secret the plugin knows: adapter keys (literal, `env:`, `cmd:`),
+credential headers, MCP servers' secret env and header values, the key variables of the
+environment. They are collected in the host's KeyResolver (`known`): from the config as it is
+loaded, and as keys are resolved; `mask` replaces each with `***` in whatever is shown, saved,
+logged or sent: tool results, context, a provider's error, the log."""
 
 from __future__ import annotations
 
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..errors import AdapterError
 from .keys import KeyResolver
+
+if TYPE_CHECKING:
+    from ..context.sources import ContextItem
+    from ..messages import ToolResult
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"}
@@ -16,6 +25,87 @@ SECRET_HEADERS = frozenset(
 # Custom headers whose name says they carry a credential.
 _SECRET_NAME = re.compile(r"(?i)auth|key|token|secret|password|cookie|signature|session")
 _SHORTEST = 8  # masking a shorter value would mangle ordinary words
+
+
+def mask(text: str, secrets: set[str]) -> str:
+    """`text` with every one of `secrets` replaced by ***, longest first (a key that holds
+    another is masked whole)."""
+    if not text or not secrets:
+        return text
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def masked_result(result: ToolResult, secrets: set[str]) -> ToolResult:
+    """A tool's result with every secret masked in each of its texts."""
+    texts = (result.for_llm, result.for_user, result.full_output, result.detail)
+    if not secrets or not any(t and any(s in t for s in secrets) for t in texts):
+        return result
+    return replace(
+        result,
+        for_llm=mask(result.for_llm, secrets),
+        for_user=None if result.for_user is None else mask(result.for_user, secrets),
+        full_output=None if result.full_output is None else mask(result.full_output, secrets),
+        detail=mask(result.detail, secrets),
+    )
+
+
+def masked_item(item: ContextItem, secrets: set[str]) -> ContextItem:
+    """A piece of context with every secret masked in its lines."""
+    if not secrets or not any(s in line for line in item.lines for s in secrets):
+        return item
+    return replace(item, lines=tuple(mask(line, secrets) for line in item.lines))
+
+
+def remember_config(
+    keys: KeyResolver,
+    adapters: Mapping[str, object],
+    mcp: Mapping[str, object],
+    env: Mapping[str, str],
+) -> None:
+    """Make `keys` mask every secret the config names now, before any is used: literal and
+    `env:` keys and credential headers of adapters, the builtin adapters' key variables, and
+    MCP servers' env and header values that are `env:` specs or have a credential's name."""
+    from .catalog import PROVIDERS
+
+    specs: list[object] = [provider.api_key for provider in PROVIDERS.values()]
+    for settings in adapters.values():
+        if isinstance(settings, Mapping):
+            specs.append(settings.get("api_key"))
+            specs += _secret_values(settings.get("headers"))
+    servers = mcp.get("servers")
+    for server in servers.values() if isinstance(servers, Mapping) else ():
+        if isinstance(server, Mapping):
+            specs += _secret_values(server.get("env")) + _secret_values(server.get("headers"))
+    for spec in specs:
+        value = _known_value(spec, env)
+        if value:
+            keys.remember(value)
+            for word in value.split():  # "Bearer <token>" is often quoted in part
+                keys.remember(word)
+
+
+def _secret_values(table: object) -> list[object]:
+    """The values of a table (env, headers) that are specs or whose name says credential."""
+    if not isinstance(table, Mapping):
+        return []
+    return [
+        value
+        for name, value in table.items()
+        if isinstance(value, str)
+        and (value.startswith(("env:", "cmd:")) or is_secret_header(str(name)))
+    ]
+
+
+def _known_value(spec: object, env: Mapping[str, str]) -> str | None:
+    """The secret a spec names when it can be known without running anything."""
+    if not isinstance(spec, str) or spec.startswith("cmd:"):
+        return None  # a command's key is remembered when it runs
+    if spec.startswith("env:"):
+        return env.get(spec[4:].strip(), "").strip() or None
+    return spec.strip() or None
 
 
 def is_secret_header(name: str) -> bool:
@@ -52,10 +142,8 @@ class SecretMask:
                 self.remember(value)
 
     def redact(self, text: str) -> str:
-        """`text` with every secret replaced by ***."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        """`text` with every secret the host knows replaced by *** (this adapter's first)."""
+        return mask(text, self.secrets | self.keys.known)
 
     def redacted(self, exc: AdapterError) -> AdapterError:
         """`exc`, or a copy of it with every secret masked."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..adapters.base import ChatAdapter
+from ..adapters.secret_mask import mask, masked_item, masked_result
 from ..budget.keeper import ContextKeeper
 from ..context.sources import ContextItem, context_ops
 from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
@@ -71,6 +72,9 @@ class Chat:
         self.context = ContextKeeper(self)  # rules files, the token budget, the meter
         # Captures of the project around turns and tool rounds (the host sets it; tests may not).
         self.checkpoints: ChatCheckpoints | None = None
+        # Every secret the host knows (workspace.py sets its KeyResolver's): masked in tool
+        # results and context before they are shown, saved or sent (adapters/secret_mask.py).
+        self.secrets: set[str] = set()
         if system_prompt and not any(m.tag == "system_prompt" for m in self.messages):
             self.messages.insert_system(system_prompt, "system_prompt", 0)
         self.driver: TurnDriver = driver(self)
@@ -156,7 +160,7 @@ class Chat:
             return False
         if text.strip() == "/compact" and self.driver.compacts:  # a command, not a question
             return self.compact()
-        context = context or []
+        context = [masked_item(item, self.secrets) for item in context or []]
         message = self.driver.message(text, context)
         if message is None:
             return False
@@ -286,6 +290,7 @@ class Chat:
     def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
         """Store one call's result (through the store's one recorder) and show it: how the tool
         system's results, a repeated call's and a call a stop or crash left without one arrive."""
+        result = masked_result(result, self.secrets)
         extra: dict[str, Any] = {}
         ran = self._ran_arguments.pop(call.id, None)
         if ran is not None and ran != call.arguments:
@@ -304,6 +309,7 @@ class Chat:
     def add_tool_message(self, role: str, content: str, visible: bool) -> None:
         """A message tool code added (`tools.chat.add_message`): stored, and shown if visible."""
         kind: Role = "llm" if role == "llm" else "system" if role == "system" else "user"
+        content = mask(content, self.secrets)
         self.add(Message(role=kind, content=content, visible=visible))
         if visible:
             self.view.render([transcript.block(content)])

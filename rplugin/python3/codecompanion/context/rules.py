@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..adapters.secret_mask import mask
 from ..messages import Message
 from ..sandbox.secret_paths import why_secret
 from ..sandbox.settings import DEFAULT_DENY_READ
@@ -122,6 +123,7 @@ class Rules:
         options: RulesOptions | None = None,
         home: Path | None = None,
         deny_read: tuple[str, ...] = DEFAULT_DENY_READ,
+        secrets: set[str] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.options = options or RulesOptions()
@@ -130,6 +132,7 @@ class Rules:
             self.home / p[2:] if p.startswith("~/") else Path(p) for p in deny_read
         )
         self.disabled: set[str] = set()  # labels the user turned off with /rules
+        self.secrets = secrets if secrets is not None else set()  # masked in what is read
 
     def user_roots(self) -> list[Path]:
         """The folders user files (and their imports) may come from: the config folders, and
@@ -234,7 +237,7 @@ class _Reader:
             return  # read already (an import loop, or two files importing one), or no file
         self.seen.add(real)
         try:
-            text = _text(real)
+            text = mask(_text(real), rules.secrets)
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             loaded.notes.append(f"refused {label}: {why}")

@@ -312,6 +312,7 @@ class App:
             project,
             RulesOptions.from_opts(opts.get("rules")),
             deny_read=workspace.permissions().deny_read,
+            secrets=chat.secrets,
         )
         budget = Budget(options, workspace.server_windows)
         chat.context = ContextKeeper(chat, budget, rules, summariser)
