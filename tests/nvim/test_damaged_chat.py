@@ -38,6 +38,18 @@ DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
         lambda data: _with(data, tools={"yolo": "yes"}),
         "field tools.yolo is str",
     ),
+    # What crashed chat creation: a message's content a list, arguments nested 5000 deep.
+    "content-a-list": (
+        lambda data: json.dumps({"messages": [{"role": "user", "content": ["a", "b"]}]}).encode(),
+        "message 1's field content is list",
+    ),
+    "deep-arguments": (
+        lambda data: (
+            b'{"messages": [{"role": "llm", "tools": {"calls": [{"id": "c", "function": '
+            b'{"name": "x", "arguments": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}}]}}]}"
+        ),
+        "nests deeper than 100 levels",
+    ),
     "approvals-a-string": (
         lambda data: _with(data, tools={"approvals": {"tools": "run_command"}}),
         "field tools.approvals.tools is not a list of text",

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from ..chat.chat import Chat
 from ..context.sources import ContextItem, read_items
 from ..messages import MessageStore
-from ..persistence.history import DamagedChat
 from ..render_ops import Event, Notice, RenderOp, SetVar
 from ..tools.runtime.approval_policy import ApprovalMemory, describe, restorable
 from ..tools.runtime.groupwatch import group_watch
@@ -180,16 +179,7 @@ class App:
     def _saved(self, chat_id: str) -> tuple[dict[str, Any] | None, MessageStore | None, str | None]:
         """A saved chat and its messages (read once, here), or the one line saying why it
         cannot be read."""
-        store = self._workspace().store
-        try:
-            saved = store.load(chat_id)
-            messages = MessageStore.from_list(saved.get("messages") or []) if saved else None
-        except DamagedChat as exc:
-            return None, None, exc.line()
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            line = store.set_aside(chat_id, f"a message cannot be read: {exc}"[:160]).line()
-            return None, None, line
-        return saved, messages, None
+        return self._workspace().store.restore(chat_id)
 
     def _new_chat(
         self, args: dict[str, Any], saved: dict[str, Any], messages: MessageStore | None

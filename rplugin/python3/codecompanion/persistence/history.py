@@ -11,7 +11,10 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..messages import MessageStore
 
 log = logging.getLogger("codecompanion.history")
 
@@ -35,6 +38,8 @@ class DamagedChat(Exception):
 
 
 def _reason(exc: Exception, size: int) -> str:
+    if isinstance(exc, RecursionError):
+        return f"it nests deeper than {MAX_DEPTH} levels"
     if isinstance(exc, json.JSONDecodeError):
         if exc.pos >= size - 1 or "Unterminated" in exc.msg:
             return f"it ends early, cut at {size:,} bytes"
@@ -74,8 +79,75 @@ _SHAPE: dict[str, Any] = {
 }
 
 
+# A saved message: the fields the plugin reads back, each of the type it writes.
+_ROLES = ("user", "llm", "system", "tool")
+_INT = ("whole number", lambda v: isinstance(v, int) and not isinstance(v, bool))
+_OBJECTS = (
+    "list of objects",
+    lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+)
+
+
+def _is_call(value: object) -> bool:
+    """A stored tool call: `{id, type, function: {name, arguments: text or object}}`."""
+    if not isinstance(value, dict) or not isinstance(value.get("id", ""), str):
+        return False
+    function = value.get("function", {})
+    return (
+        isinstance(function, dict)
+        and isinstance(function.get("name", ""), str)
+        and isinstance(function.get("arguments", ""), (str, dict))
+        and isinstance(value.get("type", ""), str)
+        and _INT[1](value.get("_index", 0))
+    )
+
+
+def _is_image(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(key), str) for key in ("path", "mime", "data")
+    )
+
+
+_MESSAGE: dict[str, Any] = {
+    "role": ("role (user, llm, system or tool)", lambda v: v in _ROLES),
+    "content": _TEXT,
+    "opts": {"visible": (bool,)},
+    "_meta": {"id": _INT, "cycle": _INT, "index": _INT, "sent": (bool,), "tag": _TEXT},
+    "reasoning": (
+        "text or {content: text}",
+        lambda v: (
+            isinstance(v, (str, type(None)))
+            or (isinstance(v, dict) and isinstance(v.get("content"), (str, type(None))))
+        ),
+    ),
+    "tools": {
+        "calls": ("list of calls", lambda v: isinstance(v, list) and all(map(_is_call, v))),
+        "call_id": _TEXT,
+        "name": _TEXT,
+        "is_error": (bool,),
+        "type": _TEXT,
+    },
+    "extra": {
+        "typed": _TEXT,
+        "for_user": _TEXT,
+        "changes": _TEXT,
+        "incomplete": _TEXT,
+        "context": _OBJECTS,
+        "images": ("list of images", lambda v: isinstance(v, list) and all(map(_is_image, v))),
+        "arguments": (dict,),
+        "usage": (dict,),
+        "provider_state": (dict,),
+        "compacted": _INT,
+        "compaction": _INT,
+    },
+}
+# Deeper than this, no saved chat of ours goes (a call's arguments hold the deepest part);
+# reading, copying or sending such a document back would exhaust Python's recursion.
+MAX_DEPTH = 100
+
+
 def wrong_field(
-    data: dict[str, Any], shape: dict[str, Any] = _SHAPE, prefix: str = ""
+    data: dict[str, Any], shape: dict[str, Any] = _SHAPE, prefix: str = "field "
 ) -> str | None:
     """Why a saved chat cannot be restored as it is (a field of the wrong type), or None."""
     for name, expected in shape.items():
@@ -85,17 +157,57 @@ def wrong_field(
         where = f"{prefix}{name}"
         if isinstance(expected, dict):
             if not isinstance(value, dict):
-                return f"field {where} is {type(value).__name__}, not an object"
+                return f"{where} is {type(value).__name__}, not an object"
             nested = wrong_field(value, expected, f"{where}.")
             if nested is not None:
                 return nested
         elif isinstance(expected[0], str):
             if not expected[1](value):
-                return f"field {where} is not a {expected[0]}"
+                return f"{where} is not a {expected[0]}"
         elif not isinstance(value, expected):
             wanted = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
-            return f"field {where} is {type(value).__name__}, not {wanted}"
+            return f"{where} is {type(value).__name__}, not {wanted}"
     return None
+
+
+def depth(value: object) -> int:
+    """How deep lists and objects nest in `value` (0 for a scalar), without recursion."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level + 1)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack += [(child, level + 1) for child in item]
+    return deepest
+
+
+def wrong_saved_chat(data: object) -> str | None:
+    """Why `data` (a parsed saved chat) cannot be restored as it is, or None: its fields, each
+    message's fields, and how deep it nests."""
+    if not isinstance(data, dict) or not isinstance(data.get("messages", []), list):
+        return "not a saved chat (no list of messages)"
+    if depth(data) > MAX_DEPTH:
+        return f"it nests deeper than {MAX_DEPTH} levels"
+    wrong = wrong_field(data)
+    if wrong is not None:
+        return wrong
+    for number, message in enumerate(data.get("messages") or [], 1):
+        if not isinstance(message, dict):
+            kind = type(message).__name__
+            return f"a message cannot be read (message {number} is {kind}, not an object)"
+        wrong = wrong_field(message, _MESSAGE, f"message {number}'s field ")
+        if wrong is not None:
+            return f"a message cannot be read ({wrong})"
+    return None
+
+
+# A restored chat: its saved state and messages, or neither and the line saying why.
+Restored = tuple["dict[str, Any] | None", "MessageStore | None", "str | None"]
 
 
 @dataclass(frozen=True)
@@ -192,14 +304,32 @@ class ChatStore:
             raise DamagedChat(chat_id, f"unreadable: {exc.strerror}", None) from None
         try:
             data = json.loads(raw.decode("utf-8"))
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise self.set_aside(chat_id, _reason(exc, len(raw))) from None
-        if not isinstance(data, dict) or not isinstance(data.get("messages", []), list):
-            raise self.set_aside(chat_id, "not a saved chat (no list of messages)")
-        wrong = wrong_field(data)
+        wrong = wrong_saved_chat(data)
         if wrong is not None:
             raise self.set_aside(chat_id, wrong)
+        assert isinstance(data, dict)
         return data
+
+    def restore(self, chat_id: str) -> Restored:
+        """A saved chat and its messages, or (None, None, the one line saying why not) when it
+        cannot be restored as it is: the file is then moved aside and the chat opens empty.
+        No shape of file raises here: what the checks let through and the messages still
+        refuse is set aside too."""
+        from ..messages import MessageStore
+
+        try:
+            saved = self.load(chat_id)
+            messages = (
+                None if saved is None else MessageStore.from_list(saved.get("messages") or [])
+            )
+        except DamagedChat as exc:
+            return None, None, exc.line()
+        except Exception as exc:  # a shape nothing above names: still one line, never a raise
+            line = self.set_aside(chat_id, f"a message cannot be read: {exc}"[:160]).line()
+            return None, None, line
+        return saved, messages, None
 
     def set_aside(self, chat_id: str, reason: str) -> DamagedChat:
         """Move a damaged chat file to `<id>.json.damaged-<time>` and describe it."""
