@@ -380,3 +380,61 @@ def test_a_key_a_command_prints_is_masked_everywhere(
         assert secret not in sent, secret
         assert secret not in shown, secret
         assert secret not in written, secret
+
+
+FORK_BOMB = """
+import subprocess, time
+children = []
+try:
+    for _ in range(300):
+        children.append(subprocess.Popen(["sleep", "30"]))
+except OSError as exc:
+    print("refused after", len(children), type(exc).__name__)
+print("started", len(children))
+for child in children:
+    child.kill()
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_code_runner_shares_the_chats_process_cap(
+    mode: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("code", "code_runner", {"lang": "python", "code": FORK_BOMB}),
+        ("cmd", "run_command", {"cmd": "for i in $(seq 300); do sleep 30 & done; wait"}),
+    ]
+    setup = {"permissions": {"mode": mode, "max_processes": 64}}
+    extra = "opts = {'tools': {'code_runner': {'container': False}}}\n"
+    _ed, results = chat_turn_with(
+        start_nvim, config_file(extra), provider_server, project, setup, calls
+    )
+    assert "subprocess in the landlock sandbox" in results["code"], results["code"]
+    assert "started 300" not in results["code"], results["code"]
+    assert "refused after" in results["code"], results["code"]
+    assert "status: exit code 0" not in results["cmd"], results["cmd"]
+
+
+def chat_turn_with(
+    start_nvim: StartNvim,
+    config: Path,
+    server: LoopbackServer,
+    project: Path,
+    setup: dict[str, object],
+    calls: list[tuple[str, str, dict[str, object]]],
+) -> tuple[Editor, dict[str, str]]:
+    """As chat_turn, with the config file and setup() given whole."""
+    server.enqueue(openai_tool_calls(calls), openai_text("done"))
+    ed = start_nvim(config_file=config, cwd=project, setup=setup)
+    ed.open_chat()
+    tools = " ".join("@{" + name + "}" for name in sorted({c[1] for c in calls}))
+    ed.send(f"{tools} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    sent = server.wait_for_requests(2)[1].body
+    return ed, {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"}

@@ -64,7 +64,9 @@ PROPERTIES = {
 }
 
 
-def _limits(opts: dict[str, Any]) -> sandbox.Limits:
+def _limits(opts: dict[str, Any], box: CommandSandbox | None) -> sandbox.Limits:
+    """The run's limits: the tool's options, and the chat's process cap (`max_processes`),
+    which its commands share whether they run in the sandbox, a container or unconfined."""
     timeout, _own = time_limits(opts, DEFAULT_SECONDS)
     memory = opts.get("memory_mb", DEFAULT_OPTS["memory_mb"])
     files = opts.get("file_mb", DEFAULT_OPTS["file_mb"])
@@ -72,6 +74,7 @@ def _limits(opts: dict[str, Any]) -> sandbox.Limits:
         timeout=timeout,
         memory_mb=int(memory) if isinstance(memory, int) and memory > 0 else 512,
         file_mb=int(files) if isinstance(files, int) and files > 0 else 16,
+        processes=box.permissions.max_processes if box is not None else 1024,
     )
 
 
@@ -99,7 +102,7 @@ def _report(
 async def _plan(
     self: Tool, language: sandbox.Language, file: Path, box: CommandSandbox | None
 ) -> sandbox.RunPlan:
-    limits = _limits(self.opts)
+    limits = _limits(self.opts, box)
     cwd = file.parent
     program = await sandbox.container_runtime(self.opts.get("container", "auto"), cwd)
     if program is not None and language.image:
@@ -138,7 +141,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
         raise ToolError(f"Unknown language `{lang}`. Use one of: {_language_names(table)}.")
     if not code.strip():
         raise ToolError("`code` is empty.")
-    limits = _limits(self.opts)
+    limits = _limits(self.opts, sandbox_of(self.tools))
     _total, own = time_limits(self.opts, DEFAULT_SECONDS)
     import tempfile
 
