@@ -68,11 +68,14 @@ def test_no_command_or_edit_plants_a_program_in_any_git_folder(
     repository(project / "vendor/lib")
     (project / "mod").mkdir()
     git(project, "init", "-q", f"--separate-git-dir={project}/mod-repo", "mod")
+    git(project, "submodule", "add", "-q", str(repository(tmp_path / "library")), "sub")
     marker = tmp_path / "planted-ran"
     planted = f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >>"
     calls: list[tuple[str, str, dict[str, object]]] = [
         ("nested", "run_command", {"cmd": f"git -C vendor/lib config core.fsmonitor 'touch {marker}'"}),
         ("separate", "run_command", {"cmd": f"{planted} mod-repo/config"}),
+        ("submodule", "run_command", {"cmd": f"{planted} .git/modules/sub/config"}),
+        ("pointer", "run_command", {"cmd": "printf 'gitdir: ../mod-repo\\n' > sub/.git"}),
         ("made", "run_command", {"cmd": f"git init -q new && {planted} new/.git/config"}),
         ("edit", "create_file", {"filepath": "mod-repo/hooks/pre-commit", "content": f"touch {marker}"}),
     ]  # fmt: skip
@@ -83,11 +86,17 @@ def test_no_command_or_edit_plants_a_program_in_any_git_folder(
     assert len(questions) == 2, questions
     assert "made a git repository at new/.git" in questions[0]
     assert "git's control files: mod-repo/hooks/pre-commit" in questions[1]
-    assert "Read-only file system" in results["nested"]
-    assert "Read-only file system" in results["separate"]
+    for name in ("nested", "separate", "submodule", "pointer"):
+        assert "Read-only file system" in results[name], results[name]
     assert "the user did not keep it" in results["made"]
     assert "the user did not allow" in results["edit"]
-    for folder in (project, project / "vendor/lib", project / "mod", project / "new"):
+    for folder in (
+        project,
+        project / "vendor/lib",
+        project / "mod",
+        project / "new",
+        project / "sub",
+    ):
         folder.mkdir(exist_ok=True)
         assert not user_git_runs(folder, marker), folder
     assert not (project / "mod-repo/hooks/pre-commit").exists()
@@ -438,3 +447,79 @@ def chat_turn_with(
     ed.wait_event("CodeCompanionChatDone", timeout=60)
     sent = server.wait_for_requests(2)[1].body
     return ed, {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worktree_and_git_dir_keep_their_git_folders(
+    mode: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    main = repository(tmp_path / "main")
+    git(main, "worktree", "add", "-q", str(tmp_path / "worktree"))
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    git(extra, "init", "-q", "--bare", "dotfiles")
+    marker = tmp_path / "planted-ran"
+    planted = f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >>"
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("common", "run_command", {"cmd": f"{planted} {main}/.git/config"}),
+        ("gitdir", "run_command", {"cmd": f"{planted} {extra}/dotfiles/config"}),
+        ("ok", "run_command", {"cmd": f"echo fine > {extra}/ok.txt && echo fine > here.txt"}),
+    ]
+    setup = {"permissions": {"mode": mode, "writable": [str(main), str(extra)]}}
+    env = {"GIT_DIR": str(extra / "dotfiles")}  # as `GIT_DIR=~/dotfiles nvim` users do
+    provider_server.enqueue(openai_tool_calls(calls), openai_text("done"))
+    ed = start_nvim(config_file=config_file(""), cwd=tmp_path / "worktree", env=env, setup=setup)
+    ed.open_chat()
+    ed.send("@{run_command} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    sent = provider_server.wait_for_requests(2)[1].body
+    results = {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"}
+    assert "Read-only file system" in results["common"], results["common"]
+    assert "Read-only file system" in results["gitdir"], results["gitdir"]
+    assert "status: exit code 0" in results["ok"], results["ok"]
+    assert "fsmonitor" not in (main / ".git/config").read_text()
+    assert "fsmonitor" not in (extra / "dotfiles/config").read_text()
+    assert ed.prompts() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ordinary_work_still_works_and_a_commit_leaves_the_sandbox_when_approved(
+    mode: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    project = repository(tmp_path / "project")
+    (project / "Makefile").write_text("all:\n\techo built > out.txt\n")
+    (project / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (project / "a.txt").write_text("a\nchanged\n")
+    commit = "git -c user.name=t -c user.email=t@t commit -qam work"
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("make", "run_command", {"cmd": "make"}),
+        (
+            "tests",
+            "run_command",
+            {"cmd": f"{sys.executable} -m pytest -q -p no:cacheprovider test_ok.py"},
+        ),
+        ("status", "run_command", {"cmd": "git status --short && git diff --stat"}),
+        ("commit", "run_command", {"cmd": commit}),
+        ("leave", "run_command", {"cmd": commit, "unconfined": True}),
+    ]
+    ed, results = chat_turn(
+        start_nvim, config_file, provider_server, project, mode, calls, ("approve",)
+    )
+    for name in ("make", "tests", "status"):
+        assert "status: exit code 0" in results[name], results[name]
+    assert "1 passed" in results["tests"] and "a.txt" in results["status"]
+    assert "Read-only file system" in results["commit"]  # .git is read-only in the sandbox...
+    assert "status: exit code 0" in results["leave"], results["leave"]  # ...asked, approved
+    (asked,) = [p["prompt"] for p in ed.prompts()]
+    assert asked.startswith(f"Run the command `{commit}` OUTSI"), asked  # cut to the window
+    assert git(project, "log", "-1", "--format=%s") == "work\n"
