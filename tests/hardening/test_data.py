@@ -217,10 +217,11 @@ def test_temp_files_left_by_a_killed_save_are_swept(tmp_path: Path) -> None:
     other = tmp_path / ".c2.abandoned.tmp"
     other.write_text("someone else's")
     os.utime(other, (old, old))
-    store.save("c1", {"messages": [1]})
+    saved = {"messages": [{"role": "user", "content": "x"}]}
+    store.save("c1", saved)
     assert not stale.exists()
     assert fresh.exists() and other.exists()
-    assert store.load("c1") == {"messages": [1]}
+    assert store.load("c1") == saved
 
 
 # ---- a chat saved while tools ran --------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from codecompanion.adapters import KeyResolver
-from codecompanion.adapters.secret_mask import mask, masked_item, masked_result, remember_config
+from codecompanion.adapters.catalog import remember_config
+from codecompanion.adapters.secret_mask import mask, masked_item, masked_result
 from codecompanion.context.rules import Rules
 from codecompanion.context.sources import ContextItem
 from codecompanion.messages import ToolResult

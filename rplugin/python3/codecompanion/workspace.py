@@ -128,7 +128,7 @@ class Workspace:
 
     def _remember_secrets(self) -> None:
         """Mask the config's secrets from now on, before any is used (adapters/secret_mask.py)."""
-        from .adapters.secret_mask import remember_config
+        from .adapters.catalog import remember_config
 
         remember_config(self.keys, self.config.adapters, self.config.mcp, self.env)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .http_adapter import HTTPAdapter
+    from .keys import KeyResolver
 
 
 @dataclass(frozen=True)
@@ -119,3 +120,53 @@ def key_variables(
 def _values(table: object) -> list[object]:
     """A config table's values ([] for anything but a table)."""
     return list(table.values()) if isinstance(table, Mapping) else []
+
+
+def remember_config(
+    keys: KeyResolver,
+    adapters: Mapping[str, object],
+    mcp: Mapping[str, object],
+    env: Mapping[str, str],
+) -> None:
+    """Make `keys` mask every secret the config names now, before any is used: literal and
+    `env:` keys and credential headers of adapters, the builtin adapters' key variables, and
+    MCP servers' env and header values that are `env:` specs or have a credential's name
+    (see secret_mask.py: the one masker)."""
+    specs: list[object] = [provider.api_key for provider in PROVIDERS.values()]
+    for settings in adapters.values():
+        if isinstance(settings, Mapping):
+            specs.append(settings.get("api_key"))
+            specs += _secret_values(settings.get("headers"))
+    servers = mcp.get("servers")
+    for server in servers.values() if isinstance(servers, Mapping) else ():
+        if isinstance(server, Mapping):
+            specs += _secret_values(server.get("env")) + _secret_values(server.get("headers"))
+    for spec in specs:
+        value = _known_value(spec, env)
+        if value:
+            keys.remember(value)
+            for word in value.split():  # "Bearer <token>" is often quoted in part
+                keys.remember(word)
+
+
+def _secret_values(table: object) -> list[object]:
+    """The values of a table (env, headers) that are specs or whose name says credential."""
+    from .secret_mask import is_secret_header
+
+    if not isinstance(table, Mapping):
+        return []
+    return [
+        value
+        for name, value in table.items()
+        if isinstance(value, str)
+        and (value.startswith(("env:", "cmd:")) or is_secret_header(str(name)))
+    ]
+
+
+def _known_value(spec: object, env: Mapping[str, str]) -> str | None:
+    """The secret a spec names when it can be known without running anything."""
+    if not isinstance(spec, str) or spec.startswith("cmd:"):
+        return None  # a command's key is remembered when it runs
+    if spec.startswith("env:"):
+        return env.get(spec[4:].strip(), "").strip() or None
+    return spec.strip() or None

@@ -59,55 +59,6 @@ def masked_item(item: ContextItem, secrets: set[str]) -> ContextItem:
     return replace(item, lines=tuple(mask(line, secrets) for line in item.lines))
 
 
-def remember_config(
-    keys: KeyResolver,
-    adapters: Mapping[str, object],
-    mcp: Mapping[str, object],
-    env: Mapping[str, str],
-) -> None:
-    """Make `keys` mask every secret the config names now, before any is used: literal and
-    `env:` keys and credential headers of adapters, the builtin adapters' key variables, and
-    MCP servers' env and header values that are `env:` specs or have a credential's name."""
-    from .catalog import PROVIDERS
-
-    specs: list[object] = [provider.api_key for provider in PROVIDERS.values()]
-    for settings in adapters.values():
-        if isinstance(settings, Mapping):
-            specs.append(settings.get("api_key"))
-            specs += _secret_values(settings.get("headers"))
-    servers = mcp.get("servers")
-    for server in servers.values() if isinstance(servers, Mapping) else ():
-        if isinstance(server, Mapping):
-            specs += _secret_values(server.get("env")) + _secret_values(server.get("headers"))
-    for spec in specs:
-        value = _known_value(spec, env)
-        if value:
-            keys.remember(value)
-            for word in value.split():  # "Bearer <token>" is often quoted in part
-                keys.remember(word)
-
-
-def _secret_values(table: object) -> list[object]:
-    """The values of a table (env, headers) that are specs or whose name says credential."""
-    if not isinstance(table, Mapping):
-        return []
-    return [
-        value
-        for name, value in table.items()
-        if isinstance(value, str)
-        and (value.startswith(("env:", "cmd:")) or is_secret_header(str(name)))
-    ]
-
-
-def _known_value(spec: object, env: Mapping[str, str]) -> str | None:
-    """The secret a spec names when it can be known without running anything."""
-    if not isinstance(spec, str) or spec.startswith("cmd:"):
-        return None  # a command's key is remembered when it runs
-    if spec.startswith("env:"):
-        return env.get(spec[4:].strip(), "").strip() or None
-    return spec.strip() or None
-
-
 def is_secret_header(name: str) -> bool:
     """True for a header that carries a credential."""
     return name.lower() in SECRET_HEADERS or bool(_SECRET_NAME.search(name))

@@ -95,7 +95,12 @@ class CommandSandbox:
         return self.places.not_a_project(str(folder)) if self.places is not None else None
 
     async def probe(self) -> None:
-        """Find out what works here without blocking the loop (once per host)."""
+        """Find out what works here without blocking the loop (once per host), and walk the
+        chat's project for its repositories off the loop too (a big project's first walk
+        takes a while; keeping it up to date later costs a `stat` per folder)."""
+        if self.project is not None and self.narrowed is None and self.permissions.sandbox:
+            walk = self.git_walks.of(str(self.project))
+            await asyncio.to_thread(walk.repositories)
         if self.probed:
             return
         probe = getattr(self._availability, "probe", None)
