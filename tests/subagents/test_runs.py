@@ -22,6 +22,7 @@ class Parent:
     checkpoints = None
 
     def __init__(self) -> None:
+        self.secrets: set[str] = set()
         self.view = RecordingView()
         self.adapter: Any = Adapter()
 

@@ -83,6 +83,7 @@ class Parent(Protocol):
     view: ChatView
     tools: ToolSystem
     checkpoints: ChatCheckpoints | None
+    secrets: set[str]  # every secret the host knows (adapters/secret_mask.py)
 
     @property
     def model(self) -> str | None:
@@ -188,6 +189,7 @@ class ChatAgents:
         view = SubagentView(parent.view, call_id, definition.name)
         prompt = f"{PREAMBLE}\n\n{definition.prompt}"
         session = SubagentSession(parent.id, adapter, view, prompt)
+        session.secrets = parent.secrets
         session.tools = self.build.tools(session, definition)
         session.context = self.build.context(session)
         try:

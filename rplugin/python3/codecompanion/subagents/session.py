@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..adapters.secret_mask import masked_result
 from ..messages import Message, MessageStore, ToolCall, ToolResult
 from ..ports import ChatView
 from ..render_ops import Level, RenderOp, ToolStatus
@@ -76,6 +77,7 @@ class SubagentSession:
         self.checkpoints: ChatCheckpoints | None = None  # the parent captures around it
         self.tools: ToolSystem
         self.context: ContextKeeper
+        self.secrets: set[str] = set()  # the parent chat's: masked in every tool result
 
     @property
     def model(self) -> str | None:
@@ -99,8 +101,8 @@ class SubagentSession:
         """The parent's buffer shows its own approvals."""
 
     def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
-        """Store the call's one result in the subagent's own history."""
-        self.messages.record_result(call, result, {})
+        """Store the call's one result (every known secret masked) in the subagent's history."""
+        self.messages.record_result(call, masked_result(result, self.secrets), {})
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """A new call shows as progress on the parent's line."""
