@@ -6,6 +6,8 @@ import logging
 import os
 import re
 
+from ..adapters.secret_mask import mask
+
 _SECRET = re.compile(
     r"(?i)(authorization|x-api-key|x-goog-api-key|api[_-]?key|bearer)([\"':= ]+)([^\s\"',}]+)"
 )
@@ -21,9 +23,7 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """Format, then replace secret values with `***`."""
-        text = super().format(record)
-        for secret in list(self.secrets):
-            text = text.replace(secret, "***")
+        text = mask(super().format(record), self.secrets)  # the one masker (secret_mask.py)
         return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
 
 
