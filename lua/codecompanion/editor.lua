@@ -24,6 +24,8 @@ end
 ---@return "same"|"reloaded"|"conflict"|"gone"
 local function sync(bufnr)
   local outcome = "same"
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  -- Not called when 'autoread' reloads an unmodified buffer by itself (the tick tells that).
   local id = vim.api.nvim_create_autocmd("FileChangedShell", {
     buffer = bufnr,
     callback = function()
@@ -33,7 +35,7 @@ local function sync(bufnr)
       elseif vim.bo[bufnr].modified or reason == "conflict" then
         outcome, vim.v.fcs_choice = "conflict", ""
       elseif reason == "changed" then
-        outcome, vim.v.fcs_choice = "reloaded", "reload"
+        vim.v.fcs_choice = "reload"
       else -- only its mode or time changed
         vim.v.fcs_choice = ""
       end
@@ -41,6 +43,11 @@ local function sync(bufnr)
   })
   pcall(vim.cmd.checktime, bufnr)
   pcall(vim.api.nvim_del_autocmd, id)
+  if outcome == "same" and vim.api.nvim_buf_get_changedtick(bufnr) ~= tick then
+    outcome = "reloaded"
+    -- No server's answer can have come in between: the loop did not run.
+    require("codecompanion.lsp_diagnostics").reloading(bufnr)
+  end
   return outcome
 end
 
@@ -181,6 +188,7 @@ function M.write_buffer(req)
     return result
   end
   local err = save(bufnr, req.chat_id)
+  lsp.forget(bufnr)
   if err then
     result.error = err
   else

@@ -7,22 +7,121 @@ local NAMES = { "ERROR", "WARNING", "INFORMATION", "HINT" }
 -- After a first publish, other servers attached to the buffer get this long to publish too.
 local SETTLE_MS = 150
 
--- Per buffer: its changedtick when a language server last published for it.
+-- Per buffer: the version of the text a language server last published diagnostics for.
 local published = {} ---@type table<integer, integer>
+-- Per buffer: what to call when a server publishes for it next.
+local waiters = {} ---@type table<integer, fun()[]>
 -- Clients waited for that never published anything (a server that only completes, say): they
 -- are not waited for again.
 local silent = {} ---@type table<integer, boolean>
+-- Clients that number their publishes with the document's version: one of theirs without a
+-- number is not about the text (pylsp clears a closed document so, when Neovim reloads it).
+local versioned = {} ---@type table<integer, boolean>
+-- Per buffer and client: closes of the document sent by a reload whose clearing publish has not
+-- come yet (servers clear a closed document's diagnostics; that empty list is not about the
+-- reopened text).
+local closing = {} ---@type table<integer, table<integer, integer>>
 local tracking = false
 
---- Whether a DiagnosticChanged event came from a language server (an empty list may be one
---- clearing its diagnostics; other sources, such as a linter plugin, name their namespace).
+--- The version of `bufnr`'s text as its servers were last told it: the changedtick of its last
+--- change (a save moves the changedtick, not the text). Without a server: the changedtick.
+---@param bufnr integer
+---@return integer
+local function current(bufnr)
+  local versions = vim.lsp.util.buf_versions
+  local version = type(versions) == "table" and rawget(versions, bufnr) or nil
+  return type(version) == "number" and version or vim.api.nvim_buf_get_changedtick(bufnr)
+end
+
+--- A server published (or, pulled, answered) diagnostics for `bufnr`'s text of `version` (nil:
+--- the server gave none, so the text as it is now): note it and wake those waiting. A publish
+--- for an older text is not fresh.
+---@param bufnr integer
+---@param version integer?
+local function heard(bufnr, version)
+  if bufnr < 1 or not vim.api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  local now = current(bufnr)
+  local text = version or now
+  if text < now then
+    return
+  end
+  published[bufnr] = math.max(published[bufnr] or 0, text)
+  local list = waiters[bufnr]
+  waiters[bufnr] = nil
+  for _, wake in ipairs(list or {}) do
+    wake()
+  end
+end
+
+--- The buffer of a document `uri` names, or -1 (none is made for it).
+---@param uri string?
+---@return integer
+local function buffer_of(uri)
+  if type(uri) ~= "string" then
+    return -1
+  end
+  return vim.fn.bufnr(vim.uri_to_fname(uri))
+end
+
+--- Whether a publish is the clearing one a reload's close of the document brings (an empty
+--- list from a client a close is owed by); any other publish settles what it owed.
+---@param bufnr integer
+---@param client integer
+---@param empty boolean
+---@return boolean
+local function cleared(bufnr, client, empty)
+  local owed = closing[bufnr] and closing[bufnr][client] or 0
+  if owed == 0 then
+    return false
+  end
+  closing[bufnr][client] = empty and owed - 1 or 0
+  return empty
+end
+
+--- Neovim is about to reload `bufnr` from its file, which closes and reopens the document for
+--- each server attached: the clearing publishes that brings are not fresh diagnostics.
+---@param bufnr integer
+function M.reloading(bufnr)
+  published[bufnr] = nil
+  closing[bufnr] = closing[bufnr] or {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    closing[bufnr][client.id] = (closing[bufnr][client.id] or 0) + 1
+  end
+end
+
+--- Wrap Neovim's handler of `method` so each publish is heard once it is applied. Neovim looks
+--- the handler up for every message, so this takes effect for running clients too; a client
+--- configured with a handler of its own is heard through DiagnosticChanged instead.
+---@param method string
+---@param document fun(result: table?, ctx: table): string?, integer?
+local function wrap(method, document)
+  local original = vim.lsp.handlers[method]
+  vim.lsp.handlers[method] = function(err, result, ctx, config)
+    local value = original(err, result, ctx, config)
+    local uri, version = document(result, ctx)
+    local client = ctx and ctx.client_id or -1
+    versioned[client] = versioned[client] or version ~= nil
+    local bufnr = buffer_of(uri)
+    local empty = result == nil or #(result.diagnostics or result.items or {}) == 0
+    if
+      err == nil
+      and (version ~= nil or not versioned[client])
+      and not cleared(bufnr, client, empty)
+    then
+      heard(bufnr, version)
+    end
+    return value
+  end
+end
+
+--- Whether a DiagnosticChanged event carries diagnostics of a language server (an empty one is
+--- left out: Neovim also clears a buffer's diagnostics on the spot when it reloads it).
 ---@param diagnostics vim.Diagnostic[]?
 ---@return boolean
 local function from_lsp(diagnostics)
-  if not diagnostics or #diagnostics == 0 then
-    return true
-  end
-  for _, d in ipairs(diagnostics) do
+  for _, d in ipairs(diagnostics or {}) do
     local ns = d.namespace and vim.diagnostic.get_namespace(d.namespace)
     if ns and type(ns.name) == "string" and ns.name:sub(1, 8) == "vim.lsp." then
       return true
@@ -31,26 +130,32 @@ local function from_lsp(diagnostics)
   return false
 end
 
---- Note a DiagnosticChanged event that came from a language server.
----@param args vim.api.keyset.create_autocmd.callback_args
-local function note(args)
-  if vim.api.nvim_buf_is_valid(args.buf) and from_lsp((args.data or {}).diagnostics) then
-    published[args.buf] = vim.api.nvim_buf_get_changedtick(args.buf)
-  end
-end
-
---- Start noting each buffer's publishes (idempotent; the host calls it when it connects).
+--- Start hearing the servers' publishes (idempotent; the host calls it when it connects).
 function M.track()
   if tracking then
     return
   end
   tracking = true
+  wrap("textDocument/publishDiagnostics", function(result)
+    return result and result.uri, result and result.version
+  end)
+  wrap("textDocument/diagnostic", function(_, ctx)
+    local doc = ctx and ctx.params and ctx.params.textDocument
+    return doc and doc.uri, nil
+  end)
   local group = vim.api.nvim_create_augroup("codecompanion_lsp_diagnostics", { clear = true })
-  vim.api.nvim_create_autocmd("DiagnosticChanged", { group = group, callback = note })
+  vim.api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    callback = function(args)
+      if from_lsp((args.data or {}).diagnostics) then
+        heard(args.buf, nil)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("BufUnload", {
     group = group,
     callback = function(args)
-      published[args.buf] = nil
+      published[args.buf], closing[args.buf], waiters[args.buf] = nil, nil, nil
     end,
   })
 end
@@ -93,12 +198,19 @@ local function starting()
   return false
 end
 
+--- Forget what was published for `bufnr`: a change just made to it (a reload, a save) may have
+--- cleared its diagnostics on the spot, which is no server's word on the new text.
+---@param bufnr integer
+function M.forget(bufnr)
+  published[bufnr] = nil
+end
+
 --- Whether the last publish for `bufnr` came after its current text.
 ---@param bufnr integer
 ---@return boolean
 function M.is_fresh(bufnr)
-  local tick = published[bufnr]
-  return tick ~= nil and tick >= vim.api.nvim_buf_get_changedtick(bufnr)
+  local text = published[bufnr]
+  return text ~= nil and text >= current(bufnr)
 end
 
 ---@class codecompanion.Freshness
@@ -136,7 +248,6 @@ end
 local function next_publish(bufnr, clients, wait_ms, done)
   local timer = assert(vim.uv.new_timer())
   local finished = false
-  local id ---@type integer
   local function finish(timed_out)
     if finished then
       return
@@ -144,7 +255,6 @@ local function next_publish(bufnr, clients, wait_ms, done)
     finished = true
     timer:stop()
     timer:close()
-    pcall(vim.api.nvim_del_autocmd, id)
     if timed_out then
       for _, client in ipairs(clients) do
         silent[client.id] = silent[client.id] or not has_published(client)
@@ -152,18 +262,19 @@ local function next_publish(bufnr, clients, wait_ms, done)
     end
     done(state_of(bufnr, timed_out))
   end
-  id = vim.api.nvim_create_autocmd("DiagnosticChanged", {
-    buffer = bufnr,
-    callback = function(args)
-      note(args) -- whichever of the two autocmds runs first
-      if M.is_fresh(bufnr) then
-        -- One server published; others attached get a moment to follow.
-        vim.defer_fn(function()
-          finish(false)
-        end, #clients > 1 and SETTLE_MS or 0)
-      end
-    end,
-  })
+  local function wake()
+    if not M.is_fresh(bufnr) then -- the text changed again meanwhile: the next one then
+      waiters[bufnr] = waiters[bufnr] or {}
+      table.insert(waiters[bufnr], wake)
+      return
+    end
+    -- One server published; others attached get a moment to follow.
+    vim.defer_fn(function()
+      finish(false)
+    end, #clients > 1 and SETTLE_MS or 0)
+  end
+  waiters[bufnr] = waiters[bufnr] or {}
+  table.insert(waiters[bufnr], wake)
   timer:start(wait_ms, 0, function()
     vim.schedule(function()
       finish(true)

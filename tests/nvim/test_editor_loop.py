@@ -203,3 +203,39 @@ def test_the_checks_command_lists_them_and_remembers_the_answer(
     assert "  *: make -q lint  (config)" in listing
     health = "return require('codecompanion.host').request('health', {cwd = vim.fn.getcwd()})"
     wait_for(lambda: ed.lua(health)["checks"][0]["allowed"] is False)
+
+
+def test_a_command_that_changed_an_open_file_reloads_it_and_reports_its_diagnostics(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    (project / "notes.py").write_text("x = 1\n")
+    command = "sed -i 's/return 1/return undefined_in_cmd/' app.py; echo x = 2 > notes.py"
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "run_command", {"cmd": command, "unconfined": None})]),
+        openai_text("done"),
+    )
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    source = open_with_server(ed, app)
+    ed.nvim.command("edit notes.py")
+    notes = int(ed.nvim.current.buffer.number)
+    ed.nvim.api.buf_set_lines(notes, 0, 1, False, ["x = 'typed, not saved'"])
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("approve")
+    ed.send("@{run_command} change it")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    result = tool_result(provider_server)
+    assert ed.lines(source)[1] == "    return undefined_in_cmd"  # reloaded: it was unmodified
+    assert "app.py:2:12 ERROR pyflakes undefined name 'undefined_in_cmd'" in result, result
+    assert ed.lines(notes) == ["x = 'typed, not saved'"]  # the user's unsaved text stays
+    assert "note: notes.py changed on disk, but its buffer in Neovim has unsaved changes" in result
+
+
+def test_follow_toggles_with_its_command(project_nvim: ProjectNvim) -> None:
+    ed = project_nvim()
+    enabled = "return require('codecompanion.follow').enabled()"
+    assert ed.lua(enabled) is False
+    ed.nvim.command("CodeCompanionChat Follow")
+    assert ed.lua(enabled) is True
+    ed.nvim.command("CodeCompanionChat Follow")
+    assert ed.lua(enabled) is False
