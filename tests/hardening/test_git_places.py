@@ -6,6 +6,7 @@ program outside it fails (commands) or asks (file tools), in `sandboxed` and `yo
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -310,3 +311,17 @@ async def test_a_user_tools_cmds_are_held_to_the_same(base: Path) -> None:
     assert status == "success", text
     assert approver.questions and "made a git repository at made/.git" in approver.questions[0]
     assert not (project / "made/.git").exists()
+
+
+def test_the_walk_keeps_up_with_folders_made_moved_and_removed(base: Path) -> None:
+    project = base / "moving"
+    (project / "a/b").mkdir(parents=True)
+    walk = GitWalk(str(project))
+    assert walk.repositories() == ()
+    repository(project / "a/b/c")
+    (project / "a/b").rename(project / "a/z")
+    assert [r.entry for r in walk.repositories()] == [str(project / "a/z/c/.git")]
+    (project / "a/z/c/.git").rename(project / "a/z/c/.git-old")  # a folder git does not read
+    assert [r.entry for r in walk.repositories()] == [str(project / "a/z/c/.git-old")]  # bare
+    shutil.rmtree(project / "a")
+    assert walk.repositories() == ()

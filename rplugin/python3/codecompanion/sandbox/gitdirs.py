@@ -217,7 +217,7 @@ class GitWalk:
             gone = set(before.subfolders if before else ()) - set(found.subfolders)
             for old in gone:
                 self._drop(old)
-            stack += [sub for sub in found.subfolders if sub not in self._folders or sub == top]
+            stack += [sub for sub in found.subfolders if sub not in self._folders]
 
     def _drop(self, folder: str) -> None:
         prefix = folder.rstrip("/") + "/"
