@@ -325,3 +325,25 @@ def test_the_walk_keeps_up_with_folders_made_moved_and_removed(base: Path) -> No
     assert [r.entry for r in walk.repositories()] == [str(project / "a/z/c/.git-old")]  # bare
     shutil.rmtree(project / "a")
     assert walk.repositories() == ()
+
+
+@needs_sandbox
+async def test_landlock_alone_keeps_every_git_folder_too(base: Path) -> None:
+    from dataclasses import replace
+
+    project = repository(base / "alone")
+    repository(project / "vendor/lib")
+    (project / "src").mkdir()
+    git(project, "init", "-q", f"--separate-git-dir={project}/sep-repo", str(project / "mod"))
+    found = replace(FOUND, mounts=False)  # as where user namespaces are refused
+    tools = system(project, "sandboxed")
+    tools.sandbox = CommandSandbox(read_permissions({}), lambda: found, project=project)
+    for target in (
+        project / "vendor/lib/.git/config",
+        project / "sep-repo/config",
+        project / "mod/.git",
+    ):
+        status, text = await call(tools, "run_command", {"cmd": attack(target)})
+        assert status == "error", text
+    status, text = await call(tools, "run_command", {"cmd": "echo ok > src/made.txt"})
+    assert status == "success", text  # a folder on no git folder's way takes new files
