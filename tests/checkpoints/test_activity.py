@@ -92,3 +92,19 @@ def test_a_file_tool_s_file_is_the_chat_s_unless_changed_after_it(tmp_path: Path
     assert record.both == ["a.txt", "b.txt"]  # the folder made for its file is the chat's
     assert record.user == []
     cp.close()
+
+
+def test_a_file_removed_before_the_command_ran_is_the_user_s(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    write(root, {"sub/gone.txt": b"0", "sub/keep.txt": b"0", "cmd.txt": b"0"})
+    cp = Checkpoints(tmp_path / "data")
+    cp.record("c1", root, "tools", "user")
+    start = time.time_ns()
+    os.remove(root / "sub" / "gone.txt")  # while the approval question is open
+    time.sleep(0.2)
+    cp.activity.started("c1", "call")
+    os.remove(root / "cmd.txt")  # the command's
+    cp.activity.ended("c1", "call")
+    record = round_record(cp, "c1", root, start)
+    assert record.user == ["sub/gone.txt"] and record.both == []
+    cp.close()

@@ -40,12 +40,12 @@ def run_turn(ed: Editor, text: str = "go\n@{run_command}", count: int = 1) -> in
 
 def rewind_code(ed: Editor, count: int = 1) -> dict[str, object]:
     ed.lua("require('codecompanion').rewind({ turn = 1, code = true, conversation = false })")
-    return dict(ed.wait_event("CodeCompanionRewind", count=count, timeout=20)[-1]["data"])
+    return dict(ed.wait_event("CodeCompanionRewind", count=count, timeout=40)[-1]["data"])
 
 
 def undo(ed: Editor, count: int = 2) -> dict[str, object]:
     ed.lua("require('codecompanion').rewind_undo()")
-    return dict(ed.wait_event("CodeCompanionRewind", count=count, timeout=20)[-1]["data"])
+    return dict(ed.wait_event("CodeCompanionRewind", count=count, timeout=40)[-1]["data"])
 
 
 def save_in_split(ed: Editor, chat: int, path: Path, line: str) -> None:
@@ -92,13 +92,13 @@ def test_a_save_while_a_rewind_asks_is_asked_again_and_the_undo_brings_it_back(
     chat = run_turn(ed)
     (project / "c.txt").write_text("c by me\n")  # both changed c.txt: a question
     ed.lua("require('codecompanion').rewind({ turn = 1, code = true, conversation = false })")
-    wait_for(lambda: len(ed.prompts()) == 1, timeout=20)
+    wait_for(lambda: len(ed.prompts()) == 1, timeout=40)
     assert "c.txt was changed by you and by the chat" in ed.prompts()[0]["prompt"]
     save_in_split(ed, chat, project / "x.txt", "x saved during the question")
     saved = (project / "x.txt").read_bytes()
     ed.answer("Keep mine")
     # x.txt moved since the rewind was planned: it is asked about, not overwritten.
-    wait_for(lambda: len(ed.prompts()) == 2, timeout=20)
+    wait_for(lambda: len(ed.prompts()) == 2, timeout=40)
     assert "x.txt was changed by you and by the chat" in ed.prompts()[1]["prompt"]
     assert (project / "x.txt").read_bytes() == saved
     ed.answer("Take the checkpoint")

@@ -79,6 +79,7 @@ class AgentFiles:
             await self._write(target, source, text, shown)
         finally:
             if checkpoints is not None:
+                checkpoints.file_written(target)  # the agent's change, as a file tool tells it
                 checkpoints.after_tools()
         if kept != new:
             line = f"the user accepted only part of the change to {shown}: read it again"

@@ -154,9 +154,16 @@ class Round:
     wrote: Mapping[str, Mark | None] = field(default_factory=dict)  # the chat's tools
     seen: Mapping[str, frozenset[Mark | None]] = field(default_factory=dict)  # Neovim, others
 
-    def credit(self, path: str, now: Entry | None, found: os.stat_result | None) -> Who:
+    def credit(
+        self,
+        path: str,
+        now: Entry | None,
+        found: os.stat_result | None,
+        folder: os.stat_result | None = None,
+    ) -> Who:
         """Who changed `path`, captured as `now`; `found` is its lstat after the capture, None
-        when it is gone or no longer what was captured."""
+        when it is gone or no longer what was captured; `folder` the lstat of the folder that
+        held it (read for a path that went: its folder last changed when it went, or later)."""
         mark = _checked(now, found)
         if path in self.wrote:  # a tool of the chat wrote it: is it still as the tool left it?
             left = self.wrote[path]
@@ -168,12 +175,20 @@ class Round:
             return "user"  # as Neovim or another chat's tool left it
         if not self.windows:
             return "user"  # only its tools wrote for the chat, and not this
-        return self._timed(now, mark, found)
+        if now is None:
+            return self._removed(folder)
+        return self._timed(mark, found)
 
-    def _timed(self, now: Entry | None, mark: Mark | None, found: os.stat_result | None) -> Who:
+    def _removed(self, folder: os.stat_result | None) -> Who:
+        """Who removed a path no tool listed: not the chat if its folder last changed before
+        any call of the chat ran; else the chat (or either, when another chat's ran too)."""
+        first = min(window.start for window in self.windows) - SLACK_NS
+        if folder is not None and folder.st_ctime_ns < first:
+            return "user"
+        return "both" if self.others else "chat"
+
+    def _timed(self, mark: Mark | None, found: os.stat_result | None) -> Who:
         """Who changed a path no tool listed, from when it last changed."""
-        if now is None:  # removed: when is not known
-            return "both" if self.others else "chat"
         if mark is None or found is None:
             return "both"  # changed again since the capture
         when = found.st_ctime_ns

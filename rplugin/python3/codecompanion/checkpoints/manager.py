@@ -293,11 +293,10 @@ class Checkpoints:
         user: list[str] = []
         both: list[str] = []
         for path in sorted(changed_paths(self.store, previous, tree, folders=True)):
-            try:
-                found: os.stat_result | None = os.lstat(root / path)
-            except OSError:
-                found = None
-            who = round.credit(path, self.store.node(tree, path), found)
+            now = self.store.node(tree, path)
+            found = _lstat(root / path)
+            folder = _lstat((root / path).parent) if now is None else None
+            who = round.credit(path, now, found, folder)
             if who != "chat":
                 (user if who == "user" else both).append(path)
         return user, both
@@ -544,3 +543,10 @@ class Checkpoints:
             self._size = self.store.size()
         log.info("checkpoints pruned: %d bytes freed", freed)
         return freed
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
