@@ -137,3 +137,27 @@ def test_q_cancels_the_agents_turn(
     ed.send("echo after")
     ed.wait_event("CodeCompanionChatDone", count=2, timeout=30)
     assert "Hello: after" in ed.text(chat)
+
+
+def test_resume_lists_the_agents_sessions_and_loads_the_one_picked(
+    start_nvim: Callable[..., Editor], tmp_path: Path, project: Path
+) -> None:
+    ed = start(start_nvim, tmp_path, project)
+    open_agent_chat(ed)
+    ed.send("echo from the first chat")
+    ed.wait_event("CodeCompanionChatDone", timeout=30)
+    before = ed.lua("return require('codecompanion').last_chat()")
+    ed.answer(1)
+    ed.nvim.command("CodeCompanionChat Resume adapter=scripted")
+    resumed = int(
+        wait_for(
+            lambda: (b := ed.lua("return require('codecompanion').last_chat()")) != before and b,
+            30,
+        )
+    )
+    pickers = [p for p in ed.prompts() if p["prompt"] == "Resume a scripted session"]
+    assert pickers and "echo from the first chat" in pickers[0]["items"][0]
+    wait_for(lambda: "Hello: from the first chat" in ed.text(resumed), 30)  # the replay, shown
+    ed.send("echo resumed")
+    ed.wait_event("CodeCompanionChatDone", count=2, timeout=30)
+    assert "Hello: resumed" in ed.text(resumed)

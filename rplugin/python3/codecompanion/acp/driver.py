@@ -37,7 +37,7 @@ from ..chat.driver import TurnStatus
 from ..context.sources import ContextItem
 from ..messages import Message
 from ..ports import Editor
-from ..render_ops import Lock, Spinner, Usage
+from ..render_ops import Lock, Ready, Replace, Spinner, Usage
 from .client import Update
 from .connection import AgentConnection, AgentError, McpServer
 from .content import prompt_blocks
@@ -103,6 +103,7 @@ class AgentDriver:
         self._errlog: TextIO | None = None
         self._cancelling: asyncio.Task[None] | None = None
         self._prompting: asyncio.Task[PromptResponse] | None = None
+        self._connecting = asyncio.Lock()
 
     # ----- the TurnDriver contract -----------------------------------------------------------
 
@@ -206,8 +207,24 @@ class AgentDriver:
 
     # ----- the agent and its session ---------------------------------------------------------
 
+    async def resume(self) -> None:
+        """Start the agent now and load the chat's session, its history drawn as it replays
+        (`:CodeCompanionChat Resume` opens a chat on an agent's earlier session)."""
+        self.chat.view.render([Replace(lines=[""]), Lock(), Spinner(on=True, text="loading")])
+        try:
+            await self._connect()
+        except AgentError as exc:
+            self.chat.view.notify(str(exc), "error")
+        finally:
+            self.chat.view.render([Spinner(on=False), Ready(text=transcript.USER_HEADER)])
+
     async def _connect(self) -> AgentConnection:
-        """The running agent with this chat's session (started, or restarted after a crash)."""
+        """The running agent with this chat's session, started (or restarted after a crash)
+        once however many ask at the same time."""
+        async with self._connecting:
+            return await self._connected()
+
+    async def _connected(self) -> AgentConnection:
         connection = self.connection
         if connection is not None and connection.alive:
             return connection

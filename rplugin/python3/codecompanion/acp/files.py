@@ -123,6 +123,7 @@ class AgentFiles:
                 await asyncio.to_thread(create_new, path, text.encode("utf-8"), shown)
         except (ToolError, OSError) as exc:
             self._refuse(f"{self.agent} could not write {shown}: {exc}")
+        self.chat.tools.reporter.wrote(path)  # the checkpoints: the chat's change, as left
         if self.editor is not None and await self.editor.buffer_lines(str(path)) is not None:
             await self.editor.set_buffer_lines(str(path), split_lines(text))
         self.chat.fire("FileEdited", path=str(path), agent=self.agent)

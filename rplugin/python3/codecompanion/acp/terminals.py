@@ -110,9 +110,28 @@ class AgentTerminals:
             argv, cwd=where, timeout=TIMEOUT, env=environment, sandbox=launch, sinks=(sink, sink)
         )
         terminal_id = f"term-{next(self._ids)}"
+        await self._captured_from(terminal_id)
         task = asyncio.get_running_loop().create_task(work)
+        task.add_done_callback(lambda _task: self._captured_to(terminal_id))
         self._commands[terminal_id] = _Command(line, sink, task)
         return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def _captured_from(self, terminal_id: str) -> None:
+        """The project captured before the command runs, and the command's time told to the
+        checkpoints (what changes meanwhile is the chat's), as for a tool round's command."""
+        checkpoints = self.chat.checkpoints
+        if checkpoints is not None:
+            await checkpoints.before_tools()
+        watch = self.chat.tools.reporter.watch
+        if watch is not None:
+            watch.call_started(terminal_id)
+
+    def _captured_to(self, terminal_id: str) -> None:
+        watch = self.chat.tools.reporter.watch
+        if watch is not None:
+            watch.call_ended(terminal_id)
+        if self.chat.checkpoints is not None:
+            self.chat.checkpoints.after_tools()
 
     def _launch(self, root: Path) -> Launch | None:
         box = self.chat.tools.sandbox

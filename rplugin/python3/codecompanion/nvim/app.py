@@ -258,6 +258,12 @@ class App:
             from .rewind import NvimRewindAsker
 
             chat.checkpoints = ChatCheckpoints(chat, checkpoints, NvimRewindAsker(self.bridge))
+        if isinstance(args.get("session"), str) and args["session"] and not saved:
+            from .agents import agent_of
+
+            driver = agent_of(chat)
+            if driver is not None:  # an agent's earlier session: shown as it loads
+                self.bridge.spawn(driver.resume())
         return chat
 
     @staticmethod
