@@ -196,7 +196,10 @@ class _Owners:
         middle = mid["tree"]
         chat_changed = {p for p in set(before) | set(middle) if before.get(p) != middle.get(p)}
         user_changed = {p for p in set(middle) | set(now) if middle.get(p) != now.get(p)}
-        user_changed |= {os.fsencode(path) for path in saves}  # saved, if the same bytes
+        # Saved with the bytes the command wrote: still the user's save, if the round changed
+        # the file at all (a capture sees no change otherwise).
+        saved = {os.fsencode(path) for path in saves}
+        user_changed |= {p for p in saved if before.get(p) != now.get(p)}
         for path in chat_changed:
             self.last[path] = "chat"
         for path in user_changed:
