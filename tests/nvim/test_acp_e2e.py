@@ -56,6 +56,9 @@ def test_an_agent_chat_streams_plans_and_restores_its_session(
     ed.answer(2)  # gM: the agent's modes, pick "Plan"
     ed.nvim.input("gM")
     wait_for(lambda: ed.lua("return vim.b[...].codecompanion_acp_mode.current", chat) == "plan")
+    ed.answer(1, 2)  # gC: the agent's options, "Model", then its second value, "Large"
+    ed.nvim.input("gC")
+    wait_for(lambda: "large" in ed.lua("return require('codecompanion.meter').get(...).text", chat))
     ed.send("kinds dir")
     ed.wait_event("CodeCompanionChatDone", count=2, timeout=30)
     lines = ed.lines(chat)
