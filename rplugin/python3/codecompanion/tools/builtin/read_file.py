@@ -84,7 +84,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     editor = self.tools.editor
     source = await read_source(editor, path, shown)
     lines = source.lines
-    origin = " (the editor's unsaved buffer)" if source.from_buffer else ""
+    origin = " (as its buffer open in Neovim has it)" if source.from_buffer else ""
     if not lines:
         if start not in (0,) or end not in (0, -1):
             raise ToolError(f"{shown} is empty, so only the range 0 to -1 can be read.")
