@@ -142,7 +142,7 @@ async def test_reads_loaded_buffer_text(project: Path, ten: Path) -> None:
     tools = FakeTools(cwd=project, editor=editor)
     out = await run_tool(read_file, _args("ten.py"), tools)
     assert "unsaved first line" in out.for_llm
-    assert "unsaved buffer" in out.for_llm
+    assert "(as its buffer open in Neovim has it)" in out.for_llm
     assert "of 2" in out.for_llm
 
 
