@@ -204,10 +204,10 @@ class _Handler(BaseHTTPRequestHandler):
         exchange = Exchange(
             self.path, len(sent), len(body.get("messages") or []), len(body.get("tools") or [])
         )
-        try:
-            self._forward(sent, exchange)
-        finally:
-            self.server.proxy.record(exchange)
+        # Recorded as it starts: a request still out when a run ends (stopped, timed out) is in
+        # the run's record too, with status 0.
+        self.server.proxy.record(exchange)
+        self._forward(sent, exchange)
 
     def _forward(self, body: bytes, exchange: Exchange | None) -> None:
         """Send the request upstream and relay the answer as it arrives (then close)."""

@@ -37,7 +37,7 @@ def record_of(
     plugin: str, task: Task, run: int, transcript: Transcript, exchanges: list[Exchange]
 ) -> Record:
     """The record of a finished run, before its check."""
-    answered = [e for e in exchanges if not e.error]
+    answered = [e for e in exchanges if e.status == 200 and not e.error]
     return Record(
         plugin=plugin,
         task=task.name,
