@@ -116,6 +116,41 @@ end
 -- Questions put aside while an Ex command typed at them runs (asked again after it), by id.
 local waiting = { next = 0 }
 
+--- Run the Ex command typed at a question (`keys`, from its `:`), then ask the question again.
+---@param question table { items, opts, on_choice }
+---@param keys string
+local function put_aside(question, keys)
+  waiting.next = waiting.next + 1
+  local id = waiting.next
+  waiting[id] = question
+  -- The command line may go on after the keys the prompt took (it ends at `q`): the question
+  -- comes back once that command line is left, its command has run and Neovim waits for keys
+  -- again (SafeState), so never during `:qa`.
+  vim.api.nvim_create_autocmd("CmdlineLeave", {
+    once = true,
+    callback = function()
+      vim.api.nvim_create_autocmd("SafeState", {
+        once = true,
+        callback = function()
+          M.ask_again(id)
+        end,
+      })
+    end,
+  })
+  -- Neovim quitting (`:qa`) answers it as the prompt would have: cancelled.
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    once = true,
+    callback = function()
+      local left = waiting[id]
+      waiting[id] = nil
+      if left then
+        left[3](nil)
+      end
+    end,
+  })
+  vim.api.nvim_feedkeys(keys, "ni", false)
+end
+
 --- Ask with vim.ui.select once the preview is drawn (stock select blocks the screen at once).
 --- The stock select leaves its list in the message area: it is cleared before the answer is
 --- handled, so a message that follows is one line, not a "Press ENTER" prompt.
@@ -140,14 +175,7 @@ function M.select(items, opts, on_choice)
       vim.on_key(nil, keys)
       vim.cmd("redraw")
       if choice == nil and typed_keys[1] == ":" then
-        waiting.next = waiting.next + 1
-        waiting[waiting.next] = { items, opts, on_choice }
-        local again = ("<Cmd>lua require('codecompanion.preview').ask_again(%d)<CR>"):format(
-          waiting.next
-        )
-        local codes = vim.api.nvim_replace_termcodes(again, true, false, true)
-        vim.api.nvim_feedkeys(table.concat(typed_keys) .. codes, "ni", false)
-        return
+        return put_aside({ items, opts, on_choice }, table.concat(typed_keys))
       end
       on_choice(choice, ...)
     end)
@@ -159,7 +187,7 @@ end
 function M.ask_again(id)
   local question = waiting[id]
   waiting[id] = nil
-  if question then
+  if question and vim.v.exiting == vim.NIL then
     M.select(question[1], question[2], question[3])
   end
 end

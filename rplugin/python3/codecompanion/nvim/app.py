@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -761,6 +762,8 @@ class App:
 
     def _close_agents(self) -> None:
         """End the agents of open chats (and their commands) before the host goes."""
+        if "codecompanion.nvim.agents" not in sys.modules:
+            return  # no chat had an agent: no SDK to load while Neovim waits to kill the host
         from .agents import agent_of
 
         closing = [d.close() for d in map(agent_of, self.chats.values()) if d is not None]
