@@ -138,7 +138,9 @@ def test_five_files_through_subagents_in_a_4k_window_without_compacting(
     )
     print("through subagents:", json.dumps(through), f"files: {files} tokens", flush=True)
     scenario["note"] = f"files {files} tokens in a {window} window; {json.dumps(through)}"
-    assert files > window  # read into one context, the five files cannot fit: it must compact
+    # Read into one context, the five files pass the point where the chat compacts (85 % of
+    # the window by default), before any prompt or schema is counted: it must compact.
+    assert files > 0.85 * window
     assert through["calls"].count("agent") >= 1
     assert not through["pruned"] and through["compactions"] == 0
     assert len(through["codes"]) >= 3, through
