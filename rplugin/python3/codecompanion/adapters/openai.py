@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections.abc import Callable, Sequence
@@ -249,4 +248,6 @@ def cache_key(model: str, messages: Sequence[Message], tools: Sequence[dict[str,
     names = sorted(str((t.get("function") or t).get("name")) for t in tools)
     system = [m.content or "" for m in messages if m.role == "system"]
     text = json.dumps([model, system, names])
+    import hashlib  # only when a key is sent: a plain chat's host stays without it
+
     return "cc-" + hashlib.sha256(text.encode()).hexdigest()[:24]
