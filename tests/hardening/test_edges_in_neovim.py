@@ -16,7 +16,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text, openai_tool_calls
 from codecompanion.sandbox.probe import detect
-from tests.hardening.test_git_places import git, repository
+from tests.support.git_repos import git, repository
 from tests.support.nvim import Editor, wait_for
 
 StartNvim = Callable[..., Editor]
