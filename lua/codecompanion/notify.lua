@@ -70,14 +70,19 @@ local function remember(text, hl)
   return echoed
 end
 
+--- True when a notice goes to Neovim's own message area (a UI, and vim.notify not replaced).
+---@return boolean
+local function message_area()
+  return #vim.api.nvim_list_uis() > 0 and stock_notify()
+end
+
 --- Show one notice: whole to a notification plugin (and without a UI); with Neovim's own
 --- vim.notify, as it is when it fits, else whole in :messages and cut to one line on screen.
 ---@param text string
 ---@param level integer
 local function show(text, level)
   log(text, level)
-  local no_ui = #vim.api.nvim_list_uis() == 0
-  if no_ui or not stock_notify() or vim.fn.strdisplaywidth(text) <= M.room() then
+  if not message_area() or vim.fn.strdisplaywidth(text) <= M.room() then
     vim.notify(text, level)
     return
   end
@@ -89,24 +94,47 @@ local function show(text, level)
   end
 end
 
-local function flush_notices()
-  local queue = notices.queue
-  notices.queue, notices.due = {}, false
-  local best = nil
+--- A notice that came with a more severe one: whole in the log and :messages (a notification
+--- plugin shows it too), not drawn.
+---@param text string
+---@param level integer
+local function keep(text, level)
+  log(text, level)
+  if not message_area() then
+    vim.notify(text, level)
+  else
+    remember(text, HIGHLIGHT[level])
+  end
+end
+
+--- The notice to draw of those that came together (the most severe, the last of equals), and
+--- which of the others another one already says (a longer one that contains it).
+---@param queue { text: string, level: integer }[]
+---@return table? best, table<table, boolean> repeated
+local function choose(queue)
+  local best, repeated = nil, {}
   for i, item in ipairs(queue) do
-    local repeated = false -- a notice another one already says (a longer one that contains it)
     for j, other in ipairs(queue) do
       if i ~= j and #other.text > #item.text and other.text:find(item.text, 1, true) then
-        repeated = true
+        repeated[item] = true
       end
     end
-    if not repeated and (best == nil or item.level >= best.level) then
+    if not repeated[item] and (best == nil or item.level >= best.level) then
       best = item
     end
   end
-  for _, item in ipairs(queue) do
-    if item ~= best then -- said by the one shown, or less severe: kept in the log
+  return best, repeated
+end
+
+local function flush_notices()
+  local queue = notices.queue
+  notices.queue, notices.due = {}, false
+  local best, repeated = choose(queue)
+  for _, item in ipairs(queue) do -- every one but the one drawn (last, below)
+    if item ~= best and repeated[item] then
       log("codecompanion: " .. item.text, item.level)
+    elseif item ~= best then
+      keep("codecompanion: " .. item.text, item.level)
     end
   end
   if best then

@@ -109,8 +109,9 @@ def test_unknown_tool_and_http_error_take_one_line_at_200_columns(
     long_reason = "the upstream model is overloaded; " * 12
     provider_server.enqueue(openai_text("fine"), Turn.error(400, long_reason))
     screen = send_in_a_chat(tui, tmp_path, provider_server, "use @{no_such_tool} please", width=200)
-    shown = screen.wait_screen("unknown tool @{no_such_tool}", "fine")
+    shown = screen.wait_screen("fine")
     assert "Press ENTER" not in shown
+    wait_for(lambda: "unknown tool @{no_such_tool}" in messages(screen))
     screen.keys("G", "o", "again", "Escape", "Enter")
     shown = screen.wait_screen("HTTP 400")
     assert "Press ENTER" not in shown
@@ -305,7 +306,8 @@ def test_everyday_notices_take_one_line_and_are_whole_in_the_history(
         assert len(last_line(screen)) <= size[0]
         assert screen.lua("return vim.o.columns") == size[0]  # nothing waits on a prompt
 
-    said(lambda: screen.keys("g", "t", "m"), "mode edits: ")
+    wait_for(lambda: screen.lua("return require('codecompanion').mode()") == "ask")
+    said(lambda: screen.keys("gtm"), "mode edits: ")
     said(
         lambda: screen.keys("G", "o", "/symbols no/such/file.py", "Escape", "Enter"),
         "/symbols: no readable file no/such/file.py",
@@ -319,3 +321,20 @@ def test_everyday_notices_take_one_line_and_are_whole_in_the_history(
         "openai_responses, openrouter, xai",
     )
     said(lambda: screen.keys("G", "o", "/compact", "Escape", "Enter"), "nothing to compact")
+
+
+def test_notices_that_come_together_are_all_in_the_history_and_one_is_drawn(
+    tui: Callable[..., Tui], tmp_path: Path
+) -> None:
+    screen = tui(width=80, height=24)
+    screen.command(
+        "lua local n = require('codecompanion.notify') n.notify('the first, an info ' .. "
+        "string.rep('x', 90)) n.notify('the second, a warning') n.notify('a warning')"
+    )
+    wait_for(lambda: "the second, a warning" in last_line(screen))
+    shown = screen.screen()
+    assert "Press ENTER" not in shown and "the first" not in shown
+    history = messages(screen)
+    assert "codecompanion: the first, an info " + "x" * 90 in history
+    assert "codecompanion: the second, a warning" in history
+    assert "codecompanion: a warning\n" not in history + "\n"  # said by the longer one

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -30,6 +33,7 @@ class Tui:
         self.socket = f"/tmp/{self.session}.tmux"
         self.listen = f"/tmp/{self.session}.nvim"
         self.width, self.height = width, height
+        self.server_pid = 0  # Neovim's server process, once started
 
     def tmux(self, *args: str) -> str:
         """Run a tmux command on this session's server."""
@@ -62,6 +66,7 @@ class Tui:
         size = ("-x", str(self.width), "-y", str(self.height))
         self.tmux("new-session", "-d", "-s", self.session, *size, command)
         wait_for(lambda: "~" in self.screen() or "[No Name]" in self.screen(), 15)
+        self.server_pid = int(self.lua("return vim.fn.getpid()"))
         return self
 
     def screen(self) -> str:
@@ -104,8 +109,12 @@ class Tui:
         return json.loads(out)
 
     def close(self) -> None:
-        """Kill the session's tmux server (and Neovim in it)."""
+        """Kill the session's tmux server and Neovim in it: its server process too, which a
+        prompt waiting for keys (a question left open) keeps alive once the terminal is gone."""
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=20)
+        if self.server_pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.server_pid, signal.SIGKILL)
         Path(self.socket).unlink(missing_ok=True)
         Path(self.listen).unlink(missing_ok=True)
 
