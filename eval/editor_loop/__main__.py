@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import time
 from pathlib import Path
 
 from ..drivers import ours as ours_driver
@@ -27,7 +29,10 @@ WITH = "opts['editor'] = {'diagnostics': 'problems', 'find_checks': False}\n"
 
 
 class LspOurs(Ours):
-    """This plugin with pylsp started for Python buffers, as a user's Neovim would have it."""
+    """This plugin with pylsp started for Python buffers, as a user's Neovim would have it; each
+    run's saved chat is copied to `transcripts` (the records keep only the last answer)."""
+
+    transcripts: Path | None = None
 
     def run(self, task: Task, project: Path, base_url: str, scratch: Path) -> Transcript:
         """One run, as Ours.run with the init that also starts the language server."""
@@ -48,6 +53,17 @@ class LspOurs(Ours):
             return self._turn(editor, task, project, scratch)
         finally:
             editor.close()
+            self._keep(scratch)
+
+    def _keep(self, scratch: Path) -> None:
+        """Copy the saved chat into `transcripts`, named by variant and the time the run ended."""
+        if self.transcripts is None:
+            return
+        self.transcripts.mkdir(parents=True, exist_ok=True)
+        chats = sorted((scratch / "data" / "nvim" / "codecompanion" / "chats").glob("*.json"))
+        stamp = time.strftime("%H%M%S", time.gmtime())  # the run's end, UTC
+        for chat in chats[-1:]:
+            shutil.copy(chat, self.transcripts / f"{self.name}-{stamp}.json")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, extra in (("loop", WITH), ("no-loop", WITHOUT)):
             plugin = LspOurs(OursOptions(extra_config=extra, root=root))
             plugin.name = label
+            plugin.transcripts = out.parent / "transcripts"
             variants.append(plugin)
         setup = {"url": url, "plugin_root": str(root), "temperature": 0.2}
         try:
