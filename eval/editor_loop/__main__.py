@@ -68,6 +68,7 @@ class LspOurs(Ours):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m eval.editor_loop", description=__doc__)
+    p.add_argument("--tasks", type=Path, default=HERE / "tasks", help="a folder of task folders")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--port", type=int, default=8094)
     p.add_argument("--url", default="")
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             variants.append(plugin)
         setup = {"url": url, "plugin_root": str(root), "temperature": 0.2}
         try:
-            Runner(proxy, out, setup).run_suite(load_suite(HERE / "tasks"), variants, args.runs)
+            Runner(proxy, out, setup).run_suite(load_suite(args.tasks), variants, args.runs)
         finally:
             proxy.stop()
     records = list(load_records(out).values())
