@@ -9,15 +9,12 @@ import json
 import logging
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
-
-import bracex
 
 log = logging.getLogger("codecompanion.after_edit")
 
@@ -39,6 +36,8 @@ class Check:
 
     def matches(self, path: str) -> bool:
         """Whether `path` (relative to the project, with `/`) is one this check covers."""
+        import bracex  # loaded with the first round that edits a file, not with every chat
+
         name = path.rsplit("/", 1)[-1]
         for pattern in bracex.expand(self.glob, limit=64):
             target = path if "/" in pattern else name
@@ -96,6 +95,8 @@ def _ruff(root: Path) -> list[Check]:
     """ruff, the project's own (its .venv) or the one on PATH, for Python files."""
     if not _uses_ruff(root):
         return []
+    import shutil
+
     origin = "pyproject.toml" if (root / "pyproject.toml").is_file() else "ruff.toml"
     local = root / ".venv" / "bin" / "ruff"
     if local.is_file() and os.access(local, os.X_OK):
@@ -110,6 +111,8 @@ def _ruff(root: Path) -> list[Check]:
 
 def _scripts(root: Path) -> list[Check]:
     """The package's lint and type-check scripts, through npm."""
+    import shutil
+
     text = _read(root / "package.json")
     if text is None or shutil.which("npm") is None:
         return []

@@ -3,7 +3,6 @@ question comes again only when the list changes (a new command in `package.json`
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -18,6 +17,8 @@ log = logging.getLogger("codecompanion.after_edit")
 
 def digest(checks: Sequence[Check]) -> str:
     """What the answer was given for: the globs and command lines, in order."""
+    import hashlib  # not loaded with every chat: the first round that edits needs it
+
     text = json.dumps([[c.glob, c.command] for c in checks])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
