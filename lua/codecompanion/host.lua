@@ -113,6 +113,10 @@ local function start_job()
     -- glibc gives each thread (checkpoints worker, probes) its own malloc arena, ~1.4 MB
     -- resident after a chat; two arenas are enough for a host that mostly awaits.
     MALLOC_ARENA_MAX = vim.env.MALLOC_ARENA_MAX or "2",
+    -- The host caches its own modules' bytecode beside them (as pip does for the venv's),
+    -- even where the user's shell sets PYTHONDONTWRITEBYTECODE: without the cache every
+    -- start and a chat's first exchange compile each module again (~100 ms of CPU).
+    PYTHONDONTWRITEBYTECODE = "",
   }
   local chan = vim.fn.jobstart({ python, "-m", "codecompanion.nvim" }, {
     rpc = true,

@@ -35,6 +35,10 @@ def test_host_is_started_lazily_and_chat_works_without_setup_call(start_nvim: St
     environ = Path(f"/proc/{host_pid(ed)}/environ")
     if environ.exists() and "MALLOC_ARENA_MAX" not in os.environ:
         assert b"MALLOC_ARENA_MAX=2" in environ.read_bytes().split(b"\0")
+    # Its modules' bytecode cached even where the shell says to write none: a start (and a
+    # chat's first exchange) never compiles them again.
+    if environ.exists():
+        assert b"PYTHONDONTWRITEBYTECODE=" in environ.read_bytes().split(b"\0")
 
 
 def test_killed_host_is_restarted_and_chat_restored(

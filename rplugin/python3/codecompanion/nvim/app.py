@@ -23,6 +23,7 @@ from .bridge import Bridge
 from .editor import NvimEditor
 from .logsetup import mask_secrets
 from .pickers import pick_adapter, pick_restore, pick_rules, pick_skills
+from .preload import preload
 from .view import NvimChatView
 
 if TYPE_CHECKING:  # checkpoints load with the first chat that keeps them
@@ -114,6 +115,9 @@ class App:
         if self.workspace.config.error:
             self.bridge.echo_error(f"config file broken: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
+        # What a chat's first tool round loads, loaded now: a chat opened soon after Neovim
+        # starts finds it done.
+        self.bridge.spawn(preload(self.workspace.registry))
         group_watch().start()
         self._push_completion()
 
@@ -379,6 +383,7 @@ class App:
         chat.view.render(_mode_vars(chat, probe=False))
         self.bridge.spawn(_show_sandbox(chat))  # probing starts a process: off the open path
         self.bridge.spawn(chat.context.opened())  # the meter from the start
+        self.bridge.spawn(preload(chat.tools.registry))  # done at start, unless reloaded since
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
         if chat.checkpoints is not None and restored:
