@@ -36,6 +36,9 @@ log = logging.getLogger("codecompanion.chat")
 # waits until the round's tools are under way (a command runs) instead of delaying their
 # start; a round over sooner sends on a new connection, as it would have anyway.
 WARM_AFTER = 0.01
+NUDGE = (
+    "You answered nothing. Go on with the task (call the next tool you need), or answer the user."
+)
 
 
 class ModelLoop:
@@ -130,8 +133,8 @@ class ModelLoop:
             if answer.error or answer.cancelled:
                 return "error" if answer.error else "cancelled"
             if not answer.calls:
-                if hooks is not None and await hooks.after():
-                    continue  # a Stop hook sent the model back to work
+                if self._nudged(answer) or (hooks is not None and await hooks.after()):
+                    continue  # asked to go on, or a Stop hook sent the model back to work
                 return "success"
             calls, repeated = self._screened(answer.calls, repeated)
             if calls is None:
@@ -143,6 +146,21 @@ class ModelLoop:
                 return "cancelled"
             if not outcome.auto_submit:  # includes the cap on automatic rounds
                 return "success"
+
+    def _nudged(self, answer: Answer) -> bool:
+        """An empty answer to tool results: the model is asked, once per round, to go on or
+        answer the user (small models sometimes end a round of results with nothing at all)."""
+        if "".join(answer.text).strip():
+            return False
+        messages = self.chat.messages
+        last = len(messages) - 1
+        if last >= 0 and messages[last].role == "llm" and not messages[last].tool_calls:
+            last -= 1  # the blank answer itself, when it was stored
+        if last < 0 or messages[last].role != "tool":
+            return False  # not after results, or the nudge was already given
+        self.chat.add(Message(role="user", content=NUDGE, visible=False))
+        self.chat.view.render([transcript.block("_[the model answered nothing: asked to go on]_")])
+        return True
 
     def _screened(
         self, calls: list[ToolCall], repeated: bool
