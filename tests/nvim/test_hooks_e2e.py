@@ -4,12 +4,13 @@ why, PostToolUse formats an edited file, a hook that hangs is killed at its time
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.hooks.scripts import BLOCK_RM, FORMAT, hook_command
-from tests.support.nvim import ProjectNvim, wait_for
+from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 
 def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
@@ -88,3 +89,33 @@ def test_checkhealth_counts_the_hooks_of_each_event(project_nvim: ProjectNvim) -
     ed.nvim.command("checkhealth codecompanion")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "hooks: PreToolUse: 1, Stop: 2" in text
+
+
+SEEN = """\
+def seen(event):
+    return {"systemMessage": "saw " + event["tool_name"]}
+
+hooks = {"PostToolUse": [{"matcher": "run_command", "hooks": [seen]}]}
+"""
+
+
+def test_the_demo_chat_keeps_its_hook_lines_after_it_is_cleared(
+    start_nvim: Callable[..., Editor], tmp_path: Path
+) -> None:
+    # A cleared demo chat gets a fresh folder and tools made again: its hooks still speak
+    # in its buffer, not only in the log.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    config = tmp_path / "codecompanion.py"
+    config.write_text(SEEN)
+    ed = start_nvim(config_file=config, cwd=tmp_path, env={"TMPDIR": str(temp)})
+    bufnr = ed.open_chat()
+    line = "_[hook seen(): saw run_command]_"
+    for run in (1, 2):
+        wait_for(lambda: "Offline demo" in ed.text(bufnr))
+        ed.answer("Accept all", "approve", "Accept all")
+        ed.send("show me")
+        ed.wait_event("CodeCompanionChatDone", count=run, timeout=30)
+        assert ed.text(bufnr).count(line) == 1, ed.text(bufnr)
+        ed.nvim.input("gx")
+        wait_for(lambda: line not in ed.text(bufnr))

@@ -143,6 +143,9 @@ def test_stop_stops_a_running_subagent_and_its_command(
     ed.answer("approve")
     ed.send("wait")
     wait_for(lambda: _running("sleep 37.5"), timeout=20)
+    # The command's question was asked in the parent's buffer, under the subagent's name.
+    asked = [p["prompt"] or "" for p in ed.prompts()]
+    assert any(q.startswith("Subagent `runner`: ") and "sleep 37.5" in q for q in asked), asked
     ed.nvim.command(f"{ed.nvim.funcs.bufwinnr(bufnr)}wincmd w")
     ed.nvim.input("q")
     ed.wait_event("CodeCompanionChatDone", timeout=20)

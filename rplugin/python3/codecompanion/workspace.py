@@ -528,6 +528,24 @@ class Workspace:
         chat.tools.agents = self.agents(chat, approver, editor)
         return chat
 
+    def retool(
+        self,
+        chat: Chat,
+        *,
+        approver: Approver,
+        events: EventSink,
+        cwd: Path,
+        editor: Editor | None = None,
+    ) -> None:
+        """A chat's tool system made again for `cwd` (a demo chat's fresh folder), with its
+        hooks' lines and its subagents as a new chat has them; YOLO stays as it was."""
+        yolo = chat.tools.yolo
+        chat.tools = self.tool_system(
+            chat, approver=approver, events=events, cwd=cwd, editor=editor, yolo=yolo
+        )
+        self._hook_up(chat)
+        chat.tools.agents = self.agents(chat, approver, editor)
+
     @staticmethod
     def _hook_up(chat: Chat) -> None:
         """The lines of the chat's hooks shown in its buffer."""

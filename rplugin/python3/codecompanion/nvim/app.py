@@ -479,13 +479,12 @@ class App:
 
             view = chat.view
             assert isinstance(view, NvimChatView)  # every chat of the host draws in Neovim
-            chat.tools = self._workspace().tool_system(
+            self._workspace().retool(
                 chat,
                 approver=self.approver,
                 events=LuaEvents(view),
                 cwd=demo_project(),
                 editor=self.editor,
-                yolo=chat.tools.yolo,
             )
             self._start_demo(chat)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..hooks.table import TOOL_EVENTS
 from ..sandbox.settings import MODES, Mode
+from .asking import Asking
 from .definitions import TOOL, AgentDefinition
 from .session import NoEvents, SubagentSession
 
@@ -82,7 +83,7 @@ class SubagentParts:
         parent = self.parent.tools
         system = self.workspace.tool_system(
             session,
-            approver=self.approver,
+            approver=Asking(self.approver, definition.name),
             events=NoEvents(),
             cwd=parent.cwd,
             editor=self.editor,
