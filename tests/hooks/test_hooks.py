@@ -15,8 +15,8 @@ from codecompanion.hooks.verdict import verdict
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.child_env import tool_environment
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.hooks.scripts import BLOCK_RM, FORMAT, hook_command
 from tests.support.fakes import ScriptedApprover
+from tests.support.hook_scripts import BLOCK_RM, FORMAT, hook_command
 from tests.support.tools import builtin_system
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.hooks.scripts import BLOCK_RM, FORMAT, hook_command
+from tests.support.hook_scripts import BLOCK_RM, FORMAT, hook_command
 from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 

@@ -9,18 +9,7 @@ import pytest
 from codecompanion.frontmatter import FrontMatterError, names_field, split
 from codecompanion.messages import MessageStore
 from codecompanion.skills import ChatSkills, SkillOptions, discover
-
-
-def write_skill(folder: Path, name: str, text: str) -> Path:
-    """A skill folder `folder/name` holding SKILL.md with `text`."""
-    path = folder / name
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "SKILL.md").write_text(text)
-    return path
-
-
-def skill_text(name: str, description: str, body: str = "Do the thing.") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n"
+from tests.support.skill_files import skill_text, write_skill
 
 
 def test_front_matter_is_yaml_and_its_body_follows() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from codecompanion.messages import ToolCall
 from codecompanion.skills import ChatSkills, SkillOptions
-from tests.skills.test_catalog import skill_text, write_skill
 from tests.support.fakes import ScriptedApprover
+from tests.support.skill_files import skill_text, write_skill
 from tests.support.tools import builtin_system
 
 
