@@ -168,9 +168,8 @@ async def test_a_submissions_header_lock_and_spinner_wait_for_the_answer_or_the_
         "lock",
         "header",
         "lock",
-        "spinner",
         "RequestStarted",
-        "spinner",
+        "spinner",  # the batch's last spinner op: the one before it is never seen
         "RequestStreaming",
         "append",
     ]
@@ -182,3 +181,32 @@ async def test_a_submissions_header_lock_and_spinner_wait_for_the_answer_or_the_
     assert [kinds(b) for _, b in bridge.batches][2:] == [["ChatSubmitted"]]
     await settle(HOLD)
     assert [kinds(b) for _, b in bridge.batches][3] == ["header", "lock"]
+
+
+async def test_a_batch_keeps_only_its_last_spinner_and_each_calls_last_status() -> None:
+    # A tool round queues a spinner and a status per call and per change; Neovim draws the
+    # batch once, so the earlier ones are dropped. Events stay, each once, in order.
+    bridge = FakeBridge(asyncio.get_running_loop())
+    view = NvimChatView(bridge, 1)  # type: ignore[arg-type]
+    for n in range(3):
+        view.render([Tool(call_id=f"c{n}", title=f"read {n}", status="pending")])
+    for n in range(3):
+        view.render([ToolStatus(call_id=f"c{n}", status="running", title=f"reading {n}")])
+        view.render([Spinner(on=True, text=f"running {n}"), event("ToolStarted", {"tool": "r"})])
+    for n in range(3):
+        view.render([ToolStatus(call_id=f"c{n}", status="success"), event("ToolFinished", {})])
+    view.render([Spinner(on=False)])
+    view.flush()
+    (_, batch), *rest = bridge.batches
+    assert rest == []
+    assert kinds(batch) == [
+        *["tool"] * 3,
+        *["ToolStarted"] * 3,
+        *["tool_status", "ToolFinished"] * 3,
+        "spinner",
+    ]
+    statuses = [op for op in batch if op["kind"] == "tool_status"]
+    assert [(op["call_id"], op["status"], op["title"]) for op in statuses] == [
+        (f"c{n}", "success", f"reading {n}") for n in range(3)
+    ]
+    assert [op for op in batch if op["kind"] == "spinner"] == [{"kind": "spinner", "on": False}]

@@ -221,6 +221,7 @@ function M.for_python()
     config_dir = vim.fn.stdpath("config"),
     log_path = require("codecompanion.host").log_path(),
     nvim_pid = vim.fn.getpid(),
+    follow = require("codecompanion.follow").enabled(),
   }
 end
 

@@ -24,6 +24,8 @@ function M.set(on)
     on = not M.enabled()
   end
   state.on = on
+  -- The host asks Neovim to follow only while this is on: a tool round sends nothing otherwise.
+  require("codecompanion.host").notify("follow", { on = on })
   return on
 end
 

@@ -110,6 +110,7 @@ class App:
 
     def do_hello(self, args: dict[str, Any]) -> None:
         options = HostOptions.from_lua(args.get("options") or {})
+        self.editor.following = (args.get("options") or {}).get("follow") is True
         self.workspace = Workspace(options)
         self._hook(self.workspace)
         if self.workspace.config.error:
@@ -702,6 +703,10 @@ class App:
 
     def do_pick_restore(self, args: dict[str, Any]) -> None:
         self.bridge.spawn(pick_restore(self.bridge, self._workspace()))
+
+    def do_follow(self, args: dict[str, Any]) -> None:
+        """Follow mode turned on or off (`:CodeCompanionChat Follow`)."""
+        self.editor.following = args.get("on") is True
 
     def do_buffers(self, args: dict[str, Any]) -> None:
         paths = args.get("paths")

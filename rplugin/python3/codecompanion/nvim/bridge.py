@@ -32,14 +32,20 @@ class Bridge:
         self.nvim = nvim
         self.loop: asyncio.AbstractEventLoop = nvim.loop
         self.channel_id: int = nvim.channel_id
+        self._session = nvim._session  # see notify_lua
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def notify_lua(self, module: str, function: str, *args: Any) -> None:
-        """Call a Lua function without waiting (never blocks either side)."""
+        """Call a Lua function without waiting (never blocks either side).
+
+        Sent through pynvim's session itself: `nvim.exec_lua` first walks every value of the
+        arguments to swap its Buffer and Window objects for their ids, and the arguments here
+        are plain values (a tool round's batch: ~5 µs of walking per op, more than encoding it).
+        """
         try:
-            self.nvim.exec_lua(_CALL, module, function, *args, async_=True)
+            self._session.request("nvim_exec_lua", _CALL, [module, function, *args], async_=True)
         except (OSError, EOFError) as exc:  # Neovim went away
             log.warning("notify %s.%s failed: %s", module, function, exc)
 

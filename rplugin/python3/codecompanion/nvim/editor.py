@@ -63,6 +63,8 @@ class NvimEditor:
         # the first push): a file no buffer holds is read from disk without asking Neovim.
         # Paths from the tools are resolved already and are compared as they are, as Lua does.
         self.loaded: frozenset[str] | None = None
+        # Follow mode as Lua last said (setup's `follow`, then `:CodeCompanionChat Follow`).
+        self.following = False
 
     def set_loaded(self, paths: list[str]) -> None:
         """Lua's list of the files loaded in buffers (sent whenever it changes)."""
@@ -170,8 +172,10 @@ class NvimEditor:
         )
 
     def follow(self, path: str, line: int | None = None) -> None:
-        """Move the following window to `path` (Lua does nothing when follow mode is off)."""
-        self.bridge.notify_lua("codecompanion.editor", "follow", path, line)
+        """Move the following window to `path`, when follow mode is on (else nothing is sent:
+        a round of twenty reads would be twenty calls into Neovim)."""
+        if self.following:
+            self.bridge.notify_lua("codecompanion.editor", "follow", path, line)
 
     async def review_diff(
         self, chat_id: str, path: str, old: list[str], new: list[str], note: str | None = None

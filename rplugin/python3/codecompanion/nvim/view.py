@@ -132,10 +132,40 @@ class NvimChatView:
         self._close_text()
         if not self._ops:
             return
-        ops, self._ops = self._ops, []
+        ops, self._ops = latest_states(self._ops), []
         self._last_flush = self.bridge.loop.time()
         self.bridge.notify_lua("codecompanion.render", "apply", self.bufnr, ops)
 
     def notify(self, message: str, level: Level = "info") -> None:
         """One line to the user, in order with the buffer updates."""
         self.render([Notice(text=" ".join(message.split()), level=level)])
+
+
+def latest_states(ops: list[dict[str, object]]) -> list[dict[str, object]]:
+    """`ops` without the states a later op of the same batch replaces: Neovim draws a batch
+    once, after its last op, so only the batch's last spinner op and each tool call's last
+    status are seen (a tool round queues one of each per call and per status change).
+
+    The kept status carries the newest title the dropped ones set; every other op, events
+    included, stays as it is, in its order.
+    """
+    last: dict[object, int] = {}
+    for index, op in enumerate(ops):
+        if op["kind"] == "spinner":
+            last["spinner"] = index
+        elif op["kind"] == "tool_status":
+            last[("tool_status", op["call_id"])] = index
+    if len(last) == sum(op["kind"] in ("spinner", "tool_status") for op in ops):
+        return ops  # nothing replaced
+    kept: list[dict[str, object]] = []
+    titles: dict[object, object] = {}
+    for index, op in enumerate(ops):
+        kind = op["kind"]
+        key = "spinner" if kind == "spinner" else ("tool_status", op.get("call_id"))
+        if kind == "tool_status" and "title" in op:
+            titles[key] = op["title"]
+        if kind not in ("spinner", "tool_status") or last[key] == index:
+            if kind == "tool_status" and key in titles and "title" not in op:
+                op = {**op, "title": titles[key]}
+            kept.append(op)
+    return kept
