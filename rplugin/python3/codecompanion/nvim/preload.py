@@ -5,9 +5,9 @@ The first round after the host starts used to import most of the tool machinery 
 builtin, the schema validator library, the runner, checkpoints, the command sandbox) and
 compile each tool's argument validator: ~100 ms of CPU between the model's answer and the next
 request, against ~10 ms for the same round later. `preload` does that work when the host
-starts, in a worker thread (imports, validators) and on the loop (the registry's entries, and
-a user's `enabled` functions, are the loop's), so a chat finds it done. Modules a round loads
-only for some tools (the web client, rewinds) stay lazy.
+starts, one module or validator per turn of the loop: whatever Neovim asks meanwhile (a
+health check, a chat to open, a message) waits at most one of them, never a thread holding
+the interpreter. Modules a round loads only for some tools (the web client, rewinds) stay lazy.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import pkgutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator
 
-from ..tools.model.registry import ToolEntry, ToolRegistry
+from ..tools.model.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 # What a first round of file tools or a command imports beyond the builtins' own modules
-# (tests/nvim/test_preload.py checks that a first round after `preload` imports none).
+# (tests/test_preload.py checks that a first round after `preload` imports none).
 MODULES = (
     "jsonschema.validators",
     "codecompanion.tools.model.function_tool",
@@ -45,38 +46,33 @@ MODULES = (
     "codecompanion.subagents.parts",
     "codecompanion.nvim.rewind",
 )
+BUILTINS = "codecompanion.tools.builtin"
 
 
-def import_all(names: Iterable[str] = MODULES) -> int:
-    """The builtins and `names` imported, skipping any that fails (the round that needs it
-    reports why); how many imported."""
-    from ..tools.builtin import load_builtins
-
-    done = len(load_builtins(lambda _: None)[0])
-    for name in names:
-        try:
-            importlib.import_module(name)
-            done += 1
-        except Exception:
-            log.debug("preload: %s did not import", name, exc_info=True)
-    return done
-
-
-def compile_validators(entries: Iterable[ToolEntry]) -> None:
-    """Each entry's argument validator, compiled and kept on the entry."""
-    for entry in entries:
-        entry.validator()
+def module_names() -> Iterator[str]:
+    """`MODULES`, then every builtin tool's module (as the registry lists them)."""
+    yield from MODULES
+    package = importlib.import_module(BUILTINS)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            yield f"{BUILTINS}.{info.name}"
 
 
 async def preload(registry: ToolRegistry) -> None:
-    """Load a tool round's modules, list the enabled tools, compile their validators."""
-    began = time.process_time()
-    count = await asyncio.to_thread(import_all)
-    entries = [registry.get(name) for name in registry.names()]
-    await asyncio.to_thread(compile_validators, [e for e in entries if e is not None])
-    log.debug(
-        "preloaded %d modules, %d tools (%.0f ms of CPU)",
-        count,
-        len(entries),
-        (time.process_time() - began) * 1e3,
-    )
+    """Import a tool round's modules, list the enabled tools, compile their validators."""
+    began, count = time.process_time(), 0
+    for name in module_names():
+        try:
+            importlib.import_module(name)
+            count += 1
+        except Exception:  # the round that needs it reports why
+            log.debug("preload: %s did not import", name, exc_info=True)
+        await asyncio.sleep(0)
+    names = registry.names()
+    for name in names:
+        entry = registry.get(name)
+        if entry is not None:
+            entry.validator()
+        await asyncio.sleep(0)
+    cpu = (time.process_time() - began) * 1e3
+    log.debug("preloaded %d modules, %d tools (%.0f ms of CPU)", count, len(names), cpu)
