@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "rplugin" / "python3"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,7 +24,7 @@ from codecompanion.adapters.base import AdapterSettings
 from codecompanion.chat.chat import Chat
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from codecompanion.loopback.turns import openai_tool_calls
-from codecompanion.nvim.preload import preload
+from codecompanion.nvim.preload import import_modules, preload
 from codecompanion.tools import tool_registry
 from tests.support.builder import built_tool_system
 from tests.support.chat import RecordingView
@@ -35,7 +37,9 @@ registry = tool_registry({}, {}, tool_opts={"run_command": {"allow": ["true"]}})
 
 
 async def main():
-    if sys.argv[2] == "preload":
+    if sys.argv[2] == "start":  # a host started ahead: the imports before it is ready
+        assert import_modules() > 20
+    if sys.argv[2] in ("start", "preload"):
         await preload(registry)
     with LoopbackServer() as server:
         reads = [(f"c{n}", "read_file", {"filepath": f"f{n}.py", "start_line_number_base_zero": 0,
@@ -87,8 +91,11 @@ def first_round_imports(tmp_path: Path, mode: str) -> list[str]:
     return list(json.loads(out.stdout.splitlines()[-1]))
 
 
-def test_after_preload_a_first_tool_round_imports_nothing_of_the_package(tmp_path: Path) -> None:
-    loaded = first_round_imports(tmp_path, "preload")
+@pytest.mark.parametrize("mode", ["preload", "start"])
+def test_after_preload_a_first_tool_round_imports_nothing_of_the_package(
+    tmp_path: Path, mode: str
+) -> None:
+    loaded = first_round_imports(tmp_path, mode)
     ours = [name for name in loaded if name.startswith(("codecompanion", "jsonschema"))]
     assert ours == [], ours
 

@@ -4,10 +4,11 @@ Neovim starts.
 The first round after the host starts used to import most of the tool machinery (every
 builtin, the schema validator library, the runner, checkpoints, the command sandbox) and
 compile each tool's argument validator: ~100 ms of CPU between the model's answer and the next
-request, against ~10 ms for the same round later. `preload` does that work when the host
-starts, one module or validator per turn of the loop: whatever Neovim asks meanwhile (a
-health check, a chat to open, a message) waits at most one of them, never a thread holding
-the interpreter. Modules a round loads only for some tools (the web client, rewinds) stay lazy.
+request, against ~10 ms for the same round later. The host does that work when it starts: the
+modules before it tells Neovim it is ready (`import_modules`), the validators once it knows the
+tools (`preload`, one per turn of the loop: whatever Neovim asks meanwhile waits at most one,
+never a thread holding the interpreter). Modules a round loads only for some tools (the web
+client, rewinds) stay lazy.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import importlib
 import logging
 import pkgutil
+import sys
 import time
 from collections.abc import Iterator
 
@@ -58,16 +60,30 @@ def module_names() -> Iterator[str]:
             yield f"{BUILTINS}.{info.name}"
 
 
+def import_one(name: str) -> bool:
+    """Import `name`; False (and a debug line) when it fails: the round that needs it says why."""
+    try:
+        importlib.import_module(name)
+        return True
+    except Exception:
+        log.debug("preload: %s did not import", name, exc_info=True)
+        return False
+
+
+def import_modules() -> int:
+    """Every module of `module_names` imported at once (the host's start, before it says it is
+    ready: a chat opened as soon as it is finds them loaded); how many imported."""
+    return sum(import_one(name) for name in module_names())
+
+
 async def preload(registry: ToolRegistry) -> None:
-    """Import a tool round's modules, list the enabled tools, compile their validators."""
+    """Import a tool round's modules (none left after `import_modules`), list the enabled
+    tools, compile their validators."""
     began, count = time.process_time(), 0
     for name in module_names():
-        try:
-            importlib.import_module(name)
-            count += 1
-        except Exception:  # the round that needs it reports why
-            log.debug("preload: %s did not import", name, exc_info=True)
-        await asyncio.sleep(0)
+        if name not in sys.modules:
+            count += import_one(name)
+            await asyncio.sleep(0)
     names = registry.names()
     for name in names:
         entry = registry.get(name)
