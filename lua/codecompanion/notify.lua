@@ -81,7 +81,6 @@ end
 ---@param text string
 ---@param level integer
 local function show(text, level)
-  log(text, level)
   if not message_area() or vim.fn.strdisplaywidth(text) <= M.room() then
     vim.notify(text, level)
     return
@@ -99,7 +98,6 @@ end
 ---@param text string
 ---@param level integer
 local function keep(text, level)
-  log(text, level)
   if not message_area() then
     vim.notify(text, level)
   else
@@ -131,9 +129,7 @@ local function flush_notices()
   notices.queue, notices.due = {}, false
   local best, repeated = choose(queue)
   for _, item in ipairs(queue) do -- every one but the one drawn (last, below)
-    if item ~= best and repeated[item] then
-      log("codecompanion: " .. item.text, item.level)
-    elseif item ~= best then
+    if item ~= best and not repeated[item] then
       keep("codecompanion: " .. item.text, item.level)
     end
   end
@@ -151,10 +147,10 @@ function M.notify(text, level)
   if home and #home > 1 then -- paths under the home folder as ~/…: more of the line fits
     text = text:gsub(vim.pesc(home) .. "/", "~/")
   end
-  table.insert(
-    notices.queue,
-    { text = text, level = levels[(level or "info"):upper()] or levels.INFO }
-  )
+  local item = { text = text, level = levels[(level or "info"):upper()] or levels.INFO }
+  -- Logged as it comes, not when drawn: the log holds every notice even while the drawing waits.
+  log("codecompanion: " .. text, item.level)
+  table.insert(notices.queue, item)
   if not notices.due then
     notices.due = true
     vim.defer_fn(flush_notices, 30)
