@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
         default="",
         help="comma-separated ends to run again though recorded (e.g. timeout)",
     )
+    p.add_argument(
+        "--dump", type=Path, default=None, help="a folder to write each chat request's body into"
+    )
     p.add_argument("--summary", action="store_true", help="only print the summary of --out")
     return p
 
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             tasks = [t for t in tasks if t.name in wanted]
         url = (args.url or start_realmodel(args.port)).rstrip("/").removesuffix("/v1")
         temperature = None if args.temperature == "keep" else float(args.temperature)
-        proxy = RecordingProxy(url, Sampling(temperature=temperature)).start()
+        proxy = RecordingProxy(url, Sampling(temperature=temperature), args.dump).start()
         again = tuple(e.strip() for e in args.again.split(",") if e.strip())
         setup = {
             "timeout_scale": args.timeout_scale,

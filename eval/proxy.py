@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,6 +37,7 @@ class Exchange:
     wall_s: float = 0.0
     native_calls: int = 0
     error: str = ""
+    tool_choice: str = ""  # as the plugin sent it ("" when none)
 
     def to_json(self) -> dict[str, Any]:
         """The exchange as a JSON object."""
@@ -53,6 +55,7 @@ class Sampling:
 @dataclass
 class _Log:
     exchanges: list[Exchange] = field(default_factory=list)
+    count: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -115,7 +118,11 @@ class _SSEReader:
 class RecordingProxy:
     """Serves on 127.0.0.1 and forwards every request to `upstream`, recording chat requests."""
 
-    def __init__(self, upstream: str, sampling: Sampling | None = None) -> None:
+    def __init__(
+        self, upstream: str, sampling: Sampling | None = None, dump: Path | None = None
+    ) -> None:
+        """`dump`: a folder where each chat request's body is written as sent upstream."""
+        self.dump = dump
         parts = urlsplit(upstream)
         self.upstream_host = parts.hostname or "127.0.0.1"
         self.upstream_port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -165,10 +172,15 @@ class RecordingProxy:
             body["seed"] = self.sampling.seed
         return body
 
-    def record(self, exchange: Exchange) -> None:
-        """Keep one finished chat request."""
+    def record(self, exchange: Exchange, sent: bytes) -> None:
+        """Keep one chat request as it starts (and its body, when dumping)."""
         with self._log.lock:
             self._log.exchanges.append(exchange)
+            self._log.count += 1
+            count = self._log.count
+        if self.dump is not None:
+            self.dump.mkdir(parents=True, exist_ok=True)
+            (self.dump / f"{time.strftime('%H%M%S')}-{count:04}.json").write_bytes(sent)
 
 
 class _Server(ThreadingHTTPServer):
@@ -204,9 +216,12 @@ class _Handler(BaseHTTPRequestHandler):
         exchange = Exchange(
             self.path, len(sent), len(body.get("messages") or []), len(body.get("tools") or [])
         )
+        choice = body.get("tool_choice")
+        if choice is not None:
+            exchange.tool_choice = choice if isinstance(choice, str) else json.dumps(choice)
         # Recorded as it starts: a request still out when a run ends (stopped, timed out) is in
         # the run's record too, with status 0.
-        self.server.proxy.record(exchange)
+        self.server.proxy.record(exchange, sent)
         self._forward(sent, exchange)
 
     def _forward(self, body: bytes, exchange: Exchange | None) -> None:

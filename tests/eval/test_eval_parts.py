@@ -83,19 +83,25 @@ def _post(port: int, body: dict[str, object]) -> bytes:
     return data
 
 
-def test_the_proxy_relays_records_and_sets_the_sampling() -> None:
+def test_the_proxy_relays_records_and_sets_the_sampling(tmp_path: Path) -> None:
     with LoopbackServer() as server:
-        proxy = RecordingProxy(server.url, Sampling(temperature=0.2, seed=3)).start()
+        sampling = Sampling(temperature=0.2, seed=3)
+        proxy = RecordingProxy(server.url, sampling, dump=tmp_path / "sent").start()
         try:
             server.enqueue(_timed_answer(120, 900), openai_text("plain"))
             body = {"messages": [{"role": "user", "content": "x"}], "temperature": 1.5}
             assert b'"hi"' in _post(proxy.port, {**body, "stream": True})
-            _post(proxy.port, {**body, "tools": [{"type": "function"}], "stream": True})
+            tools = {"tools": [{"type": "function"}], "tool_choice": "required"}
+            _post(proxy.port, {**body, **tools, "stream": True})
             first, second = proxy.take()
         finally:
             proxy.stop()
     sent = server.requests[0].json()
     assert (sent["temperature"], sent["seed"]) == (0.2, 3)
+    # Each body is dumped as it went upstream, and the tool_choice sent is recorded.
+    dumped = sorted((tmp_path / "sent").iterdir())
+    assert [json.loads(f.read_text()) for f in dumped] == [r.json() for r in server.requests]
+    assert (first.tool_choice, second.tool_choice) == ("", "required")
     assert (first.prompt_tokens, first.cached_tokens, first.status) == (120, 900, 200)
     assert first.first_token_s is not None and first.tools == 0
     # Without llama-server's timings, the OpenAI usage is read (10 prompt tokens, none cached).

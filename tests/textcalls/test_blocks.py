@@ -21,6 +21,10 @@ CALC = {"num1": 100, "num2": 50, "operation": "multiply"}
         '{"num1": 100, "num2": 50, "operation": "multiply"}}}',
         '{"tool": "calculator", "args": {"num1": 100, "num2": 50, "operation": "multiply"}}',
         '[{"name": "calculator", "arguments": {"num1": 100, "num2": 50, "operation": "multiply"}}]',
+        # Broken JSON as Qwen2.5-Coder-1.5B writes it (doubled braces; a brace short): repaired.
+        '{{"name": "calculator", "arguments": '
+        '{"num1": 100, "num2": 50, "operation": "multiply"}}}}',
+        '{"name": "calculator", "arguments": {"num1": 100, "num2": 50, "operation": "multiply"}',
     ],
 )
 def test_json_call_shapes(body: str) -> None:

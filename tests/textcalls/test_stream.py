@@ -70,6 +70,15 @@ def test_bare_json_answer(seed: int | None, policy: Policy) -> None:
     assert calls(pieces) == ["read_file"] and shown == ""
 
 
+@pytest.mark.parametrize("seed", [None, 14, 15])
+def test_the_real_models_doubled_braces_are_a_call(seed: int | None) -> None:
+    # Qwen2.5-Coder-1.5B's answer to a read question with a short read_file schema (llama-server,
+    # tools offered natively): its template's call object, braces doubled, no <tool_call> tag.
+    answer = '{{"name": "read_file", "arguments": {"path": "server/settings.py"}}}}'
+    shown, pieces = scan(answer, "recover", seed)
+    assert calls(pieces) == ["read_file"] and shown == ""
+
+
 @pytest.mark.parametrize("seed", [None, 13])
 def test_bare_json_that_is_not_a_call_is_shown(seed: int | None) -> None:
     answer = '{"name": "my-package", "version": "1.0.0"}'

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..tools.model.arguments import repair
+
 if TYPE_CHECKING:  # the XML parser loads when an answer holds a <tool> block
     import xml.etree.ElementTree as ElementTree
 
@@ -77,11 +79,19 @@ def read_block(lang: str, body: str, catalog: Catalog) -> list[TextCall] | None:
 
 
 def read_json(text: str, catalog: Catalog) -> list[TextCall] | None:
-    """Calls from a JSON object or list of objects naming offered tools; None otherwise."""
+    """Calls from a JSON object or list of objects naming offered tools; None otherwise.
+
+    An object that does not parse but has a `"name"` key and ends as an object ends is
+    repaired first: small models write calls with doubled braces (`{{"name": …}}}}`) or a
+    brace short (a block cut off mid-way is not repaired).
+    """
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        return None
+        whole = text.startswith("{") and text.endswith("}") and '"name"' in text
+        data = repair(text) if whole else None
+        if not data:
+            return None
     items = data if isinstance(data, list) else [data]
     if not items:
         return None
