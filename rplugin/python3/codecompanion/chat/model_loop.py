@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..adapters.base import Usage as TokenCount
@@ -39,6 +40,10 @@ WARM_AFTER = 0.01
 NUDGE = (
     "You answered nothing. Go on with the task (call the next tool you need), or answer the user."
 )
+ANSWER_NOW = "You answered nothing again. Answer the user now, from the tool results above."
+# How much of the user's request the nudge repeats: a small model that stopped mid-task has
+# often lost it among the results (and asks what to do) unless it reads it again.
+NUDGE_REQUEST_CHARS = 800
 
 
 class ModelLoop:
@@ -148,18 +153,24 @@ class ModelLoop:
                 return "success"
 
     def _nudged(self, answer: Answer) -> bool:
-        """An empty answer to tool results: the model is asked, once per round, to go on or
-        answer the user (small models sometimes end a round of results with nothing at all)."""
+        """An empty answer to tool results: the model is asked to go on, with the user's
+        request repeated; a second empty answer, to answer the user from the results; a third
+        ends the turn (small models sometimes end a round of results with nothing at all)."""
         if "".join(answer.text).strip():
             return False
-        messages = self.chat.messages
+        messages = list(self.chat.messages)
         last = len(messages) - 1
         if last >= 0 and messages[last].role == "llm" and not messages[last].tool_calls:
             last -= 1  # the blank answer itself, when it was stored
-        if last < 0 or messages[last].role != "tool":
-            return False  # not after results, or the nudge was already given
-        self.chat.add(Message(role="user", content=NUDGE, visible=False))
-        self.chat.view.render([transcript.block("_[the model answered nothing: asked to go on]_")])
+        before = messages[last] if last >= 0 else None
+        if before is not None and before.role == "tool":
+            content, line = nudge(messages), "_[the model answered nothing: asked to go on]_"
+        elif before is not None and not before.visible and before.content == nudge(messages):
+            content, line = ANSWER_NOW, "_[the model answered nothing again: asked to answer]_"
+        else:
+            return False  # not after results, or both nudges were given
+        self.chat.add(Message(role="user", content=content, visible=False))
+        self.chat.view.render([transcript.block(line)])
         return True
 
     def _screened(
@@ -333,3 +344,16 @@ def _too_long(exc: AdapterError) -> bool:
     return isinstance(exc, ContextTooLong) or (
         isinstance(exc, ProviderError) and is_context_overflow(str(exc))
     )
+
+
+def nudge(messages: Sequence[Message]) -> str:
+    """The message that asks the model to go on, repeating the user's last request."""
+    request = next(
+        (m.content for m in reversed(messages) if m.role == "user" and m.visible and m.content),
+        "",
+    ).strip()
+    if not request:
+        return NUDGE
+    if len(request) > NUDGE_REQUEST_CHARS:
+        request = request[:NUDGE_REQUEST_CHARS] + " …"
+    return f"{NUDGE}\nThe user's request:\n{request}"
