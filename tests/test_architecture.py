@@ -42,7 +42,7 @@ def test_no_utils_modules() -> None:
 
 
 def module_name(path: Path) -> str:
-    """The dotted name of a package file (`codecompanion.tools.model.tool`)."""
+    """The dotted name of a package file (`codecompanion.tools.model.contract`)."""
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -172,9 +172,9 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 def test_the_graph_sees_type_checking_and_relative_imports() -> None:
     graph = import_graph()
-    assert "codecompanion.tools.model.tool" in graph["codecompanion.tools"]
+    assert "codecompanion.tools.compat.table" in graph["codecompanion.tools"]
     assert "codecompanion.errors" in graph["codecompanion.tools.builtin._support.paths"]
-    assert "codecompanion.messages" in graph["codecompanion.tools.model.tool"]
+    assert "codecompanion.messages" in graph["codecompanion.tools.model.contract"]
 
 
 def test_tools_layers_point_one_way() -> None:
@@ -210,7 +210,7 @@ def test_architecture_doc_names_files_that_exist() -> None:
 DYNAMIC_IMPORTERS = {
     "adapters/catalog.py",  # a provider's module, when its adapter is first looked up
     "tools/builtin/__init__.py",  # the builtin tools, found by listing the package
-    "tools/model/legacy.py",  # a user tool's `location`
+    "tools/compat/legacy.py",  # a user tool's `location`
     "nvim/preload.py",  # what a first tool round imports, loaded when the host starts
 }
 

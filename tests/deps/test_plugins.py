@@ -186,7 +186,7 @@ def test_a_plugin_that_exits_or_shadows_a_builtin_is_named_and_refused(
     builtin = subprocess.run(
         [str(temp_venv), "-c", "from codecompanion.workspace import HostOptions, Workspace\n"
          "import sys\nws = Workspace(HostOptions(data_dir=sys.argv[1]), env={})\n"
-         "print([c.__module__ for c in ws.registry.get('read_file').tool.cmds])",
+         "print([ws.registry.get('read_file').tool.run.__module__])",
          str(tmp_path / "data")],
         capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
     )  # fmt: skip

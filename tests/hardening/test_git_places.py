@@ -55,7 +55,7 @@ def system(
 async def call(tools: ToolSystem, name: str, args: dict[str, object]) -> tuple[str, str]:
     call_id = f"c{uuid.uuid4().hex[:6]}"
     outcome = await tools.run([ToolCall(call_id, name, args)])
-    return outcome.statuses[call_id], tools.chat._chat.result(call_id).for_llm  # type: ignore[attr-defined]
+    return outcome.statuses[call_id], tools.chat.result(call_id).for_llm
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ async def test_a_command_cannot_plant_a_program_in_any_git_folder(
     for target in targets:
         status, text = await call(tools, "run_command", {"cmd": attack(target)})
         assert status == "error", text
-        assert tools.approver.requests == []  # type: ignore[attr-defined]
+        assert tools.approver.requests == []
     assert {t: t.read_bytes() for t in targets} == before
 
 

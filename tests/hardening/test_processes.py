@@ -60,7 +60,7 @@ async def test_timeout_kills_the_command_and_its_grandchildren(tmp_path: Path, m
     )
     groups = await asyncio.to_thread(started, marker)
     outcome = await batch
-    assert outcome.statuses == {"t": "error"}
+    assert outcome.statuses == {"t": "timeout"}
     assert "timed out" in chat.result("t").for_llm
     assert await asyncio.to_thread(wait_until_gone, groups, 3) == []
 

@@ -174,10 +174,10 @@ def home(world: World, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def run(tools: ToolSystem, cmd: str) -> tuple[str, str]:
     """Run one command through the tool system: (status, the model's text)."""
-    chat = tools.chat._chat  # type: ignore[attr-defined]
+    chat = tools.chat
     call_id = f"c{uuid.uuid4().hex[:6]}"
     outcome = await tools.run([ToolCall(call_id, "run_command", {"cmd": cmd})])
-    assert tools.approver.requests == [], "the sandboxed mode asked the user"  # type: ignore[attr-defined]
+    assert tools.approver.requests == [], "the sandboxed mode asked the user"
     return outcome.statuses[call_id], chat.result(call_id).for_llm
 
 
@@ -349,7 +349,7 @@ async def test_switched_off_the_sandbox_says_unconfined_and_asks(world: World) -
     outcome = await tools.run([ToolCall(call_id, "run_command", {"cmd": "echo hi"})])
     assert outcome.statuses[call_id] == "success"
     assert [r.prompt for r in approver.requests] == ["Run the command `echo hi`? (unconfined)"]
-    text = tools.chat._chat.result(call_id).for_llm  # type: ignore[attr-defined]
+    text = tools.chat.result(call_id).for_llm
     assert "sandbox: unconfined" in text
     assert tools.sandbox is not None and tools.sandbox.kind == "none"
 
@@ -370,7 +370,7 @@ async def test_leaving_the_sandbox_is_asked_even_in_yolo_and_remembered_per_comm
             assert outcome.statuses[call_id] == "success"
         assert approver.prompts == [f"Run the command `{line}` OUTSIDE the sandbox (unconfined)?"]
         assert approver.requests[0].always_scope == "command"
-        text = tools.chat._chat.result("second").for_llm  # type: ignore[attr-defined]
+        text = tools.chat.result("second").for_llm
         assert "sandbox: unconfined (the user approved leaving the sandbox)" in text
         # The same line inside the sandbox still runs confined (and fails), without a question.
         outcome = await tools.run([ToolCall("third", "run_command", {"cmd": line + "2"})])
@@ -470,8 +470,8 @@ async def test_a_user_tools_cmds_and_code_runner_run_confined(world: World) -> N
         ToolCall("c", "code_runner", {"lang": "python", "code": code}),
     ]
     outcome = await tools.run(calls)
-    chat = tools.chat._chat  # type: ignore[attr-defined]
-    assert tools.approver.requests == []  # type: ignore[attr-defined]
+    chat = tools.chat
+    assert tools.approver.requests == []
     assert outcome.statuses == {"w": "error", "c": "error"}, chat.result("c").for_llm
     assert "Permission denied" in chat.result("w").for_llm
     assert "in the landlock sandbox" in chat.result("c").for_llm

@@ -13,7 +13,6 @@ from codecompanion.hooks.run import Where, run_hook
 from codecompanion.hooks.table import CallableHook, CommandHook
 from codecompanion.hooks.verdict import verdict
 from codecompanion.messages import ToolCall
-from codecompanion.tools.runtime.child_env import tool_environment
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import ScriptedApprover
 from tests.support.hook_scripts import BLOCK_RM, FORMAT, hook_command
@@ -23,7 +22,7 @@ from tests.support.tools import builtin_system
 def _hooked(root: Path, table: HookTable, approver: ScriptedApprover) -> tuple[ToolSystem, Any]:
     system, chat = builtin_system(root, "agent", approver=approver)
     lines: list[str] = []
-    system.hooks = ChatHooks(table, lambda: Where(root, tool_environment(system)), "chat-1")
+    system.hooks = ChatHooks(table, lambda: Where(root, system.environment()), "chat-1")
     system.hooks.say = lines.append
     return system, (chat, lines)
 

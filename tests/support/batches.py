@@ -32,12 +32,6 @@ BUILDERS = {
 }
 
 
-async def stop_chat(self: Any, args: dict[str, Any], input: Any, output_handler: Any) -> Any:
-    """The user stops the chat while this call runs."""
-    self.tools.chat.stop()
-    await asyncio.Event().wait()
-
-
 class BatchAdapter:
     """Answers each request with the next scripted batch of calls, then with plain text."""
 
@@ -70,6 +64,13 @@ class BatchAdapter:
 
 
 def make_chat(adapter: BatchAdapter, answers: dict[str, ApprovalDecision], yolo: bool) -> Chat:
+    made: list[Chat] = []
+
+    async def stop_chat(self: Any, args: dict[str, Any], input: Any, output_handler: Any) -> Any:
+        """The user stops the chat while this call runs."""
+        made[0].stop()
+        await asyncio.Event().wait()
+
     tools = {
         "asked": spec("asked", requires_approval=True),
         "read_only": spec("read_only", read_only=True),
@@ -91,13 +92,15 @@ def make_chat(adapter: BatchAdapter, answers: dict[str, ApprovalDecision], yolo:
             system.add_tool(name)
         return system
 
-    return Chat(
+    chat = Chat(
         chat_id="inv",
         adapter=adapter,
         view=RecordingView(),
         events=RecordingEvents(),
         tool_factory=tool_system,
     )
+    made.append(chat)
+    return chat
 
 
 async def settle(chat: Chat) -> None:

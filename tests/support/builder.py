@@ -15,14 +15,14 @@ from typing import Any
 from codecompanion.config import Config
 from codecompanion.ports import Approver, Editor, EventSink
 from codecompanion.tools.model.registry import ToolRegistry
-from codecompanion.tools.runtime.protocol import ToolChat
+from codecompanion.tools.runtime.protocol import ChatForTools
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
 
 
 def built_tool_system(
     *,
-    chat: ToolChat,
+    chat: ChatForTools,
     registry: ToolRegistry,
     approver: Approver,
     events: EventSink,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codecompanion.messages import ToolCall, ToolResult
-from codecompanion.tools.runtime.runner import BatchResults
+from codecompanion.tools.runtime.protocol import BatchResults
 
 CALLS = [ToolCall("a", "t", {}), ToolCall("b", "t", {}), ToolCall("c", "t", {})]
 

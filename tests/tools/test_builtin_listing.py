@@ -9,14 +9,14 @@ from typing import Any
 
 from codecompanion.tools import tool_registry
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS, SUMMARIES, load_builtins
+from codecompanion.tools.compat.coerce import coerce
 from codecompanion.tools.model.registry import ToolRegistry, summary
-from codecompanion.tools.model.tool import Tool
 
 
 def test_the_listing_names_every_builtin_module_with_its_descriptions_first_line() -> None:
     errors: list[str] = []
     modules, _ = load_builtins(errors.append)
-    tools = [Tool.coerce(module.TOOL) for module in modules if hasattr(module, "TOOL")]
+    tools = [coerce(module.TOOL) for module in modules if hasattr(module, "TOOL")]
     assert errors == []
     assert dict(SUMMARIES) == {tool.name: summary(tool.description) for tool in tools}
     assert sorted(SUMMARIES) == sorted(BUILTIN_TOOLS)

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from codecompanion.tools import tool_registry
+from codecompanion.tools.model.contract import raised_text
 from codecompanion.tools.model.registry import ToolRegistry
-from codecompanion.tools.runtime.runner import raised_text
 from tests.support.tools import call, make, simple
 
 
@@ -51,7 +51,7 @@ async def test_a_command_flag_records_whether_it_succeeded() -> None:
     first, second = call("check"), call("lint")
     await h.run(first)
     await h.run(second)
-    assert h.system.flags == {"testing": True, "linting": False}
+    assert h.system.notes.flags == {"testing": True, "linting": False}
     assert seen == [{"testing": True}]
     assert "fine" in h.chat.result(first.id).for_llm
     assert "exit code 3" in h.chat.result(second.id).for_llm
@@ -76,12 +76,12 @@ async def test_a_raising_cmd_reads_as_what_it_raised() -> None:
 
 
 async def test_reload_does_not_call_the_tools_of_an_on_demand_group_gone() -> None:
+    from codecompanion.tools.compat.coerce import coerce
     from codecompanion.tools.model.registry import Group, ToolEntry
-    from codecompanion.tools.model.tool import Tool
 
     def lazy_registry() -> ToolRegistry:
         registry = ToolRegistry({}, builtins=False)
-        ping = Tool.coerce(simple(lambda self, args, input: "pong", "x_ping"))
+        ping = coerce(simple(lambda self, args, input: "pong", "x_ping"))
 
         async def load() -> list[ToolEntry]:
             return [ToolEntry(name="x_ping", tool=ping, description="ping", opts={})]

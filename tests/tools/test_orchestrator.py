@@ -255,7 +255,7 @@ async def test_output_added_after_the_call_was_answered_is_ignored() -> None:
     h = make({"t": simple(remember)})
     c = call("t")
     await h.run(c)
-    h.system.chat.add_tool_output(kept[0], "late")
+    kept[0].tools.chat.add_tool_output(kept[0], "late")
     assert len(h.chat.results) == 1 and h.chat.result(c.id).for_llm == "done"
 
 

@@ -105,7 +105,7 @@ def test_builtins_load_and_user_entries_adjust_or_replace_them() -> None:
     adjusted_entry = adjusted.get(name)
     assert adjusted_entry is not None and adjusted_entry.opts["timeout"] == 9
     assert adjusted_entry.description == "mine"
-    assert adjusted_entry.tool.cmds == entry.tool.cmds
+    assert adjusted_entry.tool.run is entry.tool.run  # the same code, other opts
     replaced = tool_registry({name: calculator()})
     replaced_entry = replaced.get(name)
     assert replaced_entry is not None and not replaced_entry.builtin

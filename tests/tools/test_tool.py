@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
 
 from codecompanion.tools import Tool, tool
+from codecompanion.tools.compat.coerce import coerce
+from tests.support.builtin import FakeTools
 from tests.support.tools import CALCULATOR_SCHEMA, calculate, calculator
 
 
@@ -40,14 +43,14 @@ def test_dict_tool_and_decorated_function_give_the_same_schema() -> None:
 
 
 def test_coerce_accepts_each_form_and_renames() -> None:
-    assert Tool.coerce(calculator()).name == "calculator"
-    assert Tool.coerce(decorated_calculator(), "calc").openai_schema()["function"]["name"] == "calc"
+    assert coerce(calculator()).name == "calculator"
+    assert coerce(decorated_calculator(), "calc").openai_schema()["function"]["name"] == "calc"
 
     def plain(x: int) -> int:
         """Double x."""
         return 2 * x
 
-    made = Tool.coerce(plain)
+    made = coerce(plain)
     assert made.parameters["properties"] == {"x": {"type": "integer"}}
     assert made.description == "Double x."
 
@@ -107,18 +110,19 @@ def test_bad_dicts_are_rejected_with_a_clear_message(data: dict[str, object], me
     assert message in str(raised.value)
 
 
-def test_bind_gives_an_independent_copy() -> None:
+def test_a_call_gets_its_own_copy_and_the_tool_stays_as_it_was(tmp_path: Path) -> None:
     from codecompanion.messages import ToolCall
 
     base = Tool.from_dict(calculator())
     args = {"num1": 1, "nested": {"a": 1}}
-    bound = base.bind(ToolCall("c1", "calculator", args), args, {"opts": {}}, tools="T")
+    ctx = FakeTools(cwd=tmp_path).context(ToolCall("c1", "calculator", args), base.opts)
+    bound = base.start(ctx, args, {"opts": {}})
     bound.cmds.append(["echo"])
     bound.opts["x"] = 1
     args["nested"]["a"] = 2
     assert base.cmds == [calculate] and "x" not in base.opts
     assert bound.args["nested"] == {"a": 1}
-    assert bound.tools == "T" and bound.call is not None and bound.call.id == "c1"
+    assert bound.tools.cwd == tmp_path and bound.call.id == "c1"
 
 
 def test_system_prompt_may_be_a_function_of_the_schema() -> None:

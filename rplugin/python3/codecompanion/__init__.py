@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from .tools.model.tool import Tool, tool
+from .tools.compat.decorator import tool
+from .tools.compat.table import Tool
 
 __all__ = ["Tool", "tool"]
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .textcalls.mode import TEXT_CALL_SETTINGS, setting_problem
+from .tools.compat.coerce import coerce
 from .tools.model.registry import ENTRY_KEYS, Group, is_entry, split_entry
-from .tools.model.tool import Tool
 
 log = logging.getLogger("codecompanion.config")
 
@@ -366,7 +366,7 @@ def _tool_problem(name: Any, entry: Any) -> str | None:
             return None  # adjusts a builtin tool; the registry checks that one exists
         entry = entry["callback"]
     try:
-        Tool.coerce(entry, name)
+        coerce(entry, name)
     except (TypeError, ValueError) as exc:
         return str(exc)
     return None

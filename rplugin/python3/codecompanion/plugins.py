@@ -119,7 +119,7 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
     """Load every `codecompanion.tools` and `codecompanion.adapters` entry point."""
     from .adapters.http_adapter import HTTPAdapter
     from .tools.builtin import BUILTIN_TOOLS
-    from .tools.model.tool import Tool
+    from .tools.compat.coerce import coerce
 
     found = Plugins()
     if not may_declare_plugins():
@@ -130,7 +130,7 @@ def load_plugins(builtin_adapters: Mapping[str, Any] | None = None) -> Plugins:
             if entry.name in BUILTIN_TOOLS:
                 raise ValueError("a builtin tool has this name (refused: rename the entry point)")
             value = entry.load()
-            Tool.coerce(value.get("callback", value) if _is_entry(value) else value, entry.name)
+            coerce(value.get("callback", value) if _is_entry(value) else value, entry.name)
         except _LOAD_FAILURES as exc:
             found.errors.append(f"plugin tool {entry.name} ({entry.value}): {_why(exc)}")
             continue

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .skills import ChatSkills
     from .subagents import ChatAgents
     from .tools.model.registry import ToolRegistry
-    from .tools.runtime.protocol import ToolChat
+    from .tools.runtime.protocol import ChatForTools
     from .tools.runtime.system import ToolSystem
     from .transport.tls import TlsTrust
 
@@ -412,7 +412,7 @@ class Workspace:
 
     def tool_system(
         self,
-        chat: ToolChat,
+        chat: ChatForTools,
         *,
         approver: Approver,
         events: EventSink,
@@ -464,7 +464,6 @@ class Workspace:
         """A chat's hooks (None: it has none), run in its project, sandbox and environment."""
         from .hooks import ChatHooks
         from .hooks.run import Where
-        from .tools.runtime.child_env import tool_environment
 
         table = self.hook_table(system.cwd)
         for line in table.problems:
@@ -475,8 +474,8 @@ class Workspace:
         def where() -> Where:
             box = system.sandbox
             if box is None or not box.active:
-                return Where(system.cwd, tool_environment(system))
-            return Where(system.cwd, tool_environment(system), partial(box.launch, system.cwd))
+                return Where(system.cwd, system.environment())
+            return Where(system.cwd, system.environment(), partial(box.launch, system.cwd))
 
         hooks = ChatHooks(table, where, system.chat_id)
         hooks.mode = lambda: system.mode

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from codecompanion.ports import HunkDecision
 from codecompanion.tools.builtin import create_file
-from tests.support.builtin import FakeTools, run_tool
+from tests.support.builtin import FakeTools, prompt, run_tool
 from tests.support.fakes import FakeEditor
 
 
@@ -97,8 +97,6 @@ async def test_outside_paths(tools: FakeTools, project: Path) -> None:
 
 
 def test_prompt(tools: FakeTools) -> None:
-    from codecompanion.messages import ToolCall
 
     args = {"filepath": "src/n.py", "content": ""}
-    bound = create_file.TOOL.bind(ToolCall("1", "create_file", args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Create the file `src/n.py`?"
+    assert prompt(create_file, args, tools) == "Create the file `src/n.py`?"

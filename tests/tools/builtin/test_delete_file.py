@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import delete_file
-from tests.support.builtin import FakeTools, run_tool
+from tests.support.builtin import FakeTools, prompt, run_tool
 
 
 async def test_deletes_a_regular_file(tools: FakeTools, project: Path) -> None:
@@ -68,6 +67,5 @@ def test_approval_options_and_prompt(tools: FakeTools) -> None:
     assert opts["allowed_in_yolo_mode"] is False
     assert delete_file.DEFAULT_OPTS == opts
     args = {"filepath": "./a/../b.txt"}
-    bound = delete_file.TOOL.bind(ToolCall("1", "delete_file", args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Delete the file `b.txt`?"
+    assert prompt(delete_file, args, tools) == "Delete the file `b.txt`?"
     assert opts["approval_key"](args) == "./a/../b.txt"

@@ -12,7 +12,7 @@ import pytest
 
 from codecompanion.ports import HunkDecision, UnsavedChoice
 from codecompanion.tools.builtin import insert_edit_into_file as tool
-from tests.support.builtin import FakeTools, run_tool
+from tests.support.builtin import FakeTools, prompt, run_tool
 from tests.support.fakes import FakeEditor
 
 SOURCE = """def first():
@@ -337,11 +337,9 @@ async def test_path_escapes(tools: FakeTools, project: Path) -> None:
 
 
 def test_prompt(tools: FakeTools) -> None:
-    from codecompanion.messages import ToolCall
 
     args = _args([_edit("a", "b"), _edit("c", "d")])
-    bound = tool.TOOL.bind(ToolCall("1", tool.TOOL.name, args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Apply 2 edits to `code.py`?"
+    assert prompt(tool, args, tools) == "Apply 2 edits to `code.py`?"
 
 
 async def test_big_file_fuzzy_edit(tools: FakeTools, project: Path) -> None:

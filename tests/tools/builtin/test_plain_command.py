@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import run_command
 from codecompanion.tools.builtin._support.plain_command import plain_argv, shell_like_env
+from codecompanion.tools.model.contract import ToolContext
 from codecompanion.tools.runtime.child_env import EnvPolicy
 from codecompanion.tools.runtime.process import run_process
+from tests.support.builtin import FakeTools
 
 PLAIN = {
     "sleep 2": ["sleep", "2"],
@@ -90,13 +93,20 @@ def test_pwd_is_the_working_directory_as_the_shell_sets_it(tmp_path: Path) -> No
     assert shell_like_env({"PWD": "link"}, root)["PWD"] == root  # not absolute
 
 
+def _context(root: Path, env: dict[str, str]) -> ToolContext:
+    """A call's context in `root` whose processes get `env`."""
+    tools = FakeTools(cwd=root)
+    tools.environment = lambda: env  # type: ignore[method-assign]
+    return tools.context(ToolCall("1", "run_command", {}))
+
+
 @pytest.mark.parametrize(
     "line", ["printenv PWD", "ls -a", "env", "id -u", "uname -s", "expr 6 * 7"]
 )
 async def test_direct_start_gives_what_the_shell_gives(tmp_path: Path, line: str) -> None:
     (tmp_path / "file.txt").write_text("x")
     env = EnvPolicy().environment() | {"PWD": "/somewhere/else"}
-    direct = await run_command._run(line, tmp_path, 10, env)
+    direct = await run_command._run(_context(tmp_path, env), line, tmp_path, 10, False)
     shell = await run_process(["sh", "-c", line], cwd=tmp_path, timeout=10, env=env)
     expected = ("sh", "-c", line) if "*" in line else tuple(line.split())
     assert direct.argv == expected
@@ -109,18 +119,20 @@ async def test_direct_start_gives_what_the_shell_gives(tmp_path: Path, line: str
 
 async def test_a_program_that_cannot_start_directly_goes_to_the_shell(tmp_path: Path) -> None:
     env = EnvPolicy().environment()
-    missing = await run_command._run("no-such-program-xyz --flag", tmp_path, 10, env)
+    missing = await run_command._run(
+        _context(tmp_path, env), "no-such-program-xyz --flag", tmp_path, 10, False
+    )
     assert missing.argv == ("sh", "-c", "no-such-program-xyz --flag")
     assert missing.exit_code == 127
     assert "not found" in missing.stderr
     script = tmp_path / "noshebang"
     script.write_text("echo from a script without a first line\n")
     script.chmod(0o755)
-    ran = await run_command._run("./noshebang", tmp_path, 10, env)
+    ran = await run_command._run(_context(tmp_path, env), "./noshebang", tmp_path, 10, False)
     assert ran.argv == ("sh", "-c", "./noshebang")
     assert (ran.exit_code, ran.stdout) == (0, "from a script without a first line\n")
     plain = tmp_path / "notexec"
     plain.write_text("echo never\n")
-    denied = await run_command._run("./notexec", tmp_path, 10, env)
+    denied = await run_command._run(_context(tmp_path, env), "./notexec", tmp_path, 10, False)
     assert denied.argv == ("sh", "-c", "./notexec")
     assert denied.exit_code == 126

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import run_command
-from tests.support.builtin import FakeTools, run_tool
+from tests.support.builtin import FakeTools, prompt, run_tool
 from tests.support.proctable import members, read_pgid, wait_for_file
 
 
@@ -43,7 +42,7 @@ async def test_command_waiting_for_input_gets_eof_and_a_note(tools: FakeTools) -
 async def test_timeout_kills_the_whole_group(tools: FakeTools, project: Path) -> None:
     cmd = f"echo $$ > {project}/pgid; echo started; sleep 30 & sleep 30"
     out = await run_tool(run_command, {"cmd": cmd}, tools, opts={"timeout": 500})
-    assert out.status == "error"
+    assert out.status == "timeout"
     assert "timed out (limit 0.5s)" in out.for_llm
     assert "started" in out.for_llm
     assert out.for_user is not None and "timed out" in out.for_user
@@ -92,7 +91,6 @@ def test_approval_options_and_prompt(tools: FakeTools) -> None:
         300_000,
     )
     args = {"cmd": "make test"}
-    bound = run_command.TOOL.bind(ToolCall("1", "run_command", args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Run the command `make test`? (unconfined)"
+    assert prompt(run_command, args, tools) == "Run the command `make test`? (unconfined)"
     assert opts["command_arg"] == "cmd"
     assert os.environ.get("CC_RUN_COMMAND_TEST") is None

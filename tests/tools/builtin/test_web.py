@@ -9,9 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn
-from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import fetch_webpage, web_search
-from tests.support.builtin import FakeTools, run_tool
+from tests.support.builtin import FakeTools, prompt, run_tool
 
 HTML = b"""<html><head><title>T</title><script>var x = 1;</script></head>
 <body><h1>Guide</h1><p>Use <a href="/docs">the docs</a> and <b>be kind</b>.</p>
@@ -67,7 +66,7 @@ async def test_fetch_timeout_and_connection_refused(
 ) -> None:
     server.enqueue(Turn(stall=30, body_chunks=[b"late"]), method="GET")
     out = await run_tool(fetch_webpage, {"url": server.url}, tools, opts={"timeout": 300})
-    assert out.status == "error"
+    assert out.status == "timeout"
     assert "timed out" in out.for_llm
     closed = LoopbackServer().start()
     port = closed.port
@@ -80,9 +79,8 @@ async def test_fetch_timeout_and_connection_refused(
 def test_fetch_requires_approval(tools: FakeTools) -> None:
     assert fetch_webpage.TOOL.opts["requires_approval"] is True
     args = {"url": "https://example.com/?q=1"}
-    bound = fetch_webpage.TOOL.bind(ToolCall("1", "fetch_webpage", args), args, {}, tools)
-    assert bound.output["prompt"](bound, tools) == "Fetch the web page https://example.com/?q=1?"
-    assert bound.opts["approval_key"](args) == "https://example.com/?q=1"
+    assert prompt(fetch_webpage, args, tools) == "Fetch the web page https://example.com/?q=1?"
+    assert fetch_webpage.TOOL.opts["approval_key"](args) == "https://example.com/?q=1"
 
 
 def _search_opts(server: LoopbackServer, **extra: object) -> dict[str, object]:
@@ -147,7 +145,7 @@ async def test_web_search_errors_never_hang(tools: FakeTools, server: LoopbackSe
     out = await run_tool(
         web_search, {"query": "x", "domains": None}, tools, opts=_search_opts(server, timeout=300)
     )
-    assert "timed out" in out.for_llm
+    assert out.status == "timeout" and "timed out" in out.for_llm
     out = await run_tool(
         web_search, {"query": " ", "domains": None}, tools, opts=_search_opts(server)
     )

@@ -36,7 +36,6 @@ from ..tools.builtin._support.paths import is_inside, project_root, real_path
 from ..tools.builtin._support.plain_command import plain_argv
 from ..tools.runtime.approval_policy import rule_verdict
 from ..tools.runtime.child import Sink
-from ..tools.runtime.child_env import tool_environment
 from ..tools.runtime.process import FinishedProcess, run_process
 from .refusals import refuse
 
@@ -101,7 +100,7 @@ class AgentTerminals:
         if not is_inside(root, where):
             self._refuse(f"{self.agent} wanted to run `{line}` in {where}, outside the project")
         await self._permitted(line)
-        environment = tool_environment(self.chat.tools)
+        environment = self.chat.tools.environment()
         environment.update({item.name: item.value for item in env or []})
         launch = self._launch(root)
         limit = output_byte_limit if output_byte_limit and output_byte_limit > 0 else DEFAULT_LIMIT

@@ -22,8 +22,7 @@ async def fetch_context(tools: ToolSystem, url: str) -> ContextItem:
     # The registry's tool carries its opts already (defaults, the config's, `opts["tools"]`).
     base = entry.tool if entry is not None else fetch_webpage.TOOL
     call = ToolCall(id="slash-fetch", name="fetch_webpage", arguments={"url": url})
-    bound = base.bind(call, {"url": url}, {}, tools)
-    reply = await fetch_webpage.run(bound, {"url": url})
+    reply = await fetch_webpage.run(tools.question_context(call, base.opts), {"url": url})
     fetched = str(reply.data.get("url") or url)
     # The tool's answer is a header line and a fenced block: the item keeps the block's text.
     lines = reply.for_llm.splitlines()

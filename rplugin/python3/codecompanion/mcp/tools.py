@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..tools.model.tool import Tool
+from ..tools.model.function_tool import Failure, FunctionOutput, NativeTool
 from .schema import clean_schema
 
 if TYPE_CHECKING:
+    from ..tools.model.contract import ToolContext
     from ..tools.model.registry import ToolEntry, ToolRegistry
     from .config import ServerConfig
     from .manager import McpManager
@@ -27,30 +28,33 @@ def group_name(server: str) -> str:
     return f"{GROUP_PREFIX}{server}"
 
 
-def make_tool(manager: McpManager, config: ServerConfig, info: ToolInfo) -> Tool:
-    """A Tool whose one cmd calls `info.name` on the server; every call gets one result."""
+def make_tool(manager: McpManager, config: ServerConfig, info: ToolInfo) -> NativeTool:
+    """A tool that calls `info.name` on the server; every call gets one result."""
     from .manager import McpError
 
     server, remote = config.name, info.name
+    name = tool_name(server, remote)
 
-    async def cmd(self: Tool, args: dict[str, Any], *_: Any) -> dict[str, Any]:
+    async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
         try:
-            outcome = await manager.call(server, remote, args if isinstance(args, dict) else {})
+            outcome = await manager.call(server, remote, args)
+            text = outcome.text or "(no output)"
         except McpError as exc:
-            return {"status": "error", "data": str(exc)}
-        text = outcome.text or "(no output)"
-        return {"status": "error" if outcome.is_error else "success", "data": text}
+            outcome, text = None, str(exc)
+        if outcome is None or outcome.is_error:
+            raise Failure(f"The {ctx.call.name} tool failed:\n{text}", None)
+        return FunctionOutput(text, None)
 
     settings = config.tool_opts(remote)
     approval = settings.get("requires_approval", config.requires_approval)
     description = info.description.strip() or f"The {remote} tool of the {server} MCP server."
-    return Tool(
-        name=tool_name(server, remote),
-        cmds=[cmd],
+    return NativeTool(
+        name=name,
+        run=run,
         schema={
             "type": "function",
             "function": {
-                "name": tool_name(server, remote),
+                "name": name,
                 "description": description,
                 "parameters": clean_schema(info.schema),
             },

@@ -2,7 +2,7 @@
 Neovim starts.
 
 The first round after the host starts used to import most of the tool machinery (every
-builtin, the schema validator library, the runner, checkpoints, the command sandbox) and
+builtin, the schema validator library, the orchestrator, checkpoints, the command sandbox) and
 compile each tool's argument validator: ~100 ms of CPU between the model's answer and the next
 request, against ~10 ms for the same round later. The host does that work when it starts: the
 modules before it tells Neovim it is ready (`import_modules`), the validators once it knows the
@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 MODULES = (
     "jsonschema.validators",
     "codecompanion.tools.model.function_tool",
-    "codecompanion.tools.runtime.runner",
+    "codecompanion.tools.runtime.orchestrator",
+    "codecompanion.tools.runtime.command_runner",
+    "codecompanion.tools.runtime.process",
     "codecompanion.tools.runtime.system",
     "codecompanion.tools.runtime.approvals",
     "codecompanion.checkpoints.manager",

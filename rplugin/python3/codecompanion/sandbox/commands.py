@@ -219,12 +219,6 @@ class CommandSandbox:
             self._cgroup = None
 
 
-def sandbox_of(tools: object) -> CommandSandbox | None:
-    """The chat's sandbox as tool code sees it (`self.tools.sandbox`), or None without one."""
-    found = getattr(tools, "sandbox", None)
-    return found if isinstance(found, CommandSandbox) else None
-
-
 def refusal_note(sandbox: CommandSandbox | None, network: bool, can_leave: bool) -> str:
     """What a failed confined command's result tells the model about the sandbox."""
     if sandbox is None or not sandbox.active:

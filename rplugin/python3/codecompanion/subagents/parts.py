@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..ports import Approver, Editor, EventSink
     from ..sandbox.commands import CommandSandbox
-    from ..tools.runtime.protocol import ToolChat
+    from ..tools.runtime.protocol import ChatForTools
     from ..tools.runtime.system import ToolSystem
 
 
@@ -41,7 +41,7 @@ class Shop(Protocol):
 
     def tool_system(
         self,
-        chat: ToolChat,
+        chat: ChatForTools,
         *,
         approver: Approver,
         events: EventSink,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..adapters.secret_mask import masked_result
-from ..messages import Message, MessageStore, ToolCall, ToolResult
+from ..messages import Message, MessageStore, Role, ToolCall, ToolResult
 from ..ports import ChatView
 from ..render_ops import Level, RenderOp, ToolStatus
 
@@ -103,6 +103,11 @@ class SubagentSession:
     def record_tool_result(self, call: ToolCall, result: ToolResult) -> None:
         """Store the call's one result (every known secret masked) in the subagent's history."""
         self.messages.record_result(call, masked_result(result, self.secrets), {})
+
+    def add_tool_message(self, role: str, content: str, visible: bool) -> None:
+        """A message tool code added (`tools.chat.add_message`): in the subagent's history."""
+        kind: Role = "llm" if role == "llm" else "system" if role == "system" else "user"
+        self.add(Message(role=kind, content=content, visible=visible))
 
     def tool_status(self, call: ToolCall, status: str, detail: str = "") -> None:
         """A new call shows as progress on the parent's line."""

@@ -201,7 +201,7 @@ def tool_text(entry: ToolEntry) -> ToolText:
         description=tool.description or entry.description,
         parameters=tool.parameters,
         own_prompt=own,
-        worded="output_prompt" in tool.output,
+        worded=tool.words_results,
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .model.tool import Tool, tool
+from .compat.decorator import tool
+from .compat.table import Tool
 
 if TYPE_CHECKING:
     from .model.registry import ToolRegistry

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolError
-from ...subagents import agents_of
-from ..model.function_tool import FunctionOutput, arg_opt_text, arg_text, function_tool, nullable
-from ..model.tool import Tool
+from ..model.arguments import arg_opt_text, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, nullable
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,  # its own calls are approved as the chat's are
@@ -28,16 +28,15 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Run the subagent; its answer is the result."""
     task = arg_text(args, "task").strip()
     if not task:
         raise ToolError("`task` is empty: say what the subagent should do.")
-    agents = agents_of(self.tools)
+    agents = ctx.agents
     if agents is None:
         raise ToolError("This chat cannot run subagents.")
-    call_id = self.call.id if self.call is not None else "agent"
-    reply = await agents.run(arg_opt_text(args, "agent"), task, call_id)
+    reply = await agents.run(arg_opt_text(args, "agent"), task, ctx.call.id)
     return FunctionOutput(reply.for_llm, reply.for_user, {"agent": args.get("agent")})
 
 

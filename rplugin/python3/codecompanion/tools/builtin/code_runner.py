@@ -5,22 +5,23 @@ from __future__ import annotations
 # Standard modules a plain chat never needs (shutil, tempfile, difflib, hashlib: about
 # 1.5 MB of the host together) are imported in the functions that use them.
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ...sandbox.commands import CommandSandbox, sandbox_of
+from ...sandbox.commands import CommandSandbox
+from ..model.arguments import arg_text
+from ..model.contract import CommandRun, ToolContext
 from ..model.function_tool import (
     Failure,
     FunctionOutput,
-    arg_text,
+    TimedOut,
     function_tool,
     one_line,
     time_limits,
 )
-from ..model.tool import Tool
-from ..runtime.process import FinishedProcess, run_process
 from ..runtime.protocol import cap_output
 from ._support import sandbox
 from ._support.text_files import fence
@@ -64,7 +65,7 @@ PROPERTIES = {
 }
 
 
-def _limits(opts: dict[str, Any], box: CommandSandbox | None) -> sandbox.Limits:
+def _limits(opts: Mapping[str, Any], box: CommandSandbox | None) -> sandbox.Limits:
     """The run's limits: the tool's options, and the chat's process cap (`max_processes`),
     which its commands share whether they run in the sandbox, a container or unconfined."""
     timeout, _own = time_limits(opts, DEFAULT_SECONDS)
@@ -78,9 +79,7 @@ def _limits(opts: dict[str, Any], box: CommandSandbox | None) -> sandbox.Limits:
     )
 
 
-def _report(
-    lang: str, where: str, result: FinishedProcess, limits: sandbox.Limits, cap: int
-) -> str:
+def _report(lang: str, where: str, result: CommandRun, limits: sandbox.Limits, cap: int) -> str:
     if result.timed_out:
         status = f"timed out after {limits.timeout:g}s (killed)"
     elif result.exit_code is None:
@@ -100,11 +99,11 @@ def _report(
 
 
 async def _plan(
-    self: Tool, language: sandbox.Language, file: Path, box: CommandSandbox | None
+    ctx: ToolContext, language: sandbox.Language, file: Path, box: CommandSandbox | None
 ) -> sandbox.RunPlan:
-    limits = _limits(self.opts, box)
+    limits = _limits(ctx.opts, box)
     cwd = file.parent
-    program = await sandbox.container_runtime(self.opts.get("container", "auto"), cwd)
+    program = await sandbox.container_runtime(ctx.opts.get("container", "auto"), cwd)
     if program is not None and language.image:
         return sandbox.container_plan(program, language, file, limits)
     if box is not None and box.active:  # the kernel sandbox takes the network away itself
@@ -116,15 +115,15 @@ async def _plan(
 
 
 async def _execute(
-    plan: sandbox.RunPlan, cwd: Path, timeout: float, box: CommandSandbox | None
-) -> FinishedProcess:
+    ctx: ToolContext, plan: sandbox.RunPlan, cwd: Path, timeout: float
+) -> CommandRun:
     """Each command in turn (a container pull, then the run); the first failure ends it."""
-    result: FinishedProcess | None = None
+    result: CommandRun | None = None
+    box = ctx.sandbox
     confined = box is not None and box.active and "sandbox" in plan.where
     for argv in plan.commands:
-        launch = box.launch(cwd) if confined and box is not None else None
-        result = await run_process(
-            argv, cwd=cwd, timeout=timeout, max_output=1_000_000, sandbox=launch
+        result = await ctx.commands.run(
+            argv, cwd=cwd, timeout=timeout, max_output=1_000_000, confined=confined
         )
         if result.exit_code != 0:
             break
@@ -132,46 +131,46 @@ async def _execute(
     return result
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Write the code to a fresh directory, run it there, report status and both streams."""
     lang, code = arg_text(args, "lang"), arg_text(args, "code")
-    table = sandbox.languages(self.opts.get("languages"))
+    table = sandbox.languages(ctx.opts.get("languages"))
     language = sandbox.find_language(table, lang)
     if language is None:
         raise ToolError(f"Unknown language `{lang}`. Use one of: {_language_names(table)}.")
     if not code.strip():
         raise ToolError("`code` is empty.")
-    limits = _limits(self.opts, sandbox_of(self.tools))
-    _total, own = time_limits(self.opts, DEFAULT_SECONDS)
+    limits = _limits(ctx.opts, ctx.sandbox)
+    _total, own = time_limits(ctx.opts, DEFAULT_SECONDS)
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="codecompanion-run-"))
     try:
         file = folder / f"main{language.suffix}"
         file.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-        box = sandbox_of(self.tools)
-        plan = await _plan(self, language, file, box)
-        result = await _execute(plan, folder, own, box)
+        plan = await _plan(ctx, language, file, ctx.sandbox)
+        result = await _execute(ctx, plan, folder, own)
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
-    cap = int(self.opts.get("max_chars") or 0)
+    cap = int(ctx.opts.get("max_chars") or 0)
     text = _report(language.name, plan.where, result, limits, cap)
-    if result.timed_out or result.exit_code != 0:
-        status = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        raise Failure(text, f"{language.name} code failed ({status}, {plan.where})")
+    if result.timed_out:
+        raise TimedOut(text, f"{language.name} code failed (timed out, {plan.where})")
+    if result.exit_code != 0:
+        raise Failure(text, f"{language.name} code failed (exit {result.exit_code}, {plan.where})")
     data = {"exit_code": 0, "where": plan.where, "duration": round(result.duration, 3)}
     return FunctionOutput(text, f"Ran {language.name} code (exit 0, {plan.where})", data)
 
 
-def _question(self: Tool) -> str:
-    code = self.args.get("code")
-    lang = self.args.get("lang")
+def _question(ctx: ToolContext, args: dict[str, Any]) -> str:
+    code = args.get("code")
+    lang = args.get("lang")
     lines = code.strip().splitlines() if isinstance(code, str) else []
     first = one_line(lines[0], 60) if lines else ""
     more = f", {len(lines)} lines" if len(lines) > 1 else ""
-    box = sandbox_of(self.tools)
+    box = ctx.sandbox
     where = (
         f"in a container or the {box.kind} sandbox"
         if box is not None and box.active

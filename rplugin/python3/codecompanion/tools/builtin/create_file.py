@@ -6,8 +6,9 @@ import os
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import Failure, FunctionOutput, arg_text, function_tool
-from ..model.tool import Tool
+from ..model.arguments import arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import Failure, FunctionOutput, function_tool
 from ._support.after_write import diagnostics_after
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import file_edited, review
@@ -30,14 +31,12 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Create the file unless it exists or the user rejects it."""
     raw = arg_text(args, "filepath")
     content = arg_text(args, "content")
-    path = await resolve_path(
-        self.tools, raw, must_exist=False, purpose="creating a file", writes=True
-    )
-    shown = display_path(project_root(self.tools), path)
+    path = await resolve_path(ctx, raw, must_exist=False, purpose="creating a file", writes=True)
+    shown = display_path(project_root(ctx), path)
     if os.path.lexists(path):
         kind = "folder" if path.is_dir() else "file"
         raise ToolError(
@@ -45,7 +44,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             "Use insert_edit_into_file to change an existing file."
         )
     lines = split_lines(content)
-    result = await review(self, str(path), [], lines)
+    result = await review(ctx, str(path), [], lines)
     if result.nothing_accepted:
         reason = f' Reason: "{result.reason}".' if result.reason else ""
         raise Failure(
@@ -53,12 +52,12 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             f"Rejected creating `{shown}`",
         )
     await create_file(path, content, shown)
-    file_edited(self, path)
-    editor = self.tools.editor
+    file_edited(ctx, path)
+    editor = ctx.editor
     if editor is not None and editor.live:  # a buffer open on the name shows the file now
         await editor.reload([str(path)])
         editor.follow(str(path), 1)
-    problems = await diagnostics_after(self, path, shown, [], lines)
+    problems = await diagnostics_after(ctx, path, shown, [], lines)
     return FunctionOutput(
         f"Created {shown} ({len(lines)} line{'' if len(lines) == 1 else 's'}).{problems}",
         f"Created `{shown}`",
@@ -71,8 +70,6 @@ TOOL = function_tool(
     DESCRIPTION,
     PROPERTIES,
     run,
-    prompt=lambda self: (
-        f"Create the file `{describe_path(self.tools, self.args.get('filepath'))}`?"
-    ),
+    prompt=lambda ctx, args: f"Create the file `{describe_path(ctx, args.get('filepath'))}`?",
     opts=DEFAULT_OPTS,
 )

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import FunctionOutput, arg_text, function_tool
-from ..model.tool import Tool
+from ..model.arguments import arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool
 from ._support.confined import is_read_only, open_folder
 from ._support.paths import describe_path, display_path, lexical_path, project_root, resolve_path
 from ._support.review import file_edited
@@ -42,18 +43,16 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Delete the file if it is a regular file."""
     raw = arg_text(args, "filepath")
-    root = project_root(self.tools)
+    root = project_root(ctx)
     if lexical_path(root, raw).is_symlink():
         raise ToolError(f"{raw} is a symbolic link; delete_file only deletes regular files.")
-    path = await resolve_path(
-        self.tools, raw, must_exist=True, purpose="deleting a file", writes=True
-    )
+    path = await resolve_path(ctx, raw, must_exist=True, purpose="deleting a file", writes=True)
     shown = display_path(root, path)
     await asyncio.to_thread(_delete, path, shown)
-    file_edited(self, path)
+    file_edited(ctx, path)
     return FunctionOutput(f"Deleted {shown}.", f"Deleted `{shown}`", {"path": str(path)})
 
 
@@ -78,8 +77,8 @@ def _delete(path: Path, shown: str) -> None:
         os.close(folder)
 
 
-def _shown(self: Tool) -> str:
-    return describe_path(self.tools, self.args.get("filepath"))
+def _question(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"Delete the file `{describe_path(ctx, args.get('filepath'))}`?"
 
 
 TOOL = function_tool(
@@ -87,6 +86,6 @@ TOOL = function_tool(
     DESCRIPTION,
     PROPERTIES,
     run,
-    prompt=lambda self: f"Delete the file `{_shown(self)}`?",
+    prompt=_question,
     opts=DEFAULT_OPTS,
 )

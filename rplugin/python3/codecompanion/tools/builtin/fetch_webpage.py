@@ -9,8 +9,9 @@ from urllib.parse import urljoin, urlsplit
 
 from ...errors import ToolError
 from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
-from ..model.function_tool import FunctionOutput, arg_text, function_tool, time_limits
-from ..model.tool import Tool
+from ..model.arguments import arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, time_limits, timed_out
 from ..runtime.protocol import cap_output
 from ._support.html_text import html_to_markdown
 from ._support.text_files import fence, looks_binary
@@ -23,6 +24,8 @@ def approval_key(args: dict[str, Any]) -> str:
     """What an "always" approval remembers: the exact URL."""
     return str(args.get("url"))
 
+
+NAME = "fetch_webpage"
 
 DEFAULT_OPTS: dict[str, Any] = {
     # A URL can carry data out of the project, so each fetch is approved by default.
@@ -106,14 +109,14 @@ async def _fetch_one(client: httpx.AsyncClient, url: str, max_bytes: int) -> Pag
         )
 
 
-async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
+async def _download(ctx: ToolContext, url: str, own: float, max_bytes: int) -> Page:
     """The page at `url`, following redirects within the approved site; a redirect to another
     site is followed only if the user approves that site too."""
     from ._support.web_client import web_client
 
     approved = {_origin(url)}
     current = url
-    async with await web_client(self.tools, own, _HEADERS) as client:
+    async with await web_client(ctx, own, _HEADERS) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             # httpx's timeout is per operation; wait_for bounds each whole request.
             found = await asyncio.wait_for(_fetch_one(client, current, max_bytes), own)
@@ -122,7 +125,7 @@ async def _download(self: Tool, url: str, own: float, max_bytes: int) -> Page:
             target = _check_url(found)
             if not any(same_site(origin, target) for origin in approved):
                 question = f"{current} redirects to another site: {target}. Fetch it?"
-                if not await self.tools.confirm(question, "redirect"):
+                if not await ctx.confirm(question, "redirect"):
                     raise ToolError(
                         f"{current} redirected to {target}, another site, and the user did not "
                         "approve fetching it; nothing from there was read."
@@ -146,23 +149,23 @@ def _as_text(page: Page) -> str:
     return text.strip()
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Fetch the page; every failure (network, status, timeout) is a clear error."""
     url = _check_url(arg_text(args, "url"))
-    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
-    max_bytes = int(self.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
+    timeout, own = time_limits(ctx.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
+    max_bytes = int(ctx.opts.get("max_bytes") or DEFAULT_OPTS["max_bytes"])
     import httpx
 
     try:
-        page = await _download(self, url, own, max_bytes)
+        page = await _download(ctx, url, own, max_bytes)
     except (asyncio.TimeoutError, httpx.TimeoutException):
-        raise ToolError(f"Fetching {url} timed out (limit {timeout:g}s).") from None
+        raise timed_out(NAME, f"Fetching {url} timed out (limit {timeout:g}s).") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"Could not fetch {url}: {type(exc).__name__}: {exc}") from None
     if page.status >= 400:
         raise ToolError(f"{page.url} answered HTTP {page.status}; no content was returned.")
     text = await asyncio.to_thread(_as_text, page)
-    limit = int(self.opts.get("max_chars") or DEFAULT_OPTS["max_chars"])
+    limit = int(ctx.opts.get("max_chars") or DEFAULT_OPTS["max_chars"])
     text, cut = cap_output(text, limit)
     notes = " (cut to fit)" if cut or page.cut else ""
     header = f"Content of {page.url} ({page.content_type or 'no content type'}){notes}:"
@@ -174,10 +177,10 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
 
 
 TOOL = function_tool(
-    "fetch_webpage",
+    NAME,
     DESCRIPTION,
     PROPERTIES,
     run,
-    prompt=lambda self: f"Fetch the web page {self.args.get('url')}?",
+    prompt=lambda ctx, args: f"Fetch the web page {args.get('url')}?",
     opts=DEFAULT_OPTS,
 )

@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import FunctionOutput, arg_int, arg_text, function_tool, nullable
-from ..model.tool import Tool
+from ..model.arguments import arg_int, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, nullable
 from ._support.linear_regex import RegexError
 from ._support.paths import project_root
 from ._support.project_files import glob_filter, project_files
@@ -26,18 +27,18 @@ PROPERTIES = {
 }
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """List the matching paths."""
     query = arg_text(args, "query").strip()
     if not query:
         raise ToolError("`query` is empty; give a glob such as `**/*.py`.")
-    cap = int(self.opts.get("max_results") or DEFAULT_OPTS["max_results"])
+    cap = int(ctx.opts.get("max_results") or DEFAULT_OPTS["max_results"])
     limit = arg_int(args, "max_results", cap)
     if limit < 1:
         raise ToolError(f"max_results must be 1 or more (got {limit}).")
     limit = min(limit, cap)
     try:
-        listed = await project_files(project_root(self.tools))
+        listed = await project_files(project_root(ctx))
         # Off the event loop: a large project's listing takes a while to match, even linearly.
         found = await asyncio.to_thread(glob_filter, query, listed)
     except RegexError as exc:

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
+from ..model.contract import ToolContext
 from ..model.function_tool import FunctionOutput, function_tool, time_limits
-from ..model.tool import Tool
-from ..runtime.child_env import tool_environment
 from ._support.paths import project_root
 from ._support.safe_git import DIFF_OPTS, run_git
 from ._support.text_files import fence
@@ -87,13 +86,13 @@ async def _changes(root: Path, state: str, timeout: float, env: dict[str, str]) 
     return diff
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Collect the requested git changes, concurrently."""
     states = _states(args)
-    root = project_root(self.tools)
-    _limit, timeout = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
-    max_lines = int(self.opts.get("max_lines") or DEFAULT_OPTS["max_lines"])
-    env = tool_environment(self.tools)
+    root = project_root(ctx)
+    _limit, timeout = time_limits(ctx.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
+    max_lines = int(ctx.opts.get("max_lines") or DEFAULT_OPTS["max_lines"])
+    env = ctx.environment()
     probe = await run_git(root, ("rev-parse", "--is-inside-work-tree"), timeout=timeout, env=env)
     if probe.exit_code != 0 or probe.stdout.strip() != "true":
         raise ToolError("The project is not inside a git work tree, so there are no changes.")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ...after_edit.diagnostics import DiagnosticsOptions, render
+from ...after_edit.diagnostics import render
 from ...errors import ToolError
 from ...ports import Diagnostic
-from ..model.function_tool import FunctionOutput, arg_opt_text, arg_text, function_tool, nullable
-from ..model.tool import Tool
+from ..model.arguments import arg_opt_text, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, nullable
 from ._support.confined import file_identity
 from ._support.paths import display_path, project_root, resolve_path
 from ._support.text_files import read_source
@@ -52,24 +53,22 @@ def _severity(args: dict[str, Any]) -> str:
     return upper
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Ask the editor for the file's diagnostics."""
     raw = arg_text(args, "filepath")
     severity = _severity(args)
-    editor = self.tools.editor
+    editor = ctx.editor
     if editor is None:
         raise ToolError(
             "Diagnostics come from Neovim's language servers, and no editor is attached to this "
             "session; run the project's linter with run_command instead."
         )
-    path = await resolve_path(
-        self.tools, raw, must_exist=True, purpose="reading diagnostics for a file"
-    )
-    shown = display_path(project_root(self.tools), path)
+    path = await resolve_path(ctx, raw, must_exist=True, purpose="reading diagnostics for a file")
+    shown = display_path(project_root(ctx), path)
     # Neovim opens the file by name, so check the same file is there before and after.
     identity = await asyncio.to_thread(file_identity, path, shown)
-    load_cap = int(self.opts.get("max_load_bytes") or DEFAULT_OPTS["max_load_bytes"])
-    wait = DiagnosticsOptions.from_opts(self.tools.opts).wait
+    load_cap = int(ctx.opts.get("max_load_bytes") or DEFAULT_OPTS["max_load_bytes"])
+    wait = ctx.diagnostics.wait
     fresh = await editor.diagnostics(str(path), severity, load_cap, wait)
     found = list(fresh.items)
     if await asyncio.to_thread(file_identity, path, shown) != identity:
@@ -85,7 +84,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             f"No diagnostics for `{shown}`",
             {"count": 0},
         )
-    cap = int(self.opts.get("max_diagnostics") or DEFAULT_OPTS["max_diagnostics"])
+    cap = int(ctx.opts.get("max_diagnostics") or DEFAULT_OPTS["max_diagnostics"])
     ordered = sorted(found, key=lambda d: (SEVERITIES.index(_rank(d)), d.line, d.col))
     body = "\n".join(render(item, lines) for item in ordered[:cap])
     more = f"\n... ({len(found) - cap} more not shown)" if len(found) > cap else ""

@@ -8,23 +8,15 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import (
-    FunctionOutput,
-    arg_bool,
-    arg_int,
-    arg_opt_text,
-    arg_text,
-    function_tool,
-    nullable,
-    time_limits,
-)
-from ..model.tool import Tool
-from ..runtime.process import run_process
+from ..model.arguments import arg_bool, arg_int, arg_opt_text, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, nullable, time_limits
 from ._support.confined import read_file
 from ._support.linear_regex import LinearPattern, RegexError, compile_linear
 from ._support.paths import project_root
@@ -71,7 +63,7 @@ class Hit:
         return f"{self.path}:{self.line}: {text}"
 
 
-def rg_executable(opts: dict[str, Any]) -> str | None:
+def rg_executable(opts: Mapping[str, Any]) -> str | None:
     """The ripgrep to use: `opts["rg_path"]` if set (False/"" for none), else `rg` on PATH."""
     import shutil
 
@@ -100,7 +92,14 @@ def _rg_hits(stdout: str, limit: int) -> list[Hit]:
 
 
 async def _search_rg(
-    rg: str, root: Path, query: str, regexp: bool, include: str | None, limit: int, timeout: float
+    ctx: ToolContext,
+    rg: str,
+    root: Path,
+    query: str,
+    regexp: bool,
+    include: str | None,
+    limit: int,
+    timeout: float,
 ) -> tuple[list[Hit], bool]:
     """Hits from ripgrep, and whether it timed out."""
     # --no-config: a ripgrep config file can name a preprocessor program (--pre).
@@ -118,7 +117,10 @@ async def _search_rg(
     if include:
         argv += ["--iglob", include]
     argv += ["-e", query, "--", "."]
-    result = await run_process(argv, cwd=root, timeout=timeout, max_output=8_000_000)
+    # Read-only, of the project's own files: outside the sandbox, as the file tools are.
+    result = await ctx.commands.run(
+        argv, cwd=root, timeout=timeout, max_output=8_000_000, confined=False
+    )
     if result.exit_code == 2 and '"type":"match"' not in result.stdout:
         message = result.stderr.strip() or "ripgrep failed"
         if "regex" in message.lower():
@@ -185,15 +187,15 @@ async def _search_python(
         scan.stop.set()
 
 
-def _limit(self: Tool, args: dict[str, Any]) -> int:
-    cap = int(self.opts.get("max_results") or DEFAULT_OPTS["max_results"])
+def _limit(ctx: ToolContext, args: dict[str, Any]) -> int:
+    cap = int(ctx.opts.get("max_results") or DEFAULT_OPTS["max_results"])
     wanted = arg_int(args, "max_results", cap)
     if wanted < 1:
         raise ToolError(f"max_results must be 1 or more (got {wanted}).")
     return min(wanted, cap)
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Search and list the matching lines."""
     query = arg_text(args, "query")
     if not query:
@@ -205,12 +207,12 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             compile_glob(include)
         except ValueError as exc:  # RegexError included
             raise ToolError(f"include_pattern {include!r} is not a valid glob: {exc}") from None
-    limit = _limit(self, args)
-    root = project_root(self.tools)
-    rg = rg_executable(self.opts)
-    _limit_s, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
+    limit = _limit(ctx, args)
+    root = project_root(ctx)
+    rg = rg_executable(ctx.opts)
+    _limit_s, own = time_limits(ctx.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     if rg:
-        hits, timed_out = await _search_rg(rg, root, query, regexp, include, limit, own)
+        hits, timed_out = await _search_rg(ctx, rg, root, query, regexp, include, limit, own)
     else:
         hits, timed_out = await _search_python(root, query, regexp, include, limit, own)
     return _reply(query, include, hits, limit, timed_out)

@@ -8,15 +8,9 @@ from typing import Any, TypeVar
 
 from ...errors import ToolError
 from ..diffs import unified
-from ..model.function_tool import (
-    Failure,
-    FunctionOutput,
-    arg_opt_text,
-    arg_text,
-    function_tool,
-    one_line,
-)
-from ..model.tool import Tool
+from ..model.arguments import arg_opt_text, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import Failure, FunctionOutput, function_tool, one_line
 from ._support.after_write import diagnostics_after
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
@@ -113,10 +107,14 @@ def _final_text(new: str, outcome: Review) -> str:
 
 
 def _report(
-    self: Tool, shown: str, written: Written, applied: tuple[Applied, ...], diff: tuple[str, str]
+    ctx: ToolContext,
+    mode: str | None,
+    shown: str,
+    written: Written,
+    applied: tuple[Applied, ...],
+    diff: tuple[str, str],
 ) -> str:
     """The model's text: where it was written, how each edit matched, and a diff when useful."""
-    mode = _mode(self.args)
     verb = "Overwrote" if mode == "overwrite" else "Edited"
     lines = [f"{verb} {shown} {written.place}."]
     lines += [f"- {item.describe()}" for item in applied]
@@ -125,7 +123,7 @@ def _report(
         lines.append(note)
     loose = any(item.strategy != "exact" for item in applied)
     if text and (note or loose):
-        cap = int(self.opts.get("max_diff_lines", DEFAULT_OPTS["max_diff_lines"]))
+        cap = int(ctx.opts.get("max_diff_lines", DEFAULT_OPTS["max_diff_lines"]))
         rows = text.splitlines()
         cut = f"\n({len(rows) - cap} more diff lines)" if len(rows) > cap else ""
         lines.append("Applied diff:\n" + fence("\n".join(rows[:cap]), "diff") + cut)
@@ -139,16 +137,16 @@ async def _off_loop(text: str, fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
-async def _load(self: Tool, args: dict[str, Any]) -> tuple[FileText, str]:
+async def _load(ctx: ToolContext, args: dict[str, Any]) -> tuple[FileText, str]:
     raw = arg_text(args, "filepath")
-    path = await resolve_path(
-        self.tools, raw, must_exist=True, purpose="editing a file", writes=True
-    )
-    shown = display_path(project_root(self.tools), path)
-    return await read_source(self.tools.editor, path, shown), shown
+    path = await resolve_path(ctx, raw, must_exist=True, purpose="editing a file", writes=True)
+    shown = display_path(project_root(ctx), path)
+    return await read_source(ctx.editor, path, shown), shown
 
 
-async def _reviewed(self: Tool, args: dict[str, Any]) -> tuple[FileText, str, str, Any, Review]:
+async def _reviewed(
+    ctx: ToolContext, args: dict[str, Any]
+) -> tuple[FileText, str, str, Any, Review]:
     """Read, edit and review; when the text changes while the review is open (the user typed
     in the file, or opened it), the edits are made again on what is there now and the user is
     asked again, so what is written never overwrites what they typed."""
@@ -157,7 +155,7 @@ async def _reviewed(self: Tool, args: dict[str, Any]) -> tuple[FileText, str, st
     note: str | None = None
     for _attempt in range(MAX_REVIEWS):
         try:
-            source, shown = await _load(self, args)
+            source, shown = await _load(ctx, args)
             new, applied = await _off_loop(source.text, _changed_text, mode, edits, source.text)
         except ToolError as exc:
             if note is None:
@@ -169,8 +167,8 @@ async def _reviewed(self: Tool, args: dict[str, Any]) -> tuple[FileText, str, st
         new = with_trailing_newline(new, source.text)
         if new == source.text:
             raise ToolError(f"The edits leave {shown} unchanged; nothing was written.")
-        outcome = await review(self, str(source.path), source.lines, split_lines(new), note)
-        if not outcome.reviewed or await _unchanged(self, source, shown):
+        outcome = await review(ctx, str(source.path), source.lines, split_lines(new), note)
+        if not outcome.reviewed or await _unchanged(ctx, source, shown):
             return source, shown, new, applied, outcome
         note = f"{shown} changed while you reviewed: this is the change to what is there now."
     raise ToolError(
@@ -178,19 +176,19 @@ async def _reviewed(self: Tool, args: dict[str, Any]) -> tuple[FileText, str, st
     )
 
 
-async def _unchanged(self: Tool, source: FileText, shown: str) -> bool:
+async def _unchanged(ctx: ToolContext, source: FileText, shown: str) -> bool:
     """Whether the file still reads as it did before the review (and from the same place)."""
     try:
-        now = await read_source(self.tools.editor, source.path, shown)
+        now = await read_source(ctx.editor, source.path, shown)
     except ToolError:  # deleted or unreadable now: the next read says what happened
         return False
     return now.text == source.text and now.from_buffer == source.from_buffer
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Apply the edits (atomically), after the user's review when due."""
     explanation = arg_opt_text(args, "explanation") or ""
-    source, shown, new, applied, outcome = await _reviewed(self, args)
+    source, shown, new, applied, outcome = await _reviewed(ctx, args)
     old_lines = source.lines
     if outcome.nothing_accepted:
         reason = f' Reason: "{outcome.reason}".' if outcome.reason else ""
@@ -199,18 +197,19 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             f"Rejected edits to `{shown}`",
         )
     final = _final_text(new, outcome)
-    written = await write_edit(self, source, final, shown)
+    written = await write_edit(ctx, source, final, shown)
     new_lines = split_lines(final)
     first = first_changed_line(old_lines, new_lines)
-    file_edited(self, source.path, first, on_disk=written.where != "buffer")
-    editor = self.tools.editor
+    file_edited(ctx, source.path, first, on_disk=written.where != "buffer")
+    editor = ctx.editor
     if editor is not None and editor.live:  # follow mode shows the change
         editor.follow(str(source.path), first)
     diff_text, _rows = await _off_loop(final, unified, shown, old_lines, new_lines)
-    for_llm = _report(self, shown, written, applied, (rejection_note(outcome), diff_text))
+    note = rejection_note(outcome)
+    for_llm = _report(ctx, _mode(args), shown, written, applied, (note, diff_text))
     if editor is not None and editor.live:  # what the language servers say of it
         for_llm += await diagnostics_after(
-            self, source.path, shown, old_lines, new_lines, written.before
+            ctx, source.path, shown, old_lines, new_lines, written.before
         )
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
     return FunctionOutput(for_llm, user, {"path": str(source.path), "written_to": written.where})
@@ -219,12 +218,12 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
 MAX_REVIEWS = 3  # a file that changes under every review is refused after this many
 
 
-def _prompt(self: Tool) -> str:
-    mode = self.args.get("mode")
-    shown = describe_path(self.tools, self.args.get("filepath"))
+def _prompt(ctx: ToolContext, args: dict[str, Any]) -> str:
+    mode = args.get("mode")
+    shown = describe_path(ctx, args.get("filepath"))
     if mode == "overwrite":
         return f"Overwrite `{shown}`?"
-    edits = self.args.get("edits")
+    edits = args.get("edits")
     count = len(edits) if isinstance(edits, list) else 1
     return f"Apply {count} edit{'' if count == 1 else 's'} to `{shown}`?"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolError
-from ..model.function_tool import FunctionOutput, arg_int, arg_text, function_tool
-from ..model.tool import Tool
+from ..model.arguments import arg_int, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool
 from ._support.paths import resolve_shown
 from ._support.text_files import fence, read_source
 
@@ -56,11 +57,11 @@ def _check_range(start: int, end: int, total: int, shown: str) -> int:
     return total - 1 if end == -1 or end >= total else end
 
 
-def _body(self: Tool, shown: str, lines: list[str], start: int, end: int) -> str:
+def _body(ctx: ToolContext, shown: str, lines: list[str], start: int, end: int) -> str:
     """Lines `start`..`end` as one text; a read over the line or byte limit is refused, saying
     how to read it in ranges."""
-    max_lines = int(self.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
-    max_bytes = int(self.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
+    max_lines = int(ctx.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
+    max_bytes = int(ctx.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
     count = end - start + 1
     body = "\n".join(lines[start : end + 1])
     size = len(body.encode("utf-8")) + 1  # each line's bytes and its line end
@@ -75,13 +76,13 @@ def _body(self: Tool, shown: str, lines: list[str], start: int, end: int) -> str
     )
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Read the requested lines."""
     raw = arg_text(args, "filepath")
     start = arg_int(args, "start_line_number_base_zero", 0)
     end = arg_int(args, "end_line_number_base_zero", -1)
-    path, shown = await resolve_shown(self.tools, raw, must_exist=True, purpose="reading a file")
-    editor = self.tools.editor
+    path, shown = await resolve_shown(ctx, raw, must_exist=True, purpose="reading a file")
+    editor = ctx.editor
     source = await read_source(editor, path, shown)
     lines = source.lines
     origin = " (as its buffer open in Neovim has it)" if source.from_buffer else ""
@@ -90,7 +91,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
             raise ToolError(f"{shown} is empty, so only the range 0 to -1 can be read.")
         return FunctionOutput(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
     end = _check_range(start, end, len(lines), shown)
-    body = _body(self, shown, lines, start, end)
+    body = _body(ctx, shown, lines, start, end)
     if editor is not None and editor.live:  # follow mode shows what the model reads
         editor.follow(str(path), start + 1)
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"

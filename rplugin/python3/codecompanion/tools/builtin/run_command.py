@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import ToolError
-from ...sandbox.aftermath import settle
-from ...sandbox.commands import refusal_note, sandbox_of
+from ...sandbox.commands import refusal_note
+from ..model.arguments import arg_text
+from ..model.contract import CommandRun, ToolContext
 from ..model.function_tool import (
     Failure,
     FunctionOutput,
-    arg_text,
+    TimedOut,
     function_tool,
     nullable,
     one_line,
     time_limits,
 )
-from ..model.tool import Tool
-from ..runtime.child_env import tool_environment
-from ..runtime.process import FinishedProcess, run_process
 from ..runtime.protocol import cap_output
 from ._support.after_write import after_command
 from ._support.paths import project_root
 from ._support.plain_command import plain_argv, shell_like_env
 from ._support.text_files import fence
-
-if TYPE_CHECKING:
-    from ...sandbox.launcher import Launch
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": True,
@@ -58,12 +51,10 @@ PROPERTIES = {
     ),
 }
 
-Confine = Callable[[], "Launch | None"]
-
 _PROMPT_HINTS = ("password", "passphrase", "[y/n]", "(y/n)", "continue?", "press enter")
 
 
-def _status(result: FinishedProcess, timeout: float) -> str:
+def _status(result: CommandRun, timeout: float) -> str:
     if result.timed_out:
         return f"timed out (limit {timeout:g}s); the command and its children were killed"
     if result.exit_code is None:
@@ -79,7 +70,7 @@ def _stream(label: str, text: str, limit: int) -> str:
     return f"{label}:\n{fence(text)}"
 
 
-def _report(cmd: str, result: FinishedProcess, timeout: float, limit: int, where: str) -> str:
+def _report(cmd: str, result: CommandRun, timeout: float, limit: int, where: str) -> str:
     """The model's view: command, status, sandbox, closed stdin, then both streams."""
     status = f"status: {_status(result, timeout)}"
     lines = [f"$ {cmd}", status, f"sandbox: {where}", "stdin: closed"]
@@ -99,55 +90,51 @@ def _report(cmd: str, result: FinishedProcess, timeout: float, limit: int, where
 
 
 async def _run(
-    cmd: str, root: Path, timeout: float, env: dict[str, str], confine: Confine = lambda: None
-) -> FinishedProcess:
+    ctx: ToolContext, cmd: str, root: Path, timeout: float, confined: bool
+) -> CommandRun:
     """`sh -c cmd`, or the program itself when the shell would only split the line into words.
 
     A program that cannot be started directly (not found, not executable, a script without
     `#!`) goes to the shell after all, which runs it or says why not as it always does.
-    `confine` prepares each start's sandbox (None: unconfined).
     """
+    run = ctx.commands.run
     argv = plain_argv(cmd)
     if argv is not None:
-        direct = shell_like_env(env, str(root))
-        result = await run_process(argv, cwd=root, timeout=timeout, env=direct, sandbox=confine())
+        direct = shell_like_env(ctx.environment(), str(root))
+        result = await run(argv, cwd=root, timeout=timeout, env=direct, confined=confined)
         if result.started:
             return result
-    return await run_process(
-        ["sh", "-c", cmd], cwd=root, timeout=timeout, env=env, sandbox=confine()
-    )
+    return await run(["sh", "-c", cmd], cwd=root, timeout=timeout, confined=confined)
 
 
-def _confinement(self: Tool, root: Path, unconfined: bool) -> tuple[Confine, str, str]:
-    """How this call's processes are confined: (prepare one start, where it ran, model note)."""
-    box = sandbox_of(self.tools)
+def _confinement(ctx: ToolContext, unconfined: bool) -> tuple[bool, str, str]:
+    """Whether this call's processes are confined, where they ran, and the model's note."""
+    box = ctx.sandbox
     if box is None or not box.active or unconfined:
         where = "unconfined" + (" (the user approved leaving the sandbox)" if unconfined else "")
-        return (lambda: None), where, ""
-    return partial(box.launch, root), box.describe(), refusal_note(box, False, can_leave=True)
+        return False, where, ""
+    return True, box.describe(), refusal_note(box, False, can_leave=True)
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
-    """Run the command; a non-zero exit or a timeout is an error result with the output."""
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
+    """Run the command; a non-zero exit is an error result with the output, running out of
+    time a timeout."""
     cmd = arg_text(args, "cmd")
     if not cmd.strip():
         raise ToolError("`cmd` is empty.")
-    timeout, own = time_limits(self.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
+    timeout, own = time_limits(ctx.opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     # 0: no cap per stream here; the tool system caps the whole result and keeps the full
     # output for the user (gO). A positive max_chars caps each stream on its own.
-    limit = int(self.opts.get("max_chars") or 0)
-    root, env = project_root(self.tools), tool_environment(self.tools)
-    unconfined = args.get("unconfined") is True
-    confine, where, note = _confinement(self, root, unconfined)
-    result = await _run(cmd, root, own, env, confine)
+    limit = int(ctx.opts.get("max_chars") or 0)
+    confined, where, note = _confinement(ctx, args.get("unconfined") is True)
+    result = await _run(ctx, cmd, project_root(ctx), own, confined)
     text = _report(cmd, result, timeout, limit, where)
-    if not unconfined:  # a repository it made is held until the user says whether to keep it
-        made = await settle(sandbox_of(self.tools), root, self.tools.confirm)
-        text = f"{text}\n{made}" if made else text
-    text += await after_command(self, root)  # files open in Neovim that the command changed
+    # A git repository a confined command made, held until the user said whether to keep it.
+    text = f"{text}\n{result.notes}" if result.notes else text
+    text += await after_command(ctx, project_root(ctx))  # open files the command changed
     short = one_line(cmd, 60)
     if result.timed_out:
-        raise Failure(text, f"`{short}` timed out (limit {timeout:g}s)")
+        raise TimedOut(text, f"`{short}` timed out (limit {timeout:g}s)")
     if result.exit_code != 0:
         text = f"{text}\n{note}" if note else text
         raise Failure(text, f"`{short}` failed ({_status(result, timeout)}; {where})")
@@ -155,18 +142,15 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     return FunctionOutput(text, f"Ran `{short}` (exit 0)", data)
 
 
-def _cmd(self: Tool) -> str:
-    value = self.args.get("cmd")
-    return value if isinstance(value, str) else str(value)
-
-
-def _question(self: Tool) -> str:
+def _question(ctx: ToolContext, args: dict[str, Any]) -> str:
     """The approval question, saying where the command would run."""
-    box = sandbox_of(self.tools)
-    if self.args.get("unconfined") is True and box is not None and box.active:
-        return f"Run the command `{_cmd(self)}` OUTSIDE the sandbox (unconfined)?"
+    box = ctx.sandbox
+    value = args.get("cmd")
+    cmd = value if isinstance(value, str) else str(value)
+    if args.get("unconfined") is True and box is not None and box.active:
+        return f"Run the command `{cmd}` OUTSIDE the sandbox (unconfined)?"
     where = box.describe() if box is not None else "unconfined"
-    return f"Run the command `{_cmd(self)}`? ({where})"
+    return f"Run the command `{cmd}`? ({where})"
 
 
 TOOL = function_tool(

@@ -8,10 +8,11 @@ from typing import Any
 
 from ...errors import ToolError
 from ...frontmatter import FrontMatterError, split
-from ...skills import Skill, skills_of
+from ...skills import Skill
 from ...skills.catalog import SKILL_FILE
-from ..model.function_tool import FunctionOutput, arg_opt_text, arg_text, function_tool, nullable
-from ..model.tool import Tool
+from ..model.arguments import arg_opt_text, arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, nullable
 from ._support.paths import clean_path_text
 from ._support.text_files import fence, read_source
 
@@ -35,8 +36,8 @@ PROPERTIES = {
 }
 
 
-def _skill(self: Tool, name: str) -> Skill:
-    skills = skills_of(self.tools)
+def _skill(ctx: ToolContext, name: str) -> Skill:
+    skills = ctx.skills
     skill = skills.get(name) if skills is not None else None
     if skill is None:
         known = ", ".join(f"`{s.name}`" for s in skills.enabled()) if skills else ""
@@ -70,10 +71,10 @@ def _files(skill: Skill, limit: int) -> list[str]:
     return listed
 
 
-def _capped(self: Tool, lines: list[str], shown: str) -> str:
+def _capped(ctx: ToolContext, lines: list[str], shown: str) -> str:
     """The lines as one text; a file over the limits is refused (a skill's files are small)."""
-    max_lines = int(self.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
-    max_bytes = int(self.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
+    max_lines = int(ctx.opts.get("max_lines", DEFAULT_OPTS["max_lines"]))
+    max_bytes = int(ctx.opts.get("max_bytes", DEFAULT_OPTS["max_bytes"]))
     text = "\n".join(lines)
     if len(lines) > max_lines or len(text.encode("utf-8")) > max_bytes:
         raise ToolError(
@@ -83,16 +84,16 @@ def _capped(self: Tool, lines: list[str], shown: str) -> str:
     return text
 
 
-async def _instructions(self: Tool, skill: Skill) -> FunctionOutput:
+async def _instructions(ctx: ToolContext, skill: Skill) -> FunctionOutput:
     shown = f"{skill.label}/{SKILL_FILE}"
-    source = await read_source(self.tools.editor, skill.folder / SKILL_FILE, shown)
+    source = await read_source(ctx.editor, skill.folder / SKILL_FILE, shown)
     try:
         body = split(source.text).body
     except FrontMatterError as exc:
         raise ToolError(f"{shown}: {exc}") from None
     head = f"Skill `{skill.name}` ({skill.label}), its instructions:"
-    parts = [head, _capped(self, body.splitlines(), shown)]
-    files = _files(skill, int(self.opts.get("max_listed", DEFAULT_OPTS["max_listed"])))
+    parts = [head, _capped(ctx, body.splitlines(), shown)]
+    files = _files(skill, int(ctx.opts.get("max_listed", DEFAULT_OPTS["max_listed"])))
     if files:
         parts.append(
             f"Its files (read one with file set to its path; the folder is {skill.folder}):\n"
@@ -103,16 +104,16 @@ async def _instructions(self: Tool, skill: Skill) -> FunctionOutput:
     return FunctionOutput("\n\n".join(parts), f"Read skill `{skill.name}`", {"skill": skill.name})
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """The skill's instructions, or one of its files."""
-    skill = _skill(self, arg_text(args, "name").strip())
+    skill = _skill(ctx, arg_text(args, "name").strip())
     raw = arg_opt_text(args, "file")
     if raw is None or raw.strip() in ("", SKILL_FILE):
-        return await _instructions(self, skill)
+        return await _instructions(ctx, skill)
     path = _inside(skill, raw)
     shown = f"{skill.label}/{os.path.relpath(path, skill.folder)}"
-    source = await read_source(self.tools.editor, path, shown)
-    body = _capped(self, source.lines, shown)
+    source = await read_source(ctx.editor, path, shown)
+    body = _capped(ctx, source.lines, shown)
     return FunctionOutput(
         f"{shown}:\n{fence(body, path.suffix.lstrip('.'))}",
         f"Read `{os.path.relpath(path, skill.folder)}` of skill `{skill.name}`",

@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
 from ...transport.bounded_body import ACCEPT_ENCODING, UnsupportedEncoding, read_capped
-from ..model.function_tool import FunctionOutput, arg_text, function_tool, time_limits
-from ..model.tool import Tool
+from ..model.arguments import arg_text
+from ..model.contract import ToolContext
+from ..model.function_tool import FunctionOutput, function_tool, time_limits, timed_out
 from ..runtime.protocol import cap_output
 
 if TYPE_CHECKING:  # httpx loads when a page is fetched, not with the tool list
     import httpx
 
 MAX_ANSWER_BYTES = 5_000_000  # decompressed; a search answer is a few kilobytes
+
+NAME = "web_search"
 
 DEFAULT_OPTS: dict[str, Any] = {
     "requires_approval": False,
@@ -54,7 +58,7 @@ def _domains(args: dict[str, Any]) -> list[str]:
     return [d.strip() for d in value if d.strip()]
 
 
-def _api_key(opts: dict[str, Any]) -> str:
+def _api_key(opts: Mapping[str, Any]) -> str:
     key = opts.get("api_key") or os.environ.get(str(opts.get("api_key_env") or "TAVILY_API_KEY"))
     if not key:
         raise ToolError(
@@ -64,7 +68,9 @@ def _api_key(opts: dict[str, Any]) -> str:
     return str(key)
 
 
-async def _post(tools: Any, opts: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
+async def _post(
+    ctx: ToolContext, opts: Mapping[str, Any], key: str, body: dict[str, Any]
+) -> dict[str, Any]:
     timeout, own = time_limits(opts, float(DEFAULT_OPTS["timeout"]) / 1000)
     url = str(opts.get("url") or DEFAULT_OPTS["url"])
     headers = {"Authorization": f"Bearer {key}", "Accept-Encoding": ACCEPT_ENCODING}
@@ -73,10 +79,10 @@ async def _post(tools: Any, opts: dict[str, Any], key: str, body: dict[str, Any]
     from ._support.web_client import web_client
 
     try:
-        async with await web_client(tools, own) as client:
+        async with await web_client(ctx, own) as client:
             status, raw, cut = await asyncio.wait_for(_send(client, url, body, headers), own)
     except (asyncio.TimeoutError, httpx.TimeoutException):
-        raise ToolError(f"The web search timed out (limit {timeout:g}s).") from None
+        raise timed_out(NAME, f"The web search timed out (limit {timeout:g}s).") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"The web search failed: {type(exc).__name__}: {exc}") from None
     except UnsupportedEncoding as exc:
@@ -119,13 +125,13 @@ def _render(results: list[Any], per_result: int) -> list[str]:
     return blocks
 
 
-async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
+async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     """Run the search and list the results."""
     query = arg_text(args, "query").strip()
     if not query:
         raise ToolError("`query` is empty.")
     domains = _domains(args)
-    opts = self.opts
+    opts = ctx.opts
     body = {
         "query": query,
         "max_results": int(opts.get("max_results") or DEFAULT_OPTS["max_results"]),
@@ -135,7 +141,7 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
         "include_answer": False,
         "include_raw_content": False,
     }
-    data = await _post(self.tools, opts, _api_key(opts), body)
+    data = await _post(ctx, opts, _api_key(opts), body)
     results = data.get("results") if isinstance(data.get("results"), list) else []
     per_result = int(opts.get("max_chars_per_result") or DEFAULT_OPTS["max_chars_per_result"])
     blocks = _render(results or [], per_result)
@@ -145,4 +151,4 @@ async def run(self: Tool, args: dict[str, Any]) -> FunctionOutput:
     return FunctionOutput(text, f"Searched the web for `{query}`: {len(blocks)} results", {})
 
 
-TOOL = function_tool("web_search", DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)
+TOOL = function_tool(NAME, DESCRIPTION, PROPERTIES, run, opts=DEFAULT_OPTS)

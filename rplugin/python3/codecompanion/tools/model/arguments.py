@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ...errors import ToolError
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -210,3 +213,43 @@ def edited(
         f"{json.dumps(args, ensure_ascii=False)}."
     )
     return Arguments(args, note)
+
+
+# Reading single arguments in a tool's code: a clear ToolError when one has the wrong type.
+
+
+def arg_text(args: Mapping[str, Any], key: str) -> str:
+    """A required string argument; ToolError when it is missing or of the wrong type."""
+    value = args.get(key)
+    if not isinstance(value, str):
+        got = "missing" if value is None else f"a {type(value).__name__}"
+        raise ToolError(f"`{key}` must be a string (got {got}).")
+    return value
+
+
+def arg_opt_text(args: Mapping[str, Any], key: str) -> str | None:
+    """An optional string argument: None when null or missing."""
+    return None if args.get(key) is None else arg_text(args, key)
+
+
+def arg_int(args: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    """An integer argument (a whole float such as 3.0 is accepted); null gives `default`."""
+    value = args.get(key)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        got = "missing" if value is None else repr(value)
+        raise ToolError(f"`{key}` must be an integer (got {got}).")
+    if isinstance(value, float) and not value.is_integer():
+        raise ToolError(f"`{key}` must be a whole number (got {value}).")
+    return int(value)
+
+
+def arg_bool(args: Mapping[str, Any], key: str, default: bool) -> bool:
+    """A boolean argument; null gives `default`."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ToolError(f"`{key}` must be true, false or null (got {value!r}).")
+    return value

@@ -1,13 +1,20 @@
-"""The shape every builtin shares: one async run function, a reply for the model and the user."""
+"""A native tool (how every builtin is written): `async run(ctx, args) -> FunctionOutput`, and an
+optional `prompt(ctx, args)` for its approval question. A failure is raised: a `ToolError` (or a
+`Failure` with its own line for the user, or `TimedOut`); the call's answer is made from it here
+and becomes the call's ToolResult in the orchestrator."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ToolError
-from .tool import Tool
+from ...messages import Status
+from .contract import Invocation, Reply, ToolContext, ToolSpec, bounded, raised_text
+
+log = logging.getLogger("codecompanion.tools")
 
 _USER_WIDTH = 120
 
@@ -17,24 +24,88 @@ class FunctionOutput:
     """A tool's answer: structured text for the model, one short line for the user, and data."""
 
     for_llm: str
-    for_user: str
+    for_user: str | None  # None: the user is shown what the model gets
     data: dict[str, Any] = field(default_factory=dict)
-
-    def as_data(self) -> dict[str, Any]:
-        """The cmd's `data`: the domain fields plus both texts."""
-        return {**self.data, "for_llm": self.for_llm, "for_user": self.for_user}
 
 
 class Failure(ToolError):
     """A ToolError that also carries its own short line for the user."""
 
-    def __init__(self, for_llm: str, for_user: str) -> None:
+    status: Status = "error"
+
+    def __init__(self, for_llm: str, for_user: str | None) -> None:
         super().__init__(for_llm)
         self.for_user = for_user
 
 
-Run = Callable[[Tool, dict[str, Any]], Awaitable[FunctionOutput]]
-Text = Callable[[Tool], str]
+class TimedOut(Failure):
+    """The tool's work ran out of time (its answer is a `timeout`, like any other)."""
+
+    status: Status = "timeout"
+
+
+# The JSON object the model sent, checked against the schema.
+Args = dict[str, Any]
+Run = Callable[[ToolContext, Args], Awaitable[FunctionOutput]]
+Prompt = Callable[[ToolContext, Args], str]
+
+
+@dataclass(kw_only=True)
+class NativeTool(ToolSpec):
+    """A tool written against the contract: `run` does the work, `prompt` words its question."""
+
+    run: Run
+    prompt: Prompt | None = None
+
+    def start(self, ctx: ToolContext, args: Args, entry: Mapping[str, Any]) -> NativeCall:
+        """One call of the tool."""
+        return NativeCall(self, ctx, args, entry)
+
+
+class NativeCall(Invocation):
+    """One call of a native tool: its `run` under the call's time limit, its failures as
+    answers."""
+
+    spec: NativeTool
+
+    def __init__(self, spec: NativeTool, ctx: ToolContext, args: Args, entry: Mapping[str, Any]):
+        super().__init__(spec, ctx, args, entry)
+        self.output: FunctionOutput | None = None
+
+    async def prompt(self) -> str | None:
+        """The tool's own question, when it words one."""
+        ask = self.spec.prompt
+        return None if ask is None else ask(self.ctx, self.args)
+
+    async def run(self) -> Reply:
+        """The tool's answer: its output, or what it raised, or the time limit's end."""
+        name, limit = self.spec.name, self.ctx.timeout
+        try:
+            finished, output = await bounded(self.spec.run(self.ctx, self.args), limit)
+        except Failure as exc:
+            return Reply(exc.status, str(exc), exc.for_user)
+        except ToolError as exc:
+            return failed(name, str(exc))
+        except OSError as exc:
+            return failed(name, f"{exc.strerror or exc} ({exc.filename or ''})")
+        except Exception as exc:
+            log.error("tool %s raised", name, exc_info=exc)
+            return failed(name, raised_text(exc))
+        if not finished:
+            said = f"timed out after {limit:g}s"
+            return Reply("timeout", f"The {name} tool {said}.", f"{name}: {said}", said)
+        self.output = output
+        return Reply("success", output.for_llm, output.for_user)
+
+
+def failed(name: str, message: str) -> Reply:
+    """An error answer saying `message`, with its first line for the user."""
+    return Reply("error", f"{name} failed: {message}", f"{name}: {one_line(message)}")
+
+
+def timed_out(name: str, message: str) -> TimedOut:
+    """The tool's own time limit ran out: said as an error is (`failed`), answered `timeout`."""
+    return TimedOut(f"{name} failed: {message}", f"{name}: {one_line(message)}")
 
 
 def one_line(text: str, width: int = _USER_WIDTH) -> str:
@@ -66,55 +137,22 @@ def strict_schema(name: str, description: str, properties: Mapping[str, Any]) ->
     }
 
 
-def _error_texts(name: str, item: Any) -> tuple[str, str]:
-    if isinstance(item, dict) and "for_llm" in item:
-        return str(item["for_llm"]), str(item.get("for_user") or one_line(str(item["for_llm"])))
-    message = str(item) if item is not None else "failed"
-    return f"{name} failed: {message}", f"{name}: {one_line(message)}"
-
-
 def function_tool(
     name: str,
     description: str,
     properties: Mapping[str, Any],
     run: Run,
     *,
-    prompt: Text | None = None,
+    prompt: Prompt | None = None,
     opts: Mapping[str, Any] | None = None,
-) -> Tool:
-    """A Tool whose one cmd awaits `run` and whose outputs add its reply to the chat."""
-
-    async def cmd(self: Tool, args: dict[str, Any], *_: Any) -> dict[str, Any]:
-        try:
-            reply = await run(self, args if isinstance(args, dict) else {})
-        except Failure as exc:
-            return {"status": "error", "data": {"for_llm": str(exc), "for_user": exc.for_user}}
-        except ToolError as exc:
-            return {"status": "error", "data": str(exc)}
-        except OSError as exc:
-            return {"status": "error", "data": f"{exc.strerror or exc} ({exc.filename or ''})"}
-        return {"status": "success", "data": reply.as_data()}
-
-    def success(self: Tool, tools: Any, _cmd: Any, stdout: list[Any]) -> None:
-        data = stdout[-1] if stdout else {}
-        if not isinstance(data, dict) or "for_llm" not in data:
-            data = {"for_llm": str(data), "for_user": f"{name} done"}
-        tools.chat.add_tool_output(self, data["for_llm"], data.get("for_user"))
-
-    def error(self: Tool, tools: Any, _cmd: Any, stderr: list[Any], _stdout: Any = None) -> None:
-        for_llm, for_user = _error_texts(name, stderr[-1] if stderr else None)
-        tools.chat.add_tool_output(self, for_llm, for_user)
-
-    output: dict[str, Callable[..., Any]] = {"success": success, "error": error}
-    if prompt is not None:
-        ask = prompt
-        output["prompt"] = lambda self, _tools=None: ask(self)
-    return Tool(
+) -> NativeTool:
+    """A native tool with a strict schema of `properties`."""
+    return NativeTool(
         name=name,
-        cmds=[cmd],
         schema=strict_schema(name, description, properties),
         opts=dict(opts or {}),
-        output=output,
+        run=run,
+        prompt=prompt,
     )
 
 
@@ -145,40 +183,3 @@ def time_limits(opts: Mapping[str, Any], default: float) -> tuple[float, float]:
     limit = timeout_seconds(opts, default) or default
     margin = max(min(2.0, limit * 0.1), min(0.5, limit * 0.5))
     return limit, limit - margin
-
-
-def arg_text(args: Mapping[str, Any], key: str) -> str:
-    """A required string argument; ToolError when it is missing or of the wrong type."""
-    value = args.get(key)
-    if not isinstance(value, str):
-        got = "missing" if value is None else f"a {type(value).__name__}"
-        raise ToolError(f"`{key}` must be a string (got {got}).")
-    return value
-
-
-def arg_opt_text(args: Mapping[str, Any], key: str) -> str | None:
-    """An optional string argument: None when null or missing."""
-    return None if args.get(key) is None else arg_text(args, key)
-
-
-def arg_int(args: Mapping[str, Any], key: str, default: int | None = None) -> int:
-    """An integer argument (a whole float such as 3.0 is accepted); null gives `default`."""
-    value = args.get(key)
-    if value is None and default is not None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        got = "missing" if value is None else repr(value)
-        raise ToolError(f"`{key}` must be an integer (got {got}).")
-    if isinstance(value, float) and not value.is_integer():
-        raise ToolError(f"`{key}` must be a whole number (got {value}).")
-    return int(value)
-
-
-def arg_bool(args: Mapping[str, Any], key: str, default: bool) -> bool:
-    """A boolean argument; null gives `default`."""
-    value = args.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ToolError(f"`{key}` must be true, false or null (got {value!r}).")
-    return value

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+from ..compat.coerce import coerce
+from ..compat.legacy import TOOL_FIELDS, load_location
 from .arguments import compile_validator
-from .legacy import TOOL_FIELDS, load_location
-from .tool import Tool, arity
+from .calling import arity
+from .contract import ToolSpec
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -25,7 +27,7 @@ class ToolEntry:
     """One available tool: the tool (named and with merged opts) and how it is listed."""
 
     name: str
-    tool: Tool
+    tool: ToolSpec
     description: str
     opts: dict[str, Any]
     enabled: bool | Callable[..., Any] = True
@@ -214,7 +216,7 @@ class ToolRegistry:
                 value = getattr(module, "TOOL", None)
                 if value is None:
                     continue
-                made = Tool.coerce(value)
+                made = coerce(value)
                 opts = {**made.opts, **dict(getattr(module, "DEFAULT_OPTS", {}) or {})}
                 entries[made.name] = ToolEntry(
                     name=made.name,
@@ -233,7 +235,7 @@ class ToolRegistry:
         if unknown:
             raise ValueError(f"unknown entry key(s) {', '.join(sorted(unknown))}")
         if "callback" in entry:
-            made = Tool.coerce(entry["callback"], name)
+            made = coerce(entry["callback"], name)
         elif builtin is not None:
             made = builtin.tool
         else:

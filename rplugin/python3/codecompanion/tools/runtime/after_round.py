@@ -1,23 +1,19 @@
 """After a tool round whose file tools changed files: the project's checks (after_edit/) run in
-the chat's sandbox, and their failures join the history right after the round's results, so
-the next request carries them."""
+the chat's sandbox through its command runner, and their failures join the history right after
+the round's results, so the next request carries them."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ...after_edit.runs import CheckRun, ProjectChecks, failures
-from ...errors import ToolError
-from ...sandbox.commands import sandbox_of
-from .child_env import tool_environment
-from .process import run_process
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ...sandbox.commands import CommandSandbox
-    from .approval_policy import QuestionKind
+    from ..model.contract import ChatHandle, Commands, QuestionKind
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -27,16 +23,14 @@ MAX_BYTES = 200_000  # bytes kept per output stream of a check
 class RoundSystem(Protocol):
     """What the checks need of the chat's tool system."""
 
-    pending_messages: list[tuple[str, str, bool]]  # (role, text, shown) after the results
-
     @property
-    def cwd(self) -> Path:
-        """The project root."""
+    def commands(self) -> Commands:
+        """The chat's one command runner."""
         ...
 
     @property
-    def opts(self) -> Mapping[str, Any]:
-        """The tool system's options (`env` for the checks' environment)."""
+    def notes(self) -> ChatHandle:
+        """The chat as tools reach it: its messages join the history after the results."""
         ...
 
     @property
@@ -57,25 +51,16 @@ class SandboxRunner:
 
     def where(self) -> str:
         """Where checks run, for the question that shows them."""
-        box = sandbox_of(self.system)
+        box = self.system.sandbox
         return box.describe() if box is not None else "unconfined"
 
     async def __call__(self, command: str, timeout: float) -> CheckRun:
         """Run `command`; a sandbox that cannot be prepared is a run that did not start."""
-        root = self.system.cwd
-        box = sandbox_of(self.system)
-        try:
-            launch = box.launch(root) if box is not None else None
-        except ToolError as exc:
-            return CheckRun(command, "", None, str(exc))
-        done = await run_process(
-            ["sh", "-c", command],
-            cwd=root,
-            timeout=timeout,
-            env=tool_environment(self.system),
-            max_output=MAX_BYTES,
-            sandbox=launch,
+        done = await self.system.commands.run(
+            ["sh", "-c", command], timeout=timeout, max_output=MAX_BYTES
         )
+        if not done.started:
+            return CheckRun(command, "", None, done.stderr)
         output = "\n".join(part for part in (done.stdout, done.stderr) if part.strip())
         return CheckRun(command, "", done.exit_code, output, done.timed_out)
 
@@ -93,4 +78,4 @@ async def check_round(system: RoundSystem, checks: ProjectChecks, changed: list[
             log.info("check %r could not run here: %s", run.command, run.output[-300:])
     text = failures(runs)
     if text is not None:
-        system.pending_messages.append(("user", text, True))
+        system.notes.add_message("user", text, True)

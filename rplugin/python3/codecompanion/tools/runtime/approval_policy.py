@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...ports import Editor
 from ...sandbox.settings import Mode
-from ..model.tool import Tool, as_text, invoke, takes_config
+from ..model.calling import as_text
+from ..model.contract import Invocation, QuestionKind
 from . import shell_rules
 
 if TYPE_CHECKING:
@@ -103,16 +104,6 @@ def describe(memory: ApprovalMemory) -> list[str]:
     return lines
 
 
-QuestionKind = Literal[
-    "call",  # may this tool call run
-    "outside_project",  # may a file tool touch a path outside the project
-    "git_control",  # may a file tool write git's control files (hooks, config, attributes)
-    "redirect",  # may a web tool follow a redirect to another site
-    "round_cap",  # may the model go on calling tools past the automatic round cap
-    "diff_review",  # must the user review a file edit hunk by hunk
-    "tool",  # a yes/no question a tool's own code asks
-]
-
 # Tools whose approval key and edit text is a shell command line held in this argument.
 _COMMAND_ARGUMENT = (("run_command", "cmd"),)
 
@@ -123,7 +114,7 @@ class Question:
 
     kind: QuestionKind
     text: str = ""
-    tool: Tool | None = None
+    tool: Invocation | None = None
     approve_all: bool = False  # the user chose "approve all pending" earlier in the batch
 
     @cached_property
@@ -179,7 +170,7 @@ class Rule(Protocol):
         ...
 
 
-def command_argument(tool: Tool) -> str | None:
+def command_argument(tool: Invocation) -> str | None:
     """The argument holding a shell command line (run_command: `cmd`), if the tool has one."""
     configured = tool.opts.get("command_arg")
     if isinstance(configured, str):
@@ -187,15 +178,17 @@ def command_argument(tool: Tool) -> str | None:
     return dict(_COMMAND_ARGUMENT).get(tool.name)
 
 
-def approval_key(tool: Tool) -> str:
-    """The text rules match and "always" remembers: the command line, or the arguments as JSON."""
+def approval_key(tool: Invocation, args: dict[str, Any] | None = None) -> str:
+    """The text rules match and "always" remembers: the command line, or the arguments as JSON
+    (of the call's arguments, or of `args`: an edit of them)."""
+    args = tool.args if args is None else args
     custom = tool.opts.get("approval_key")
     if callable(custom):
-        return as_text(custom(tool.args))
+        return as_text(custom(args))
     argument = command_argument(tool)
-    if argument is not None and isinstance(tool.args.get(argument), str):
-        return str(tool.args[argument])
-    return json.dumps(tool.args, sort_keys=True, ensure_ascii=False)
+    if argument is not None and isinstance(args.get(argument), str):
+        return str(args[argument])
+    return json.dumps(args, sort_keys=True, ensure_ascii=False)
 
 
 def _patterns(value: Any) -> list[str]:
@@ -225,7 +218,7 @@ def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow"
     return "allow" if shell_rules.allow_matches(reading, allow) else None
 
 
-def doubts(tool: Tool, key: str) -> tuple[str, ...]:
+def doubts(tool: Invocation, key: str) -> tuple[str, ...]:
     """Why the rules cannot tell what a shell line runs (empty: they can, or it is no shell)."""
     if command_argument(tool) is None:
         return ()
@@ -235,24 +228,17 @@ def doubts(tool: Tool, key: str) -> tuple[str, ...]:
     return reading.doubts or ("a command name the shell computes",)
 
 
-def allowed_in_yolo(tool: Tool) -> bool:
+def allowed_in_yolo(tool: Invocation) -> bool:
     """False for tools too dangerous for blanket approvals (YOLO, approve_all, tool-wide always)."""
     return tool.opts.get("allowed_in_yolo_mode", True) is not False
 
 
-def runs_commands(tool: Tool) -> bool:
-    """True for a tool whose commands the sandbox confines (run_command, code_runner, cmds)."""
-    if tool.opts.get("sandbox") is False:
-        return False
-    return tool.opts.get("sandboxed") is True or any(not callable(cmd) for cmd in tool.cmds)
-
-
-def leaves_sandbox(tool: Tool) -> bool:
+def leaves_sandbox(tool: Invocation) -> bool:
     """True for a call that asks to run its command outside the sandbox."""
     return tool.opts.get("sandboxed") is True and tool.args.get("unconfined") is True
 
 
-def memory_name(tool: Tool) -> str:
+def memory_name(tool: Invocation) -> str:
     """The name "always" is remembered under: an unconfined run is remembered on its own."""
     return f"{tool.name} (unconfined)" if leaves_sandbox(tool) else tool.name
 
@@ -262,28 +248,17 @@ def confined(context: PolicyContext) -> bool:
     return context.sandbox is not None and context.sandbox.active
 
 
-async def needs_asking(tool: Tool, context: PolicyContext) -> bool:
-    """Whether to ask: `requires_approval` (or `require_approval_before`), then prompt_condition."""
-    opts = tool.opts
-    value = opts.get("requires_approval", opts.get("require_approval_before", False))
-    tools = tool.tools if tool.tools is not None else context
+async def needs_asking(tool: Invocation) -> bool:
+    """Whether to ask: the call's own answer (`requires_approval`, a tool's condition); a
+    condition that fails asks."""
     try:
-        if callable(value):
-            value = await invoke(value, tool, tools)
-        if not value:
-            return False
-        condition = tool.handlers.get("prompt_condition")
-        if condition is None:
-            return True
-        # (self, tools, config): config is the tool's config entry; (self, meta) reads either way.
-        extra = (tool.entry,) if takes_config(condition) else ()
-        return bool(await invoke(condition, tool, tools, *extra))
+        return await tool.needs_asking()
     except Exception:
         log.exception("%s: approval condition failed; asking the user", tool.name)
         return True
 
 
-def denied_message(tool: Tool, key: str) -> str:
+def denied_message(tool: Invocation, key: str) -> str:
     """The result text of a call a deny rule refused."""
     return (
         f"The {tool.name} call was denied by rule: `{key}` matches a deny pattern in the "
@@ -291,7 +266,7 @@ def denied_message(tool: Tool, key: str) -> str:
     )
 
 
-def _call(question: Question) -> tuple[Tool, str]:
+def _call(question: Question) -> tuple[Invocation, str]:
     assert question.tool is not None
     return question.tool, question.key
 
@@ -354,7 +329,7 @@ async def _sandboxed_command(question: Question, context: PolicyContext) -> Ruli
     # stands in for the user.
     tool = question.tool
     assert tool is not None
-    if context.mode in ("sandboxed", "yolo") and runs_commands(tool) and confined(context):
+    if context.mode in ("sandboxed", "yolo") and tool.runs_commands and confined(context):
         return Ruling("allow", "sandboxed")
     return None
 
@@ -410,7 +385,7 @@ async def _needs_no_approval(question: Question, context: PolicyContext) -> Ruli
     # A call whose tool asks for no approval (`requires_approval`, `prompt_condition`) runs as
     # unapproved; its diff review still comes.
     assert question.tool is not None
-    if await needs_asking(question.tool, context):
+    if await needs_asking(question.tool):
         return None
     return Ruling("allow", "runs without approval", approved=False)
 
@@ -425,7 +400,7 @@ async def _approve_all(question: Question, context: PolicyContext) -> Ruling | N
 
 async def _approved_edit(question: Question, context: PolicyContext) -> Ruling | None:
     # An edit whose call was approved is not reviewed again; nor is one no editor can show.
-    approved = question.tool is not None and bool(question.tool.state.get("approved"))
+    approved = question.tool is not None and question.tool.approved
     if approved or context.editor is None:
         return Ruling("allow", "approved call" if approved else "no editor", approved=False)
     return None

@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...ports import (
@@ -22,10 +22,9 @@ from ...ports import (
     UnsavedChoice,
 )
 from ..model import arguments
-from ..model.tool import Tool, as_text, invoke
+from ..model.contract import Invocation, QuestionKind, default_prompt
 from .approval_policy import (
     Question,
-    QuestionKind,
     approval_key,
     blanket_allowed,
     command_argument,
@@ -35,7 +34,6 @@ from .approval_policy import (
     doubts,
     leaves_sandbox,
     memory_name,
-    runs_commands,
 )
 from .approval_policy import rule_verdict as rule_verdict
 from .protocol import CallContext
@@ -61,10 +59,10 @@ class Verdict:
     approve_all: bool = False
 
 
-def _unconfined(tool: Tool, system: CallContext) -> str:
+def _unconfined(tool: Invocation, system: CallContext) -> str:
     """The note on a question about a tool whose `cmds` would run without a sandbox (run_command
     and code_runner say where they run in their own questions)."""
-    if tool.opts.get("sandboxed") is True or not runs_commands(tool) or confined(system):
+    if tool.opts.get("sandboxed") is True or not tool.runs_commands or confined(system):
         return ""
     return " (its commands run unconfined: no sandbox)"
 
@@ -76,27 +74,14 @@ def _why_asked(unsure: tuple[str, ...]) -> str:
     return f" (asked because the rules cannot tell what it runs: {'; '.join(unsure)})"
 
 
-def default_prompt(tool: Tool) -> str:
-    """`Run the <name> tool?` with a short summary of the arguments."""
-    argument = command_argument(tool)
-    if argument is not None and isinstance(tool.args.get(argument), str):
-        return f"Run the command `{tool.args[argument]}`?"
-    summary = ", ".join(
-        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in tool.args.items()
-    )
-    # Never cut: a field past any cut is exactly where a hostile call would hide.
-    return f"Run the {tool.name} tool?" + (f" ({summary})" if summary else "")
-
-
-def _sent(tool: Tool) -> dict[str, Any]:
+def _sent(tool: Invocation) -> dict[str, Any]:
     """The arguments to show: the call's, without the nulls its binding added for optional
     parameters the model never sent (`unconfined: null`)."""
-    assert tool.call is not None
     given = tool.call.arguments
     return {k: v for k, v in tool.args.items() if v is not None or k in given}
 
 
-def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments"]:
+def _always_scope(tool: Invocation, key: str) -> Literal["tool", "command", "arguments"]:
     """What "always" remembers: the whole tool, or only this command line / these arguments."""
     # A line the rules cannot read is never covered tool-wide: only this one line is remembered.
     per_call = not blanket_allowed(tool.opts) or doubts(tool, key) or leaves_sandbox(tool)
@@ -105,18 +90,9 @@ def _always_scope(tool: Tool, key: str) -> Literal["tool", "command", "arguments
     return "command" if command_argument(tool) is not None else "arguments"
 
 
-async def prompt_text(tool: Tool, system: CallContext) -> str:
-    """The question for the user: the tool's `output.prompt`, else the default."""
-    build = tool.output.get("prompt")
-    if build is not None:
-        try:
-            tools = tool.tools if tool.tools is not None else system
-            text = as_text(await invoke(build, tool, tools))
-            if text.strip():
-                return text
-        except Exception:
-            log.exception("%s: output.prompt failed; using the default question", tool.name)
-    return default_prompt(tool)
+async def prompt_text(tool: Invocation) -> str:
+    """The question for the user: the tool's own, else the default."""
+    return await tool.prompt() or default_prompt(tool.name, tool.args, command_argument(tool))
 
 
 class ApprovalGate:
@@ -125,18 +101,17 @@ class ApprovalGate:
     def __init__(self, system: CallContext) -> None:
         self.system = system
 
-    def _log(self, tool: Tool, decision: str, reason: str = "") -> None:
-        call_id = tool.call.id if tool.call else "?"
+    def _log(self, tool: Invocation | None, decision: str, reason: str = "") -> None:
         log.info(
             "chat %s: %s call %s: %s%s",
             self.system.chat_id,
-            tool.name,
-            call_id,
+            tool.name if tool is not None else "-",
+            tool.call.id if tool is not None else "-",
             decision,
             f" ({reason})" if reason else "",
         )
 
-    async def check(self, tool: Tool, *, queued: int, approve_all: bool) -> Verdict:
+    async def check(self, tool: Invocation, *, queued: int, approve_all: bool) -> Verdict:
         """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's."""
         question = Question("call", tool=tool, approve_all=approve_all)
         rule, ruling = await decide(question, self.system)
@@ -152,7 +127,7 @@ class ApprovalGate:
             self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(ruling.doubts))
         return await self._ask(tool, key, queued, ruling.doubts)
 
-    async def confirm(self, kind: QuestionKind, text: str, tool: Tool | None = None) -> bool:
+    async def confirm(self, kind: QuestionKind, text: str, tool: Invocation | None = None) -> bool:
         """A yes/no question (a path outside the project, a redirect, the round cap, ...)."""
         rule, ruling = await decide(Question(kind, text, tool), self.system)
         if ruling.action != "ask":
@@ -165,7 +140,7 @@ class ApprovalGate:
             return False
 
     async def review(
-        self, tool: Tool, path: str, old: list[str], new: list[str], note: str | None
+        self, tool: Invocation | None, path: str, old: list[str], new: list[str], note: str | None
     ) -> HunkDecision | None:
         """The user's hunk decisions on an edit, or None when the policy spares the review."""
         rule, ruling = await decide(Question("diff_review", path, tool), self.system)
@@ -181,7 +156,7 @@ class ApprovalGate:
         self._log(tool, f"diff of {path} reviewed: {counts}")
         return decision
 
-    async def unsaved(self, tool: Tool, path: str) -> UnsavedChoice:
+    async def unsaved(self, tool: Invocation | None, path: str) -> UnsavedChoice:
         """What to do with an edit of a buffer holding the user's unsaved changes: asked when
         the edit's review would be, else edit the buffer and leave it unsaved (nothing lost)."""
         rule, ruling = await decide(Question("diff_review", path, tool), self.system)
@@ -193,7 +168,7 @@ class ApprovalGate:
         self._log(tool, f"edit of unsaved {path}: user chose {choice}")
         return choice
 
-    async def decided_by(self, tool: Tool, decides: Callable[[], Awaitable[bool]]) -> Verdict:
+    async def decided_by(self, tool: Invocation, decides: Callable[[], Awaitable[bool]]) -> Verdict:
         """The verdict when the tool decides its own approval (an older tool's
         `handlers.approved`): deny rules still apply first; True runs, False rejects."""
         key = approval_key(tool)
@@ -207,9 +182,8 @@ class ApprovalGate:
         return Verdict("reject")
 
     async def _ask(
-        self, tool: Tool, key: str, queued: int, unsure: tuple[str, ...] = ()
+        self, tool: Invocation, key: str, queued: int, unsure: tuple[str, ...] = ()
     ) -> Verdict:
-        assert tool.call is not None
         argument = command_argument(tool)
         editable = (
             str(tool.args.get(argument, ""))
@@ -219,7 +193,7 @@ class ApprovalGate:
         choices: tuple[ApprovalChoice, ...] = ("approve", "always", "reject", "cancel", "edit")
         if queued:
             choices = ("approve", "approve_all", "always", "reject", "cancel", "edit")
-        prompt = await prompt_text(tool, self.system)
+        prompt = await prompt_text(tool)
         request = ApprovalRequest(
             chat_id=self.system.chat_id,
             tool_name=tool.name,
@@ -251,7 +225,7 @@ class ApprovalGate:
         return self._verdict(tool, key, decision, "approve_all" in choices)
 
     def _verdict(
-        self, tool: Tool, key: str, decision: ApprovalDecision, offered_all: bool
+        self, tool: Invocation, key: str, decision: ApprovalDecision, offered_all: bool
     ) -> Verdict:
         choice = decision.choice
         if choice == "approve":
@@ -271,17 +245,40 @@ class ApprovalGate:
         log.warning("%s: unknown approval choice %r; rejecting", tool.name, choice)
         return Verdict("reject", reason=f"unknown choice {choice!r}")
 
-    def _edited(self, tool: Tool, text: str | None) -> Verdict:
+    def _edited(self, tool: Invocation, text: str | None) -> Verdict:
         if text is None:
             return Verdict("run", approved=True, reason="edit without changes")
         result = arguments.edited(
-            tool.name, text, tool.args, command_argument(tool), tool.parameters
+            tool.name, text, tool.args, command_argument(tool), tool.spec.parameters
         )
         if result.args is None:
             self._log(tool, "edit rejected", result.error or "")
             return Verdict("error", reason=result.error)
-        edited_key = approval_key(replace(tool, args=result.args))
+        edited_key = approval_key(tool, result.args)
         if rule_verdict(tool.opts, edited_key, command_argument(tool) is not None) == "deny":
             self._log(tool, "edited call denied by rule", edited_key)
             return Verdict("deny", reason=denied_message(tool, edited_key))
         return Verdict("run", approved=True, reason="edited", args=result.args, note=result.note)
+
+
+class CallQuestions:
+    """The questions one call's code may ask (its ToolContext's `asks`), through the gate; a
+    diff review is about `invocation`, once the call has started."""
+
+    def __init__(self, gate: ApprovalGate) -> None:
+        self.gate = gate
+        self.invocation: Invocation | None = None
+
+    async def confirm(self, question: str, kind: QuestionKind = "tool") -> bool:
+        """The user's yes or no (False when nobody can be asked)."""
+        return await self.gate.confirm(kind, question, self.invocation)
+
+    async def review(
+        self, path: str, old: list[str], new: list[str], note: str | None = None
+    ) -> HunkDecision | None:
+        """The user's hunk decisions on an edit, or None when the policy spares the review."""
+        return await self.gate.review(self.invocation, path, old, new, note)
+
+    async def unsaved(self, path: str) -> UnsavedChoice:
+        """What to do with an edit of a buffer holding the user's unsaved changes."""
+        return await self.gate.unsaved(self.invocation, path)

@@ -97,10 +97,3 @@ def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, Iterable):
         return tuple(str(item) for item in value if isinstance(item, str) and item)
     return ()
-
-
-def tool_environment(tools: Any) -> dict[str, str]:
-    """The environment for a process a tool of `tools` (a ToolSystem or stand-in) starts."""
-    opts = getattr(tools, "opts", None)
-    value = opts.get("env") if isinstance(opts, Mapping) else None
-    return EnvPolicy.from_opts(value).environment()

@@ -1,19 +1,19 @@
-"""The typed seam between a chat and its tools: the one result a call gets (`ToolResult`), the
-pieces tool code adds to it, what the tool system needs from the chat (`ToolChat`), how results
-and progress reach it (`Reporter`), and what a running batch reads from its tool system
-(`CallContext`)."""
+"""The typed seam between a chat and its tools: the one result each call gets (`BatchResults`),
+capped (`capped`), what the tool system needs from the chat (`ToolChat`), how results and
+progress reach it (`Reporter`), and what a running batch reads from its tool system
+(`CallContext`). `ToolResult` itself is defined in messages.py."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...messages import Status, ToolCall, ToolResult
 from ...ports import Approver, Editor, EventSink
+from ..model.contract import Questions, ToolContext
 from ..model.registry import ToolEntry
-from ..model.tool import as_text
 
 if TYPE_CHECKING:
     from ...hooks import ChatHooks
@@ -26,37 +26,6 @@ FINAL_STATUSES: tuple[Status, ...] = ("success", "error", "rejected", "cancelled
 log = logging.getLogger("codecompanion.tools")
 
 
-@dataclass
-class OutputBuffer:
-    """What callbacks passed to `add_tool_output` for one call, until the call is answered."""
-
-    call_id: str
-    pieces: list[tuple[str, str | None]] = field(default_factory=list)
-    closed: bool = False
-
-    def add(self, for_llm: Any, for_user: Any = None) -> bool:
-        """Keep one piece; False (and a log line) once the call has been answered."""
-        if self.closed:
-            log.warning("call %s: output added after the call was answered; ignored", self.call_id)
-            return False
-        self.pieces.append((as_text(for_llm), None if for_user is None else as_text(for_user)))
-        return True
-
-    def result(
-        self, status: Status, default: tuple[str, str | None], notes: list[str], limit: int
-    ) -> ToolResult:
-        """Close the buffer and combine its pieces (or the default) into the call's result."""
-        self.closed = True
-        pieces = self.pieces or [default]
-        for_llm = "\n\n".join(text for text, _ in pieces).strip() or "(no output)"
-        if notes:
-            for_llm = "\n".join(notes) + "\n\n" + for_llm
-        for_user = None
-        if any(user is not None for _, user in pieces):
-            for_user = "\n\n".join(text if user is None else user for text, user in pieces)
-        return capped(ToolResult(status, for_llm, for_user), limit)
-
-
 def capped(result: ToolResult, limit: int) -> ToolResult:
     """The result with both texts cut to `limit` characters; the uncut text kept as full_output."""
     for_llm, cut = cap_output(result.for_llm, limit)
@@ -65,35 +34,6 @@ def capped(result: ToolResult, limit: int) -> ToolResult:
         for_user, _ = cap_output(for_user, limit)
     full = result.for_llm if cut else result.full_output
     return ToolResult(result.status, for_llm, for_user, full, result.detail)
-
-
-def joined(values: list[Any]) -> str:
-    """Several cmds' data as one text."""
-    texts = (as_text(value).rstrip("\n") for value in values)
-    return "\n".join(text for text in texts if text)
-
-
-def default_output(
-    status: Status, name: str, data: list[Any], errors: list[Any], reason: str | None = None
-) -> tuple[str, str | None]:
-    """The (for_llm, for_user) text used when the tool's own output callback added nothing."""
-    output = joined(data)
-    if status == "success":
-        return (output or f"The {name} tool ran and produced no output.", None)
-    if status in ("error", "timeout"):
-        text = f"The {name} tool failed:\n{joined(errors) or 'no error message'}"
-        if output:
-            text += f"\n\nOutput before the failure:\n{output}"
-        return (text, None)
-    if status == "rejected":
-        text = f"The user rejected the {name} tool call."
-        if reason:
-            text += f' Their reason: "{reason}"'
-        return (text, f"Rejected `{name}`" + (f": {reason}" if reason else ""))
-    text = f"The user cancelled the {name} tool call; it did not finish."
-    if output:
-        text += f"\n\nOutput before the cancel:\n{output}"
-    return (text, f"Cancelled `{name}`")
 
 
 def cap_output(text: str, limit: int = 50_000) -> tuple[str, bool]:
@@ -115,9 +55,6 @@ def cap_output(text: str, limit: int = 50_000) -> tuple[str, bool]:
     if not head.endswith("\n"):
         head += "\n"
     return f"{head}[... {cut} characters cut ...]\n{tail}", True
-
-
-log = logging.getLogger("codecompanion.tools")
 
 
 class ToolChat(Protocol):
@@ -148,6 +85,15 @@ class CallWatch(Protocol):
 
     def file_written(self, path: Path) -> None:
         """A file tool wrote or removed `path` (absolute)."""
+        ...
+
+
+class ChatForTools(ToolChat, Protocol):
+    """Everything a tool system needs from its chat: results and progress, and the messages
+    tool code adds (`chat.Chat` implements it)."""
+
+    def add_tool_message(self, role: str, content: str, visible: bool) -> None:
+        """Add a message tool code asked for (after the batch's results)."""
         ...
 
 
@@ -210,7 +156,6 @@ class CallContext(Protocol):
     approvals: ApprovalMemory
     approver: Approver
     reporter: Reporter
-    buffers: dict[str, OutputBuffer]
     hooks: ChatHooks | None  # run before and after each call (None: the chat has none)
 
     @property
@@ -230,3 +175,39 @@ class CallContext(Protocol):
     def not_offered_message(self, name: str) -> str:
         """The error result for a call of a tool the chat does not offer."""
         ...
+
+    def tool_context(
+        self, call: ToolCall, opts: Mapping[str, Any], asks: Questions, cancel: Callable[[], None]
+    ) -> ToolContext:
+        """What the code of `call` gets: the chat's root, editor, sandbox, environment, ..."""
+        ...
+
+
+class BatchResults:
+    """The results of one batch's calls: one per call id, delivered once."""
+
+    def __init__(
+        self, calls: list[ToolCall], deliver: Callable[[ToolCall, ToolResult], None]
+    ) -> None:
+        self._calls = list(calls)
+        self._deliver = deliver
+        self.statuses: dict[str, Status] = {}
+
+    def has(self, call_id: str) -> bool:
+        """True once the call has its result."""
+        return call_id in self.statuses
+
+    def record(self, call: ToolCall, result: ToolResult) -> bool:
+        """Deliver the call's result; False (nothing delivered) if it already has one."""
+        if call.id in self.statuses:
+            log.warning("call %s already has its result; a second one was dropped", call.id)
+            return False
+        self.statuses[call.id] = result.status
+        self._deliver(call, result)
+        return True
+
+    def answer_rest(self, result_for: Callable[[ToolCall], ToolResult]) -> None:
+        """Give each call still without one `result_for(call)`; synchronous, so safe in a cancel."""
+        for call in self._calls:
+            if call.id not in self.statuses:
+                self.record(call, result_for(call))

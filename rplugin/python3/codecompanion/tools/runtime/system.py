@@ -12,17 +12,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from ...after_edit.diagnostics import DiagnosticsOptions
 from ...messages import MENTION, Status, ToolCall
-from ...ports import Approver, Editor, EventSink, HunkDecision, UnsavedChoice
+from ...ports import Approver, Editor, EventSink
 from ...sandbox.settings import MODES, Mode
 from ...transport.tls import LazyContext, build_trust
 from ..model.arguments import resolve
+from ..model.contract import QuestionKind, Questions, Subagents, ToolContext
+from ..model.function_tool import timeout_seconds
 from ..model.registry import ToolEntry, ToolRegistry
-from ..model.tool import Tool, as_text
-from .approval_policy import ApprovalMemory, QuestionKind
-from .approvals import ApprovalGate
-from .protocol import OutputBuffer, Reporter, ToolChat
-from .runner import Orchestrator
+from .approval_policy import ApprovalMemory
+from .approvals import ApprovalGate, CallQuestions
+from .child_env import EnvPolicy
+from .command_runner import CommandRunner
+from .orchestrator import Orchestrator
+from .protocol import ChatForTools, Reporter
 
 if TYPE_CHECKING:
     from ...after_edit.runs import ProjectChecks
@@ -54,73 +58,36 @@ class BatchSummary:
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
-class ChatHandle:
-    """`tools.chat` as callbacks see it: `add_tool_output`, and the chat's other attributes."""
+class ChatNotes:
+    """The chat as tool code reaches it (`ToolContext.chat`): its id, messages for the model
+    (added after the batch's results: a message between a call and its result would break the
+    request), and commands' flags."""
 
-    def __init__(self, system: ToolSystem, chat: ToolChat) -> None:
-        self._system = system
+    def __init__(self, chat: ChatForTools) -> None:
         self._chat = chat
+        self.flags: dict[str, bool] = {}  # CodeCompanion's `chat.tool_registry.flags`
+        self.pending: list[tuple[str, str, bool]] = []  # (role, content, visible)
 
     @property
     def id(self) -> str:
         """The chat's id."""
         return self._chat.id
 
-    def add_tool_output(self, tool: Any, for_llm: Any, for_user: Any = None) -> None:
-        """Add text to the result of `tool`'s call (several calls join with blank lines)."""
-        call = tool if isinstance(tool, ToolCall) else getattr(tool, "call", None)
-        call_id = tool if isinstance(tool, str) else getattr(call, "id", None)
-        buffer = self._system.buffers.get(call_id) if isinstance(call_id, str) else None
-        if buffer is None:
-            log.warning("add_tool_output for a call that is not running (%r); ignored", call_id)
-            return
-        buffer.add(for_llm, for_user)
-
-    def add_message(
-        self, message: Mapping[str, Any], opts: Mapping[str, Any] | None = None
-    ) -> None:
-        """Add a message for the model: `{"role": "user"|"llm"|"system", "content": ...}`.
-
-        It joins the history after this batch's results (a message between a call and its
-        result would break the request); it is shown unless `opts["visible"]` is false.
-        """
-        role = str(message.get("role") or "user")
-        role = {"assistant": "llm"}.get(role, role)
-        if role not in ("user", "llm", "system"):
-            log.warning("add_message: unknown role %r; sent as a user message", role)
-            role = "user"
-        visible = bool((opts or {}).get("visible", True))
-        content = message.get("content")
-        text = content if isinstance(content, str) else as_text(content)
-        self._system.pending_messages.append((role, text, visible))
-
-    @property
-    def tool_registry(self) -> ToolFlags:
-        """CodeCompanion's `chat.tool_registry`: here, where commands' `flag`s are kept."""
-        return ToolFlags(self._system.flags)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._chat, name)
-
-
-@dataclass(frozen=True)
-class ToolFlags:
-    """`chat.tool_registry.flags`: a command's `flag` name -> whether it succeeded."""
-
-    flags: dict[str, bool]
+    def add_message(self, role: str, content: str, visible: bool = True) -> None:
+        """A message for the model, added once the batch's results are in."""
+        self.pending.append((role, content, visible))
 
 
 class ToolSystem:
     """One chat's tools: offered tools and groups, approvals it remembers, and batches of calls.
 
-    Callbacks receive it as `tools`: `chat`, `cwd`, `chat_id`, `editor`, `yolo`, `opts`,
-    `await tools.confirm(question)` and `await tools.tls_context()`.
+    Tool code never sees it: each call gets a ToolContext made here (`tool_context`).
     """
 
     def __init__(
         self,
         *,
-        chat: ToolChat,
+        chat: ChatForTools,
         registry: ToolRegistry,
         approver: Approver,
         events: EventSink,
@@ -133,7 +100,8 @@ class ToolSystem:
         mode: Mode = "ask",
         checks: ProjectChecks | None = None,
     ) -> None:
-        self.chat = ChatHandle(self, chat)
+        self.chat = chat
+        self.notes = ChatNotes(chat)
         # The host's one context when given (Workspace.ssl_context), else this system's own.
         self._tls = LazyContext(tls or (lambda: build_trust(os.environ).context))
         self.registry = registry
@@ -149,22 +117,26 @@ class ToolSystem:
         self.offered: list[str] = []
         self.groups: list[str] = []
         self.approvals = ApprovalMemory()
-        self.flags: dict[str, bool] = {}  # commands' `flag`s (CodeCompanion's tool_registry.flags)
         self.auto_rounds = 0
-        self.buffers: dict[str, OutputBuffer] = {}
-        # Messages tool code added with `chat.add_message`: (role, content, visible).
-        self.pending_messages: list[tuple[str, str, bool]] = []
+        self.commands = CommandRunner(self)
+        # What an edit's result carries from the language servers (`opts["editor"]`).
+        self.diagnostics = DiagnosticsOptions.from_opts(self.opts)
         self.checks = checks  # the project's checks, run after a round that edited files
         self.edited: list[Path] = []  # files the file tools changed in the running batch
         self._running: set[Orchestrator] = set()
         self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
         self.hooks: ChatHooks | None = None  # run around each call (PreToolUse, PostToolUse)
-        # The chat's subagents (a subagents.ChatAgents, read with agents_of): the tool system
-        # sits below them (they build tool systems), so it does not name their type.
-        self.agents: object | None = None
+        # The chat's subagents (a subagents.ChatAgents): the tool system sits below them (they
+        # build tool systems), so it knows them by what the `agent` tool needs of them.
+        self.agents: Subagents | None = None
         for name in self.opts.get("default_tools") or []:
             if not self.add_group(name) and not self.add_tool(name):
                 log.warning("default tool %s does not exist", name)
+
+    @property
+    def root(self) -> Path:
+        """The project root (what resolving a path reads, as from a call's ToolContext)."""
+        return self.cwd
 
     @property
     def chat_id(self) -> str:
@@ -195,15 +167,41 @@ class ToolSystem:
         """Ask the user a yes/no question through the approval gate; False when it cannot."""
         return await ApprovalGate(self).confirm(kind, question)
 
-    async def review_diff(
-        self, tool: Tool, path: str, old: list[str], new: list[str], note: str | None = None
-    ) -> HunkDecision | None:
-        """The user's review of an edit through the approval gate; None when it is spared."""
-        return await ApprovalGate(self).review(tool, path, old, new, note)
+    def environment(self) -> dict[str, str]:
+        """The environment a tool process gets: ours without keys, tokens and Neovim's socket
+        (and what `opts.env` drops or passes; see child_env)."""
+        return EnvPolicy.from_opts(self.opts.get("env")).environment()
 
-    async def unsaved_edit(self, tool: Tool, path: str) -> UnsavedChoice:
-        """The user's choice for an edit of a buffer with unsaved changes (see ApprovalGate)."""
-        return await ApprovalGate(self).unsaved(tool, path)
+    def tool_context(
+        self, call: ToolCall, opts: Mapping[str, Any], asks: Questions, cancel: Callable[[], None]
+    ) -> ToolContext:
+        """What the code of `call` gets (the tool's `opts`, the user's merged in)."""
+        default = self.opts["timeout"]
+        return ToolContext(
+            root=self.cwd,
+            call=call,
+            opts=opts,
+            timeout=timeout_seconds(opts, None if default is None else float(default)),
+            mode=self.mode,
+            editor=self.editor,
+            sandbox=self.sandbox,
+            environment=self.environment,
+            asks=asks,
+            commands=self.commands,
+            events=self.reporter,
+            chat=self.notes,
+            tls=self.tls_context,
+            cancel=cancel,
+            edited=self.edited,
+            diagnostics=self.diagnostics,
+            skills=self.skills,
+            agents=self.agents,
+        )
+
+    def question_context(self, call: ToolCall, opts: Mapping[str, Any]) -> ToolContext:
+        """A ToolContext for tool code run outside a batch (`/fetch`): its questions go through
+        this chat's approval gate."""
+        return self.tool_context(call, opts, CallQuestions(ApprovalGate(self)), _nothing)
 
     # Offering tools
 
@@ -347,14 +345,10 @@ class ToolSystem:
 
     def _add_pending_messages(self) -> None:
         """Hand the chat the messages tool code added during the batch, after the results."""
-        pending, self.pending_messages = self.pending_messages, []
-        add = getattr(self.chat, "add_tool_message", None)
+        pending, self.notes.pending = self.notes.pending, []
         for role, content, visible in pending:
-            if add is None:
-                log.warning("chat %s cannot take messages from tools; dropped", self.chat_id)
-                return
             try:
-                add(role, content, visible)
+                self.chat.add_tool_message(role, content, visible)
             except Exception:
                 log.exception("chat %s: adding a message from a tool failed", self.chat_id)
 
@@ -395,6 +389,7 @@ class ToolSystem:
         self.registry = registry
         kept = {key: self.opts[key] for key in ("default_tools",) if key in self.opts}
         self.opts = {**DEFAULT_OPTS, **(opts or {}), **kept}
+        self.diagnostics = DiagnosticsOptions.from_opts(self.opts)
         return [n for n in self.offered if registry.get(n) is None and n not in again]
 
     def forget_approvals(self) -> int:
@@ -431,3 +426,7 @@ class ToolSystem:
         self.approvals = ApprovalMemory.from_state(state.get("approvals"))
         if self.skills is not None and isinstance(state.get("skills_off"), list):
             self.skills.restore(state["skills_off"])
+
+
+def _nothing() -> None:
+    """A cancel with no batch to stop."""

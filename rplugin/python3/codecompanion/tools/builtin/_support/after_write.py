@@ -8,15 +8,15 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from ....after_edit.diagnostics import DiagnosticsOptions, EditedFile, report
+from ....after_edit.diagnostics import EditedFile, report
 from ....ports import Diagnostic
 from ...diffs import hunks
-from ...model.tool import Tool
+from ...model.contract import ToolContext
 from .paths import display_path
 
 
 async def diagnostics_after(
-    tool: Tool,
+    ctx: ToolContext,
     path: Path,
     shown: str,
     old: Sequence[str],
@@ -25,22 +25,22 @@ async def diagnostics_after(
 ) -> str:
     """The language servers' word on the change of `path` from `old` to `new` ("" when none
     checks it, or it is turned off): a paragraph for the result."""
-    if tool.tools.editor is None or not tool.tools.editor.live:
+    if ctx.editor is None or not ctx.editor.live:
         return ""
-    options = DiagnosticsOptions.from_opts(tool.tools.opts)
+    options = ctx.diagnostics
     if options.level == "off":
         return ""
     changed = await asyncio.to_thread(hunks, list(old), list(new))
     ranges = tuple((h.new_start, max(h.new_end, h.new_start + 1)) for h in changed)
     edited = EditedFile(path, shown, list(new), ranges, before)
-    text = await report(tool.tools.editor, [edited], options)
+    text = await report(ctx.editor, [edited], options)
     return f"\n{text}" if text else ""
 
 
-async def after_command(tool: Tool, root: Path) -> str:
+async def after_command(ctx: ToolContext, root: Path) -> str:
     """What a command changed in the files open in Neovim: their buffers reloaded (unless they
     hold unsaved changes, which the model is told) and the servers' word on them."""
-    editor = tool.tools.editor
+    editor = ctx.editor
     if editor is None:
         return ""
     loaded = await editor.loaded_under(str(root))
@@ -56,6 +56,6 @@ async def after_command(tool: Tool, root: Path) -> str:
         path, shown = Path(name), display_path(root, Path(name))
         lines = await editor.buffer_lines(name) or []
         notes.append(
-            await diagnostics_after(tool, path, shown, lines, lines, synced.before.get(name))
+            await diagnostics_after(ctx, path, shown, lines, lines, synced.before.get(name))
         )
     return "".join(notes)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ....errors import ToolError
-from ...runtime.approval_policy import QuestionKind
+from ...model.contract import QuestionKind
 
 _FORBIDDEN = {"\x00": "a NUL byte", "\n": "a newline", "\r": "a carriage return"}
 
@@ -26,10 +26,11 @@ def clean_path_text(raw: object) -> str:
 
 
 class PathScope(Protocol):
-    """What resolving a path needs of the tool system: the project root and a way to ask."""
+    """What resolving a path needs of a call (its ToolContext): the project root and a way to
+    ask."""
 
     @property
-    def cwd(self) -> Path:
+    def root(self) -> Path:
         """The project root, as the chat opened it."""
         ...
 
@@ -38,9 +39,9 @@ class PathScope(Protocol):
         ...
 
 
-def project_root(tools: PathScope) -> Path:
-    """The project root of the tool system, fully resolved."""
-    return Path(os.path.realpath(os.fspath(tools.cwd)))
+def project_root(scope: PathScope) -> Path:
+    """The project root, fully resolved."""
+    return Path(os.path.realpath(os.fspath(scope.root)))
 
 
 def lexical_path(root: Path, raw: str) -> Path:
@@ -69,14 +70,14 @@ def display_path(root: Path, path: Path) -> str:
 
 
 async def _refused_git_control(
-    tools: PathScope, root: Path, path: Path, lexical: Path, purpose: str
+    scope: PathScope, root: Path, path: Path, lexical: Path, purpose: str
 ) -> bool:
     """True if the path is git's control file (or in the repository's hooks folder) and the
     user said no when asked."""
     from .safe_git import controls_git, hooks_folder, in_git_folder
 
     if not (
-        controls_git(root, path) or controls_git(root, lexical) or in_git_folder(tools, root, path)
+        controls_git(root, path) or controls_git(root, lexical) or in_git_folder(scope, root, path)
     ):
         hooks = await hooks_folder(root) if is_inside(root, path) else None
         if hooks is None or not (path == hooks or hooks in path.parents):
@@ -85,22 +86,22 @@ async def _refused_git_control(
         f"Allow {purpose} in git's control files: {display_path(root, path)}? "
         "Git runs programs named there (hooks, filters)."
     )
-    return not await tools.confirm(question, "git_control")
+    return not await scope.confirm(question, "git_control")
 
 
-def describe_path(tools: PathScope, raw: object) -> str:
+def describe_path(scope: PathScope, raw: object) -> str:
     """The path argument as the user should see it (relative when inside the project)."""
     if not isinstance(raw, str):
         return str(raw)
     try:
-        root = project_root(tools)
+        root = project_root(scope)
         return display_path(root, real_path(root, raw))
     except (ToolError, TypeError, AttributeError):
         return raw
 
 
 async def resolve_path(
-    tools: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+    scope: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
 ) -> Path:
     """The resolved path for `raw`; outside the project only if the user allows that exact path.
 
@@ -109,33 +110,33 @@ async def resolve_path(
     Raises ToolError for a bad path, a refused outside path, or (with `must_exist`) a missing one.
     """
     _root, path = await resolve_in_project(
-        tools, raw, must_exist=must_exist, purpose=purpose, writes=writes
+        scope, raw, must_exist=must_exist, purpose=purpose, writes=writes
     )
     return path
 
 
 async def resolve_shown(
-    tools: PathScope, raw: str, *, must_exist: bool, purpose: str
+    scope: PathScope, raw: str, *, must_exist: bool, purpose: str
 ) -> tuple[Path, str]:
     """`resolve_path`'s path and how messages show it, from one resolution of the project root."""
-    root, path = await resolve_in_project(tools, raw, must_exist=must_exist, purpose=purpose)
+    root, path = await resolve_in_project(scope, raw, must_exist=must_exist, purpose=purpose)
     return path, display_path(root, path)
 
 
 async def resolve_in_project(
-    tools: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
+    scope: PathScope, raw: str, *, must_exist: bool, purpose: str, writes: bool = False
 ) -> tuple[Path, Path]:
     """The resolved project root and the path checked as `resolve_path` says."""
-    root = project_root(tools)
+    root = project_root(scope)
     path = real_path(root, raw)
-    if writes and await _refused_git_control(tools, root, path, lexical_path(root, raw), purpose):
+    if writes and await _refused_git_control(scope, root, path, lexical_path(root, raw), purpose):
         raise ToolError(
             f"{display_path(root, path)} is one of git's control files (.git/, .gitattributes, "
             f".gitmodules) and the user did not allow {purpose} there."
         )
     if not is_inside(root, path):
         question = f"Allow {purpose} outside the project: {path}?"
-        allowed = await tools.confirm(question, "outside_project")
+        allowed = await scope.confirm(question, "outside_project")
         if not allowed:
             raise ToolError(
                 f"{path} is outside the project ({root}) and the user did not allow {purpose} "

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...diffs import Hunk, apply_hunks, hunks
-from ...model.tool import Tool
+from ...model.contract import ToolContext
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Review:
 
 
 async def review(
-    self: Tool, path: str, old: list[str], new: list[str], note: str | None = None
+    ctx: ToolContext, path: str, old: list[str], new: list[str], note: str | None = None
 ) -> Review:
     """Show old → new to the user when due; the lines with only the accepted hunks applied.
 
@@ -41,7 +41,7 @@ async def review(
     if not changes:
         return Review(list(new), len(changes))
     # The approval gate decides whether the review is due (approved call, YOLO, no editor).
-    decision = await self.tools.review_diff(self, path, old, new, note)
+    decision = await ctx.asks.review(path, old, new, note)
     if decision is None:
         return Review(list(new), len(changes))
     accepted = {i for i in decision.accepted if 0 <= i < len(changes)}
@@ -79,18 +79,16 @@ def first_changed_line(old: Sequence[str], new: Sequence[str]) -> int:
     return min(len(old), len(new)) + 1
 
 
-def file_edited(tool: Tool, path: Path, line: int | None = None, on_disk: bool = True) -> None:
+def file_edited(
+    ctx: ToolContext, path: Path, line: int | None = None, on_disk: bool = True
+) -> None:
     """Fire the event with CodeCompanion's data: `path`, `tool` and, for an edit, the first
     changed `line` (Lua adds the file's `bufnr` when it is loaded). A change `on_disk` is one
     the round's checks look at (not an edit left unsaved in a buffer)."""
-    edited = getattr(tool.tools, "edited", None)
-    if on_disk and isinstance(edited, list):
-        edited.append(path)
-    reporter = getattr(tool.tools, "reporter", None)
-    if reporter is None:  # a tool run outside a chat (tests, /fetch)
-        return
-    reporter.wrote(path)  # the chat's checkpoints: what its tool left at `path`
-    data: dict[str, Any] = {"id": tool.tools.chat_id, "path": str(path), "tool": tool.name}
+    if on_disk:
+        ctx.edited.append(path)
+    ctx.events.wrote(path)  # the chat's checkpoints: what its tool left at `path`
+    data: dict[str, Any] = {"id": ctx.chat.id, "path": str(path), "tool": ctx.call.name}
     if line is not None:
         data["line"] = line
-    reporter.fire("FileEdited", data)
+    ctx.events.fire("FileEdited", data)

@@ -20,7 +20,7 @@ from . import confined
 from .file_writes import check_writable, create_new, rewrite_file
 
 if TYPE_CHECKING:
-    from ...model.tool import Tool
+    from ...model.contract import ToolContext
 
 MAX_FILE_BYTES = 20_000_000
 # A regular file this small is read on the loop: a thread hop costs more than the read.
@@ -201,17 +201,18 @@ class Written:
     before: tuple[Diagnostic, ...] | None = None
 
 
-async def _choice(tool: Tool, source: FileText, shown: str) -> bool:
+async def _choice(ctx: ToolContext, source: FileText, shown: str) -> bool:
     """Whether to save the buffer after the edit: yes unless it holds the user's unsaved
     changes; then the user is asked when edits are reviewed (a rejection is the call's
     result), and otherwise it stays unsaved."""
-    editor = tool.tools.editor
+    editor = ctx.editor
+    assert editor is not None  # a buffer's text comes only from an editor
     modified = await editor.buffer_modified(str(source.path))
     if modified is None:
         raise ToolError(f"The buffer for {shown} was closed while editing; nothing was written.")
     if not modified:
         return True
-    choice: UnsavedChoice = await tool.tools.unsaved_edit(tool, str(source.path))
+    choice: UnsavedChoice = await ctx.asks.unsaved(str(source.path))
     if choice == "reject":
         raise Failure(
             f"{shown} has unsaved changes in Neovim and the user rejected the edit; nothing "
@@ -221,7 +222,7 @@ async def _choice(tool: Tool, source: FileText, shown: str) -> bool:
     return choice == "save"
 
 
-async def write_edit(tool: Tool, source: FileText, text: str, shown: str) -> Written:
+async def write_edit(ctx: ToolContext, source: FileText, text: str, shown: str) -> Written:
     """Store the tool's new `text` for `source`: through its open buffer, else on disk.
 
     Refused if the file on disk is read-only or not writable by this user, if the buffer
@@ -233,13 +234,12 @@ async def write_edit(tool: Tool, source: FileText, text: str, shown: str) -> Wri
         except PermissionError:
             raise ToolError(f"Permission denied writing {shown}.") from None
         return Written("disk")
-    editor = tool.tools.editor
+    editor = ctx.editor
+    assert editor is not None
     await asyncio.to_thread(check_writable, source.path, shown)
-    save = await _choice(tool, source, shown)
+    save = await _choice(ctx, source, shown)
     lines = split_lines(text)
-    done = await editor.write_buffer(
-        tool.tools.chat_id, str(source.path), source.lines, lines, save
-    )
+    done = await editor.write_buffer(ctx.chat.id, str(source.path), source.lines, lines, save)
     if done.status == "changed":
         raise ToolError(
             f"The open buffer of {shown} changed while the edit was prepared; nothing was "

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import httpx
 
+from ...model.contract import ToolContext
+
 
 async def web_client(
-    tools: Any, timeout: float, headers: Mapping[str, str] | None = None
+    ctx: ToolContext, timeout: float, headers: Mapping[str, str] | None = None
 ) -> httpx.AsyncClient:
     """A client trusting what the host trusts; its context is built once per tool system.
 
     httpx's own default would load certifi (not the system store nor a company CA) into a new
     context for every client: tens of milliseconds on the event loop at each fetch.
     """
-    context = await tools.tls_context()
+    context = await ctx.tls()
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout), headers=headers, verify=context)

@@ -54,7 +54,7 @@ def upgrade(data: dict[str, Any], name: str) -> dict[str, Any]:
         if new in data:
             log.warning("tool %s: `%s` and `%s` both given; `%s` is ignored", name, old, new, old)
             continue
-        if old == "cmd" and (callable(value) or _is_argv(value)):
+        if old == "cmd" and (callable(value) or is_argv(value)):
             value = [value]
         data[new] = value
         log.info("tool %s: the older field `%s` is read as `%s`", name, old, new)
@@ -81,7 +81,8 @@ def upgrade(data: dict[str, Any], name: str) -> dict[str, Any]:
     return data
 
 
-def _is_argv(value: Any) -> bool:
+def is_argv(value: Any) -> bool:
+    """True for a command given as a list (or tuple) of strings."""
     return isinstance(value, (list, tuple)) and all(isinstance(part, str) for part in value)
 
 

@@ -1,0 +1,111 @@
+"""The one command runner of a chat's tools (run_command, code_runner, grep_search and the
+commands of CodeCompanion-style cmds): the chat's environment and sandbox applied in one place,
+and one reading of how a command ended (`success`, `error`, or `timeout` when its time ran out).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ...errors import ToolError
+from ..model.contract import CommandRun, CommandStatus, QuestionKind, bounded
+
+if TYPE_CHECKING:
+    from ...sandbox.commands import CommandSandbox
+    from .process import FinishedProcess
+
+# Seconds past its time limit a command's run may take to kill and reap what it started.
+_KILL_GRACE = 5.0
+
+
+class RunnerSettings(Protocol):
+    """What the runner reads from its tool system each time (it may change between runs)."""
+
+    cwd: Path
+    opts: dict[str, Any]
+    sandbox: CommandSandbox | None
+
+    def environment(self) -> dict[str, str]:
+        """The environment tool processes get."""
+        ...
+
+    async def confirm(self, question: str, kind: QuestionKind = "tool") -> bool:
+        """The user's yes or no."""
+        ...
+
+
+def status_of(finished: FinishedProcess) -> CommandStatus:
+    """How a process ended, read one way for every tool."""
+    if finished.timed_out:
+        return "timeout"
+    return "success" if finished.exit_code == 0 else "error"
+
+
+class CommandRunner:
+    """Runs one tool command at a time for a chat, confined by its sandbox unless asked not."""
+
+    def __init__(self, settings: RunnerSettings) -> None:
+        self.settings = settings
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float | None,
+        cwd: Path | None = None,
+        max_output: int | None = None,
+        env: Mapping[str, str] | None = None,
+        confined: bool = True,
+    ) -> CommandRun:
+        """Run `argv` in `cwd` (else the project root) for at most `timeout` seconds.
+
+        `confined` runs it in the chat's sandbox when there is an active one (the sandbox's
+        boundary is `cwd`); `env` replaces the chat's environment for tool processes; output
+        beyond `max_output` bytes per stream (else the chat's `max_process_bytes`) is dropped.
+        A git repository a confined command made in the project is held and asked about
+        (sandbox/made_repositories.py); what was decided is in the run's `notes`.
+        """
+        from .process import run_process  # only command tools need the process machinery
+
+        settings = self.settings
+        where = cwd if cwd is not None else settings.cwd
+        box = settings.sandbox if confined else None
+        args = tuple(str(part) for part in argv)
+        try:
+            launch = None if box is None else box.launch(where)
+        except ToolError as exc:
+            return CommandRun("error", args, None, "", str(exc), started=False)
+        limit = max_output or int(settings.opts.get("max_process_bytes") or 1_000_000)
+        environment = settings.environment() if env is None else dict(env)
+        work = run_process(
+            args, cwd=where, timeout=timeout, max_output=limit, env=environment, sandbox=launch
+        )
+        finished, result = await bounded(work, None if timeout is None else timeout + _KILL_GRACE)
+        notes = await self._settle(where) if launch is not None else ""
+        if not finished:  # the run itself did not end: its group is killed by the cancel
+            said = f"`{shlex.join(args)}` did not stop after {timeout:g}s."
+            return CommandRun("timeout", args, None, "", said, notes=notes)
+        return CommandRun(
+            status_of(result),
+            result.argv,
+            result.exit_code,
+            result.stdout,
+            result.stderr,
+            truncated=result.truncated,
+            duration=result.duration,
+            started=result.started,
+            notes=notes,
+        )
+
+    async def _settle(self, where: Path) -> str:
+        """A repository a confined command made in the project, held and asked about."""
+        settings = self.settings
+        root = settings.cwd
+        if where != root and root not in where.parents:  # a scratch folder (code_runner's)
+            return ""
+        from ...sandbox.aftermath import settle
+
+        return await settle(settings.sandbox, root, settings.confirm)
