@@ -8,8 +8,6 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 from codecompanion.messages import ToolCall
 from codecompanion.tools.builtin import grep_search
@@ -42,22 +40,26 @@ def time_rg(root: Path, rg: str) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def time_tool(root: Path) -> float:
-    """The grep_search tool end to end (argument checks, rg, parsing, the reply) (ms)."""
+def time_tool(root: Path, data: Path) -> float:
+    """The grep_search tool end to end (argument checks, rg, parsing, the reply) (ms), its
+    ToolContext made by the one builder as a chat's is."""
+    import sys
 
-    async def confirm(question: str) -> bool:
-        return False
+    from codecompanion.cli.tool import CliChat, NoEvents, TerminalApprover
+    from codecompanion.config import Config
+    from codecompanion.workspace import HostOptions, Workspace
 
-    tools: Any = SimpleNamespace(
-        cwd=root, opts={}, editor=None, yolo=False, chat_id="bench", confirm=confirm
-    )
+    workspace = Workspace(HostOptions(data_dir=str(data)), config=Config())
+    approver = TerminalApprover(False, sys.stdin, sys.stderr)
+    system = workspace.tool_system(CliChat(), approver=approver, events=NoEvents(), cwd=root)
     args = {"query": QUERY, "is_regexp": False, "include_pattern": None, "max_results": 100}
-    bound = grep_search.TOOL.bind(ToolCall("g1", "grep_search", args), args, {}, tools)
+    ctx = system.question_context(ToolCall("g1", "grep_search", args), grep_search.TOOL.opts)
     start = time.perf_counter()
-    result = asyncio.run(bound.cmds[0](bound, args))
+    result = asyncio.run(grep_search.run(ctx, args))
     elapsed = (time.perf_counter() - start) * 1000
-    if result["status"] != "success" or "matching lines" not in result["data"]["for_llm"]:
-        raise RuntimeError(f"unexpected grep result: {str(result)[:200]}")
+    workspace.close()
+    if "matching lines" not in result.for_llm:
+        raise RuntimeError(f"unexpected grep result: {result.for_llm[:200]}")
     return elapsed
 
 
@@ -70,7 +72,7 @@ def run(results: Results, workdir: Path, runs: int) -> None:
     root = build_tree(workdir / "grep-tree")
     for index in range(runs + 1):
         rg_ms = time_rg(root, rg)
-        tool_ms = time_tool(root)
+        tool_ms = time_tool(root, workdir / "grep-data")
         if index:
             results.note("grep 10,000 files: ripgrep alone (ms)", rg_ms)
             results.note("grep 10,000 files: grep_search tool (ms)", tool_ms)

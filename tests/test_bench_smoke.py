@@ -45,7 +45,10 @@ def test_scripted_answers_end_with_the_sentinel_and_stamp_the_tool_turn() -> Non
 @pytest.mark.skipif(shutil.which("rg") is None, reason="rg is not installed")
 def test_grep_scenario_runs_on_a_small_tree(tmp_path: Path) -> None:
     root = grep.build_tree(tmp_path / "tree", files=200)
-    assert grep.time_tool(root) > 0 and grep.time_rg(root, str(shutil.which("rg"))) > 0
+    assert (
+        grep.time_tool(root, tmp_path / "data") > 0
+        and grep.time_rg(root, str(shutil.which("rg"))) > 0
+    )
 
 
 def _run(plugin: str, scenario: str, probe: bool, **warm: float) -> dict[str, object]:
