@@ -80,7 +80,7 @@ async def run(tools: ToolSystem, cmd: str) -> tuple[str, str]:
     call_id = f"c{uuid.uuid4().hex[:6]}"
     outcome = await tools.run([ToolCall(call_id, "run_command", {"cmd": cmd})])
     assert tools.approver.requests == []  # type: ignore[attr-defined]
-    return outcome.statuses[call_id], tools.chat._chat.result(call_id).for_llm  # type: ignore[attr-defined]
+    return outcome.statuses[call_id], tools.chat.result(call_id).for_llm  # type: ignore[attr-defined]
 
 
 def attacks(home: Path) -> dict[str, tuple[str, Path]]:

@@ -59,7 +59,7 @@ def unconfined(project: Path, limit: int, container: object = False) -> ToolSyst
 
 async def run_code(tools: ToolSystem, code: str) -> str:
     await tools.run([ToolCall("c", "code_runner", {"lang": "python", "code": code})])
-    return str(tools.chat._chat.result("c").for_llm)  # type: ignore[attr-defined]
+    return str(tools.chat.result("c").for_llm)  # type: ignore[attr-defined]
 
 
 async def test_an_unconfined_run_gets_the_chats_cap_as_a_process_limit(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from codecompanion.after_edit.diagnostics import DiagnosticsOptions
 from codecompanion.messages import ToolCall
 from codecompanion.ports import HunkDecision, UnsavedChoice
 from codecompanion.sandbox.settings import Mode
@@ -101,7 +100,7 @@ class FakeTools:
             tls=self.tls_context,
             cancel=lambda: None,
             edited=self.edited,
-            diagnostics=DiagnosticsOptions.from_opts(self.opts),
+            chat_opts=self.opts,
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ...after_edit.diagnostics import render
+from ...after_edit.diagnostics import DiagnosticsOptions, render
 from ...errors import ToolError
 from ...ports import Diagnostic
 from ..model.arguments import arg_opt_text, arg_text
@@ -68,7 +68,7 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     # Neovim opens the file by name, so check the same file is there before and after.
     identity = await asyncio.to_thread(file_identity, path, shown)
     load_cap = int(ctx.opts.get("max_load_bytes") or DEFAULT_OPTS["max_load_bytes"])
-    wait = ctx.diagnostics.wait
+    wait = DiagnosticsOptions.from_opts(ctx.chat_opts).wait
     fresh = await editor.diagnostics(str(path), severity, load_cap, wait)
     found = list(fresh.items)
     if await asyncio.to_thread(file_identity, path, shown) != identity:

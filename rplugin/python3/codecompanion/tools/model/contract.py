@@ -23,7 +23,6 @@ from ...ports import Editor, HunkDecision, UnsavedChoice
 from .calling import as_text, invoke
 
 if TYPE_CHECKING:
-    from ...after_edit.diagnostics import DiagnosticsOptions
     from ...sandbox.commands import CommandSandbox
     from ...sandbox.settings import Mode
     from ...skills import ChatSkills
@@ -168,8 +167,9 @@ class ToolContext:
     starts gets (no keys, no editor socket); `asks` the user's answers through the approval
     gate; `commands` runs processes; `events` fires `User CodeCompanion*` events (and hears
     of files written); `edited` collects the files the batch's file tools changed on disk (the
-    round's checks look at them); `diagnostics` says what an edit's result carries from the
-    language servers; `skills` and `agents` the chat's skills and subagents (None: none).
+    round's checks look at them); `chat_opts` are the chat's tool options (`opts.tool_system`:
+    what an edit's result carries from the language servers, say); `skills` and `agents` the
+    chat's skills and subagents (None: none).
     """
 
     root: Path
@@ -187,7 +187,7 @@ class ToolContext:
     tls: Callable[[], Awaitable[ssl.SSLContext]]
     cancel: Callable[[], None]
     edited: list[Path]
-    diagnostics: DiagnosticsOptions
+    chat_opts: Mapping[str, Any]
     skills: ChatSkills | None = None
     agents: Subagents | None = None
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...after_edit.diagnostics import DiagnosticsOptions
 from ...messages import MENTION, Status, ToolCall
 from ...ports import Approver, Editor, EventSink
 from ...sandbox.settings import MODES, Mode
@@ -119,8 +118,6 @@ class ToolSystem:
         self.approvals = ApprovalMemory()
         self.auto_rounds = 0
         self.commands = CommandRunner(self)
-        # What an edit's result carries from the language servers (`opts["editor"]`).
-        self.diagnostics = DiagnosticsOptions.from_opts(self.opts)
         self.checks = checks  # the project's checks, run after a round that edited files
         self.edited: list[Path] = []  # files the file tools changed in the running batch
         self._running: set[Orchestrator] = set()
@@ -193,7 +190,7 @@ class ToolSystem:
             tls=self.tls_context,
             cancel=cancel,
             edited=self.edited,
-            diagnostics=self.diagnostics,
+            chat_opts=self.opts,
             skills=self.skills,
             agents=self.agents,
         )
@@ -389,7 +386,6 @@ class ToolSystem:
         self.registry = registry
         kept = {key: self.opts[key] for key in ("default_tools",) if key in self.opts}
         self.opts = {**DEFAULT_OPTS, **(opts or {}), **kept}
-        self.diagnostics = DiagnosticsOptions.from_opts(self.opts)
         return [n for n in self.offered if registry.get(n) is None and n not in again]
 
     def forget_approvals(self) -> int:

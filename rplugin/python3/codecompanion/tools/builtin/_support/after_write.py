@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from ....after_edit.diagnostics import EditedFile, report
+from ....after_edit.diagnostics import DiagnosticsOptions, EditedFile, report
 from ....ports import Diagnostic
 from ...diffs import hunks
 from ...model.contract import ToolContext
@@ -27,7 +27,7 @@ async def diagnostics_after(
     checks it, or it is turned off): a paragraph for the result."""
     if ctx.editor is None or not ctx.editor.live:
         return ""
-    options = ctx.diagnostics
+    options = DiagnosticsOptions.from_opts(ctx.chat_opts)
     if options.level == "off":
         return ""
     changed = await asyncio.to_thread(hunks, list(old), list(new))
