@@ -94,6 +94,11 @@ def test_a_save_while_a_rewind_asks_is_asked_again_and_the_undo_brings_it_back(
     ed.lua("require('codecompanion').rewind({ turn = 1, code = true, conversation = false })")
     wait_for(lambda: len(ed.prompts()) == 1, timeout=40)
     assert "c.txt was changed by you and by the chat" in ed.prompts()[0]["prompt"]
+    # A second rewind asked for while the first asks is refused, and says so.
+    ed.lua("require('codecompanion').rewind({ turn = 1, code = true, conversation = false })")
+    messages = "return vim.fn.execute('messages')"
+    wait_for(lambda: "a rewind is under way" in ed.nvim.exec_lua(messages), timeout=20)
+    assert len(ed.prompts()) == 1
     save_in_split(ed, chat, project / "x.txt", "x saved during the question")
     saved = (project / "x.txt").read_bytes()
     ed.answer("Keep mine")
@@ -102,7 +107,8 @@ def test_a_save_while_a_rewind_asks_is_asked_again_and_the_undo_brings_it_back(
     assert "x.txt was changed by you and by the chat" in ed.prompts()[1]["prompt"]
     assert (project / "x.txt").read_bytes() == saved
     ed.answer("Take the checkpoint")
-    done = rewind_code(ed)
+    # The rewind asked above finishes now (a second rewind call here would race with it).
+    done = dict(ed.wait_event("CodeCompanionRewind", timeout=40)[-1]["data"])
     assert done["files"] == ["x.txt"] and done["kept"] == ["c.txt"]
     assert (project / "x.txt").read_text() == "x 0\n"
     assert (project / "c.txt").read_text() == "c by me\n"

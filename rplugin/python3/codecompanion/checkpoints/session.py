@@ -162,6 +162,7 @@ class ChatCheckpoints:
         self._after: asyncio.TimerHandle | None = None  # a deferred after-round capture
         self._round_start = 0  # when the last tool round began (ns)
         self._failure = ""
+        self._restoring = False  # a rewind, undo or revert under way (it may be asking)
         # Turns are captured lazily: a turn waits until a tool round writes or the user asks
         # for the turns. The list Lua was given, when known (a new chat has no turns), lets a
         # turn that wrote nothing be listed without the worker.
@@ -360,8 +361,23 @@ class ChatCheckpoints:
         self._keep_waiting()
         return await self.manager.run(self.manager.changes, self.chat.id, self.root, since_turn)
 
+    async def _alone(self, restore: Callable[[], Awaitable[bool]]) -> bool:
+        """One rewind, undo or revert at a time: another one asked for while the first is
+        under way (asking its questions, say) is refused with a notice."""
+        if self._restoring:
+            self.chat.view.notify("a rewind is under way: answer its questions first", "warn")
+            return False
+        self._restoring = True
+        try:
+            return await restore()
+        finally:
+            self._restoring = False
+
     async def rewind(self, turn: int, code: bool = True, conversation: bool = True) -> bool:
         """Restore code and/or conversation to just before `turn`; a checkpoint of its own."""
+        return await self._alone(lambda: self._rewind(turn, code, conversation))
+
+    async def _rewind(self, turn: int, code: bool, conversation: bool) -> bool:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before rewinding", "warn")
             return False
@@ -401,6 +417,9 @@ class ChatCheckpoints:
 
     async def undo(self) -> bool:
         """Undo the newest rewind: its files and conversation return to just before it."""
+        return await self._alone(self._undo)
+
+    async def _undo(self) -> bool:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before undoing", "warn")
             return False
@@ -428,6 +447,9 @@ class ChatCheckpoints:
     async def revert(self, since_turn: int | None, path: str, hunk: int | None) -> bool:
         """Review: put one file (or one hunk of it) back as it was before `since_turn`;
         undone like a rewind."""
+        return await self._alone(lambda: self._revert(since_turn, path, hunk))
+
+    async def _revert(self, since_turn: int | None, path: str, hunk: int | None) -> bool:
         if self.chat.busy:
             self.chat.view.notify("a request is running: stop it (q) before reverting", "warn")
             return False
