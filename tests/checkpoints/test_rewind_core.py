@@ -300,6 +300,7 @@ def test_a_first_capture_is_one_pack_and_pruning_rewrites_what_a_pack_still_hold
 CHANGES: list[tuple[str, Any]] = [
     ("a file's bytes", lambda root: (root / "keep/u.txt").write_bytes(b"user, edited\n")),
     ("a file's mode", lambda root: (root / "a.py").chmod(0o600)),
+    ("a folder's mode", lambda root: (root / "keep/deep").chmod(0o700)),
     ("a new file", lambda root: (root / "keep/new.txt").write_bytes(b"")),
     ("a new folder", lambda root: (root / "keep/sub").mkdir()),
     ("a removed file", lambda root: (root / "b.py").unlink()),

@@ -1,17 +1,19 @@
 """A careful user's worst afternoon with rewind, on real Neovim with a scripted model and real
 commands: saves during a command round and during a rewind's question, a file name that is not
-UTF-8, a folder swapped for a link, a crafted checkpoint naming `.git`, folders made and removed.
-In every one the user's bytes survive, the undo is exact and nothing is written under `.git`."""
+UTF-8, a folder swapped for a link, a crafted checkpoint naming `.git`, folders made and removed,
+folders' modes changed. In every one the user's bytes survive, the undo is exact and nothing is
+written under `.git`."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import stat
 import subprocess
 from pathlib import Path
 
-from codecompanion.checkpoints.store import ObjectStore, rows_of
+from codecompanion.checkpoints.store import ObjectStore, folder_entry, rows_of
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.support.checkpoints import shape, tree_digest
 from tests.support.nvim import Editor, ProjectNvim, wait_for
@@ -187,6 +189,33 @@ def test_folders_the_chat_removed_and_made_are_put_back(
     assert tree_digest(project / ".git") == git
 
 
+def test_folder_modes_a_command_changed_or_removed_are_put_back(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
+) -> None:
+    git = git_init(project)
+    (project / "sub").mkdir(mode=0o755)
+    (project / "sub" / "s.txt").write_text("s\n")
+    (project / "gone" / "in").mkdir(parents=True)
+    (project / "gone" / "in" / "g.txt").write_text("g\n")
+    (project / "gone" / "in").chmod(0o700)
+    (project / "gone").chmod(0o750)
+    before = shape(project)
+    command_turn(provider_server, "chmod 700 sub && rm -r gone")
+    ed = project_nvim(ALLOW, setup={"yolo": True})
+    run_turn(ed)
+    after = shape(project)
+    assert after[b"sub"] == ("d", 0o700) and b"gone" not in after
+
+    done = rewind_code(ed)
+    assert not done["failed"]
+    assert ed.prompts() == []
+    assert shape(project) == before  # sub 755 again, gone 750 and gone/in 700 with g.txt
+    undone = undo(ed)
+    assert not undone["failed"]
+    assert shape(project) == after
+    assert tree_digest(project / ".git") == git
+
+
 def test_a_crafted_checkpoint_naming_git_writes_nothing_there(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:
@@ -203,10 +232,10 @@ def test_a_crafted_checkpoint_naming_git_writes_nothing_there(
     store = ObjectStore(folder)
     hook, _ = store.put(b"#!/bin/sh\necho owned > owned\n")
     hooks, _ = store.put_tree([("post-checkout", "f", 0o755, 29, 0, 0, 0, hook)])
-    dot_git, _ = store.put_tree(rows_of({"hooks": hooks}))
+    dot_git, _ = store.put_tree(rows_of({"hooks": folder_entry(hooks, stat.S_IFDIR | 0o755)}))
     records = journal["records"]
     crafted_tree = dict(store.tree(records[0]["tree"]))
-    crafted_tree[".git"] = dot_git
+    crafted_tree[".git"] = folder_entry(dot_git, stat.S_IFDIR | 0o755)
     crafted, _ = store.put_tree(rows_of(crafted_tree))
     for record in records:
         if record["kind"] in ("turn", "tools"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +58,17 @@ class Driver:
         self.cp.record(self.chat, self.root, "tools", "user")
         write(self.root, writes)
         self.cp.record(self.chat, self.root, "tools_done", "chat")
+
+    def shell_round(self, line: str) -> None:
+        """A command's round: a real shell runs `line` in the project while the call's window
+        is open, as the tool runner brackets it."""
+        self.cp.record(self.chat, self.root, "tools", "user")
+        start = time.time_ns()
+        self.cp.activity.started(self.chat, "call")
+        subprocess.run(["sh", "-c", line], cwd=self.root, check=True)
+        self.cp.activity.ended(self.chat, "call")
+        seen = self.cp.activity.round(self.chat, str(self.root), start)
+        self.cp.record_after_turns([], self.chat, self.root, "tools_done", "chat", round=seen)
 
     def command_round(
         self,
@@ -146,7 +158,7 @@ class Driver:
 
 
 # What a step leaves at a path: bytes (a file), None (nothing), ("link", target), ("dir",),
-# or ("mode", bits) for the file that is there.
+# or ("mode", bits) for the file or folder that is there.
 Put = bytes | tuple[str, ...] | tuple[str, int] | None
 
 
@@ -163,7 +175,7 @@ def put(root: Path, rel: str, value: Put) -> None:
         if not os.path.lexists(step):
             os.mkdir(step)
     if isinstance(value, tuple) and value[0] == "mode":
-        if os.path.isfile(path) and not os.path.islink(path):
+        if not os.path.islink(path) and os.path.lexists(path):
             os.chmod(path, int(value[1]))
         return
     _clear(path)
@@ -214,9 +226,9 @@ Shape = dict[bytes, tuple[object, ...]]
 
 
 def shape(root: Path, skip: tuple[bytes, ...] = (b".git",)) -> Shape:
-    """Everything below `root` by its name as bytes: a folder ("d",), a link ("l", target),
-    a file ("f", mode, bytes); `skip` folders are left out. Two equal shapes are the same tree
-    to the byte, empty folders, links and modes included."""
+    """Everything below `root` by its name as bytes: a folder ("d", mode), a link ("l",
+    target), a file ("f", mode, bytes); `skip` folders are left out. Two equal shapes are the
+    same tree to the byte, empty folders, links and modes (of folders too) included."""
     found: Shape = {}
     base = os.fsencode(root)
     for folder, dirs, names in os.walk(base):
@@ -227,7 +239,7 @@ def shape(root: Path, skip: tuple[bytes, ...] = (b".git",)) -> Shape:
             if os.path.islink(path):
                 found[rel] = ("l", os.readlink(path))
             elif os.path.isdir(path):
-                found[rel] = ("d",)
+                found[rel] = ("d", os.lstat(path).st_mode & 0o7777)
             else:
                 with open(path, "rb") as handle:
                     found[rel] = ("f", os.stat(path).st_mode & 0o7777, handle.read())

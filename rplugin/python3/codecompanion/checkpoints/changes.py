@@ -14,8 +14,8 @@ DIFF_LIMIT = 2 * 1024 * 1024
 
 
 def same(a: Entry | None, b: Entry | None) -> bool:
-    """Whether two entries (or absences) hold the same bytes and mode (two folders are the
-    same: what they hold are entries of their own)."""
+    """Whether two entries (or absences) hold the same bytes and mode (two folders of the
+    same mode are the same: what they hold are entries of their own)."""
     return a is None and b is None or a is not None and a.same_content(b)
 
 
@@ -23,7 +23,8 @@ def changed_paths(
     store: ObjectStore, old: str, new: str, prefix: str = "", folders: bool = False
 ) -> set[str]:
     """Paths whose bytes or mode differ between two trees (equal sub-trees are skipped); with
-    `folders`, also each folder that is in one tree and not in the other (an empty one too)."""
+    `folders`, also each folder that is in one tree and not in the other (an empty one too),
+    or whose mode changed."""
     if old == new:
         return set()
     a = store.tree(old) if old else {}
@@ -35,8 +36,8 @@ def changed_paths(
             continue
         path = prefix + name
         found |= _folder_changes(store, x, y, path, folders)
-        x_file = x if isinstance(x, Entry) else None
-        y_file = y if isinstance(y, Entry) else None
+        x_file = x if x is not None and x.kind != "d" else None
+        y_file = y if y is not None and y.kind != "d" else None
         if x_file is None and y_file is None:
             continue
         if x_file is None or not x_file.same_content(y_file):
@@ -45,16 +46,16 @@ def changed_paths(
 
 
 def _folder_changes(
-    store: ObjectStore, x: Entry | str | None, y: Entry | str | None, path: str, folders: bool
+    store: ObjectStore, x: Entry | None, y: Entry | None, path: str, folders: bool
 ) -> set[str]:
     """What changed below `path` when either side is a folder (and, with `folders`, the folder
-    itself when it is on one side only)."""
-    x_tree = x if isinstance(x, str) else ""
-    y_tree = y if isinstance(y, str) else ""
+    itself when it is on one side only or its mode changed)."""
+    x_tree = x.oid if x is not None and x.kind == "d" else ""
+    y_tree = y.oid if y is not None and y.kind == "d" else ""
     if not (x_tree or y_tree):
         return set()
     found = changed_paths(store, x_tree, y_tree, path + "/", folders)
-    if folders and not (x_tree and y_tree):
+    if folders and not (x_tree and y_tree and same(x, y)):
         found.add(path)
     return found
 

@@ -9,7 +9,10 @@ the plan expected, it goes back and the path is reported as moved: the rewind as
 Each folder on the way is opened from its parent without following a link.
 
 Folders a path leaves are handled deepest first (a folder goes once what it held has gone), and
-what is put in place shallowest first (a folder before what it holds).
+what is put in place shallowest first (a folder before what it holds). A folder gets its mode
+from a descriptor opened on it without following a link; one whose mode withholds its owner's
+access is opened to the owner until what it holds is in place, then given its mode, deepest
+first.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from pathlib import Path
 
 from .activity import Mark, mark_of
 from .changes import same
-from .store import CHUNK, Entry, ObjectStore
+from .store import CHUNK, Entry, ObjectStore, folder_entry, folder_mode
 
 log = logging.getLogger("codecompanion.checkpoints")
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_HANDLE = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # needs no permission
+_OWNER = stat.S_IRWXU
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ def apply(root: Path, store: ObjectStore, items: list[Restore]) -> Outcome:
         if _leaves_folder(item):  # the folder went above: nothing is there now
             item = Restore(item.path, item.target, None)
         writer.attempt(item, writer.place)
+    writer.close_folders()
     return outcome
 
 
@@ -107,6 +113,7 @@ class _Writer:
         self.root = root
         self.store = store
         self.outcome = outcome
+        self.closing: dict[str, tuple[int, int]] = {}  # folder → its mode, inode: set last
 
     def attempt(self, item: Restore, step: Callable[[Restore], None]) -> bool:
         """Run one step of an item; False when it moved or failed (reported). Any failure is
@@ -146,6 +153,9 @@ class _Writer:
         folder = self._folder(parent, make=False)
         try:
             if _kind(item.current) == "d":
+                found = self._read(folder, name)
+                if not same(found, item.current):
+                    raise Moved(found)
                 self._remove_folder(folder, name)
             else:
                 aside = self._take(folder, name, item.current)
@@ -174,18 +184,55 @@ class _Writer:
         parent, name = _split(item.path)
         folder = self._folder(parent, make=True)
         try:
-            if same(self._peek(folder, name, target), target):
+            found = self._peek(folder, name, target)
+            if same(found, target):
                 return  # already so: nothing written, nothing to undo
             if target.kind == "d":
-                aside = self._take(folder, name, item.current)
-                os.mkdir(name, 0o777, dir_fd=folder)
+                aside = self._make_folder(item, folder, found)
             else:
                 aside = self._swap(folder, name, item.current, target)
             if aside is not None:
                 _discard(folder, aside)
             self._note(item.path, item.current, target, folder)
+            if target.kind == "d" and target.mode:  # 0: captured before folders had modes
+                self._set_mode(folder, item.path, target.mode)
         finally:
             os.close(folder)
+
+    def _make_folder(self, item: Restore, folder: int, found: Entry | None) -> str | None:
+        """Make the item's folder (open to its owner only, until its mode is set), unless a
+        folder is there with the mode the plan expected; the aside name of what it replaced."""
+        assert item.target is not None
+        if _kind(found) == "d":  # only its mode differs
+            if not same(found, item.current):
+                raise Moved(found)
+            return None
+        name = _split(item.path)[1]
+        aside = self._take(folder, name, item.current)
+        os.mkdir(name, 0o700 if item.target.mode else 0o777, dir_fd=folder)
+        return aside
+
+    def _set_mode(self, folder: int, path: str, mode: int) -> None:
+        """Give folder `path` (in `folder`) its mode, open to its owner until what it holds
+        is in place when the mode withholds that."""
+        bits = stat.S_IMODE(mode)
+        ino = _chmod_folder(folder, _split(path)[1], bits | _OWNER)
+        if bits & _OWNER != _OWNER:
+            self.closing[path] = (bits, ino)
+
+    def close_folders(self) -> None:
+        """Give the folders opened to their owner their own modes, deepest first."""
+        for path in sorted(self.closing, key=lambda p: (-p.count("/"), p)):
+            bits, ino = self.closing[path]
+            parent, name = _split(path)
+            try:
+                folder = self._folder(parent, make=False)
+                try:
+                    _chmod_folder(folder, name, bits, ino)
+                finally:
+                    os.close(folder)
+            except OSError as exc:
+                self.outcome.failed.append(f"{path}: its mode: {_reason(exc)}")
 
     def _swap(self, folder: int, name: str, current: Entry | None, target: Entry) -> str | None:
         """Make the target beside the path, take what is there, and put the target in."""
@@ -262,7 +309,7 @@ class _Writer:
         mode = stat.S_IMODE(st.st_mode)
         times = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         if stat.S_ISDIR(st.st_mode):
-            return Entry("d", 0, 0, 0, 0, 0, "")
+            return folder_entry("", folder_mode(st.st_mode))
         if stat.S_ISLNK(st.st_mode):
             data = os.fsencode(os.readlink(name, dir_fd=folder))
             kind = "l"
@@ -290,7 +337,7 @@ class _Writer:
                     os.close(fd)
                     raise
                 os.mkdir(part, 0o777, dir_fd=fd)
-                self._note(done, None, Entry("d", 0, 0, 0, 0, 0, ""), fd)
+                self._note(done, None, folder_entry("", 0), fd)
                 step = os.open(part, _DIR, dir_fd=fd)
             except OSError as exc:
                 os.close(fd)
@@ -300,6 +347,21 @@ class _Writer:
             os.close(fd)
             fd = step
         return fd
+
+
+def _chmod_folder(folder: int, name: str, bits: int, ino: int = 0) -> int:
+    """Set the mode of the folder `name` in `folder` (never through a link, nor of another
+    inode than `ino` when given); its inode."""
+    fd = os.open(name, _HANDLE, dir_fd=folder)
+    try:
+        st = os.fstat(fd)
+        if ino and st.st_ino != ino:
+            raise OSError(errno.ESTALE, "the folder was replaced meanwhile")
+        # A handle opened without permissions cannot be chmod-ed itself: its /proc name can.
+        os.chmod(f"/proc/self/fd/{fd}", bits)
+        return st.st_ino
+    finally:
+        os.close(fd)
 
 
 def _split(path: str) -> tuple[str, str]:

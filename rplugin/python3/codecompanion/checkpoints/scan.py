@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store import CHUNK, Entry, ObjectStore, object_id, rows_of
+from .store import CHUNK, Entry, ObjectStore, folder_entry, folder_mode, object_id, rows_of
 
-Pair = tuple[str, "Entry | str"]  # a folder's item: a file's entry, or a sub-folder's tree id
+Pair = tuple[str, Entry]  # a folder's item: a file's entry, or a sub-folder's (naming its tree)
 FolderStat = tuple[int, int, int, int]  # device, inode, mtime and ctime (ns)
 _KEPT = frozenset((stat.S_IFREG, stat.S_IFLNK))
 
@@ -124,14 +124,15 @@ class _Scan:
         self.cutoff = time.time_ns() - RACY_NS
         self.result = ScanResult(tree="")
 
-    def folder(self, rel: str) -> str:
-        """Capture one folder (and those below it); its tree id."""
+    def folder(self, rel: str) -> Entry:
+        """Capture one folder (and those below it); its entry (its mode and tree id)."""
         pairs: list[Pair] = []
         prefix = f"{rel}/" if rel else ""
         old_files, new_files, exclude = self.old.files, self.new.files, self.limits.exclude
         where = self.root / rel if rel else self.root
         # Its stat before its listing: a change after this shows in a later stat.
-        settled = _folder_stat(str(where), self.cutoff)
+        own = _lstat(str(where))
+        settled = _settled(own, self.cutoff)
         if settled is not None:
             self.new.folders[rel] = settled
         for item in _listing(where):
@@ -162,7 +163,8 @@ class _Scan:
             if entry is not None:
                 new_files[path] = entry
                 pairs.append((name, entry))
-        return self._tree(rel, pairs)
+        mode = folder_mode(own.st_mode) if own is not None and stat.S_ISDIR(own.st_mode) else 0
+        return folder_entry(self._tree(rel, pairs), mode)
 
     def _tree(self, rel: str, pairs: list[Pair]) -> str:
         """The folder's tree id: the last capture's when its items are the same, else stored."""
@@ -241,17 +243,22 @@ def capture(
     """Store the project's current state; the result and the cache for the next capture."""
     scan = _Scan(root, store, cache, limits)
     with store.batch():
-        scan.result.tree = scan.folder("")
+        scan.result.tree = scan.folder("").oid
     return scan.result, scan.new
 
 
-def _folder_stat(path: str, cutoff: int) -> FolderStat | None:
-    """A folder's stat, if it is a folder (not a link) last changed before `cutoff`."""
+def _lstat(path: str) -> os.stat_result | None:
     try:
-        st = os.lstat(path)
+        return os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_mtime_ns >= cutoff or st.st_ctime_ns >= cutoff:
+
+
+def _settled(st: os.stat_result | None, cutoff: int) -> FolderStat | None:
+    """A folder's stat, if it is a folder (not a link) last changed before `cutoff`."""
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return None
+    if st.st_mtime_ns >= cutoff or st.st_ctime_ns >= cutoff:
         return None
     return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
 
@@ -290,9 +297,11 @@ class _Check:
                 st = os.lstat(f"{where}/{name}")
             except OSError:
                 return False
-            if isinstance(old, str):  # a folder: the same tree below it
+            if old.kind == "d":  # a folder: the same mode, the same tree below it
                 sub = self.cache.dirs.get(prefix + name)
-                if sub is None or sub[1] != old or not stat.S_ISDIR(st.st_mode):
+                if sub is None or sub[1] != old.oid or not stat.S_ISDIR(st.st_mode):
+                    return False
+                if old.mode != folder_mode(st.st_mode):
                     return False
                 if not self.same(f"{where}/{name}", prefix + name, sub[0]):
                     return False
@@ -304,7 +313,7 @@ class _Check:
         """True if the folder lists the names of `pairs`: known from its own stat when that
         is the one recorded, else listed."""
         known = self.cache.folders.get(rel)
-        if known is not None and _folder_stat(where, self.cutoff) == known:
+        if known is not None and _settled(_lstat(where), self.cutoff) == known:
             return True
         try:
             names = sorted(n for n in os.listdir(where) if n not in self.limits.exclude)
@@ -331,8 +340,8 @@ def cache_from_tree(store: ObjectStore, oid: str) -> ScanCache:
         cache.dirs[rel] = (sorted(tree.items()), tree_id)
         for name, item in tree.items():
             path = f"{rel}/{name}" if rel else name
-            if isinstance(item, str):
-                walk(item, path)
+            if item.kind == "d":
+                walk(item.oid, path)
             else:
                 cache.files[path] = item
 

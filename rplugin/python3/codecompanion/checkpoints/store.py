@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -24,8 +25,9 @@ log = logging.getLogger("codecompanion.checkpoints")
 
 # A tree row: (name, kind, mode, size, mtime_ns, ctime_ns, ino, object id); kind "d" is a
 # folder whose id names its tree, "f" a file, "l" a symbolic link (its target is the blob),
-# "b" a file too large to store (its id is empty). `ObjectStore.node` gives a folder as an entry
-# of kind "d" naming its tree.
+# "b" a file too large to store (its id is empty). A folder's row holds only its mode, with its
+# type bits (`folder_mode`): 0 is a folder captured before folder modes were, whose mode is
+# not known (never one of mode 000, which is S_IFDIR).
 CHUNK = 1 << 20
 PACK_MIN = 64  # a batch of fewer new objects is written as loose files
 
@@ -42,18 +44,31 @@ class Entry(NamedTuple):
     oid: str
 
     def same_content(self, other: Entry | None) -> bool:
-        """Whether `other` holds the same bytes and mode (the stat may differ)."""
-        if other is None or other.kind != self.kind or other.mode != self.mode:
+        """Whether `other` holds the same bytes and mode (the stat may differ); a folder's
+        mode counts when both know it."""
+        if other is None or other.kind != self.kind:
             return False
         if self.kind == "d":  # a folder: what it holds are entries of their own
-            return True
+            return self.mode == other.mode or not (self.mode and other.mode)
+        if other.mode != self.mode:
+            return False
         if self.kind == "b":  # not stored: only its stat can tell
             return (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
         return self.oid == other.oid
 
 
 Row = tuple[str, str, int, int, int, int, int, str]
-Tree = dict[str, "Entry | str"]  # name → a file's entry, or a folder's tree id
+Tree = dict[str, Entry]  # name → its entry (a folder's names its tree)
+
+
+def folder_mode(st_mode: int) -> int:
+    """The mode a folder's row keeps: its permission bits with the folder's type bits."""
+    return stat.S_IFDIR | stat.S_IMODE(st_mode)
+
+
+def folder_entry(tree_id: str, mode: int) -> Entry:
+    """A folder as its parent's tree holds it: its mode (0: not known) and its tree's id."""
+    return Entry("d", mode, 0, 0, 0, 0, tree_id)
 
 
 def object_id(data: bytes) -> str:
@@ -192,7 +207,7 @@ class ObjectStore:
         return self.put(b"tree\0" + data)
 
     def tree(self, oid: str) -> Tree:
-        """A stored folder: name → entry, or name → sub-tree id."""
+        """A stored folder: name → entry (a folder's naming its tree)."""
         cached = self._trees.get(oid)
         if cached is not None:
             return cached
@@ -203,7 +218,7 @@ class ObjectStore:
         for name, kind, mode, size, mtime, ctime, ino, ref in json.loads(
             raw[5:].decode("utf-8", "surrogateescape")
         ):
-            tree[name] = ref if kind == "d" else Entry(kind, mode, size, mtime, ctime, ino, ref)
+            tree[name] = Entry(kind, mode, size, mtime, ctime, ino, ref)
         if len(self._trees) > 4096:
             self._trees.clear()
         self._trees[oid] = tree
@@ -214,46 +229,32 @@ class ObjectStore:
         files: dict[str, Entry] = {}
         for name, item in self.tree(oid).items():
             path = prefix + name
-            if isinstance(item, str):
-                files.update(self.flatten(item, path + "/"))
+            if item.kind == "d":
+                files.update(self.flatten(item.oid, path + "/"))
             else:
                 files[path] = item
         return files
 
     def entry(self, oid: str, path: str) -> Entry | None:
-        """The entry of one path in a tree, or None."""
-        parts = path.split("/")
-        tree = self.tree(oid)
-        for part in parts[:-1]:
-            sub = tree.get(part)
-            if not isinstance(sub, str):
-                return None
-            tree = self.tree(sub)
-        item = tree.get(parts[-1])
-        return item if isinstance(item, Entry) else None
+        """The entry of one file or link in a tree, or None (a folder too)."""
+        item = self.node(oid, path)
+        return item if item is not None and item.kind != "d" else None
 
     def node(self, oid: str, path: str) -> Entry | None:
-        """What a tree holds at `path`: a file's or link's entry, a folder as a "d" entry
-        naming its tree, or None."""
+        """What a tree holds at `path`: a file's, link's or folder's entry, or None."""
         parts = path.split("/")
         tree = self.tree(oid)
         for part in parts[:-1]:
             sub = tree.get(part)
-            if not isinstance(sub, str):
+            if sub is None or sub.kind != "d":
                 return None
-            tree = self.tree(sub)
-        item = tree.get(parts[-1])
-        return Entry("d", 0, 0, 0, 0, 0, item) if isinstance(item, str) else item
+            tree = self.tree(sub.oid)
+        return tree.get(parts[-1])
 
     def has_folder(self, oid: str, path: str) -> bool:
         """Whether a tree holds the folder `path`."""
-        tree = self.tree(oid)
-        for part in path.split("/"):
-            sub = tree.get(part)
-            if not isinstance(sub, str):
-                return False
-            tree = self.tree(sub)
-        return True
+        item = self.node(oid, path)
+        return item is not None and item.kind == "d"
 
     def reachable(self, roots: Iterable[str]) -> set[str]:
         """Every object the trees `roots` hold (themselves, sub-trees and blobs)."""
@@ -269,8 +270,8 @@ class ObjectStore:
             except (OSError, ValueError):
                 continue
             for item in tree.values():
-                if isinstance(item, str):
-                    stack.append(item)
+                if item.kind == "d":
+                    stack.append(item.oid)
                 elif item.oid:
                     seen.add(item.oid)
         return seen
@@ -347,13 +348,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def rows_of(tree: dict[str, Entry | str]) -> list[Row]:
+def rows_of(tree: Tree) -> list[Row]:
     """A folder's rows in name order, as stored."""
-    rows: list[Row] = []
-    for name in sorted(tree):
-        item = tree[name]
-        if isinstance(item, str):
-            rows.append((name, "d", 0, 0, 0, 0, 0, item))
-        else:
-            rows.append((name, *item))
-    return rows
+    return [(name, *tree[name]) for name in sorted(tree)]
