@@ -410,6 +410,29 @@ def test_a_crafted_undo_writes_nothing_a_capture_could_not_hold(
     assert not (project / ".git").exists() and not (tmp_path / "outside").exists()
 
 
+def test_a_rewind_saved_before_its_writes_were_kept_is_undone_from_its_trees(
+    project: Path, tmp_path: Path
+) -> None:
+    """A rewind's record as saved before each write's take was kept: its paths and the tree
+    captured before it. The undo puts back what that tree holds, checked as any undo."""
+    d = Driver(project, tmp_path / "data")
+    d.turn()
+    d.tool_round({"a.py": b"chat\n", "new/c.py": b"c\n", "b.py": None})
+    after = state(project)
+    d.rewind(1, take_conflicts=False)
+    journal = d.cp.journal(d.chat, project)
+    rewound = next(r for r in journal.records if r.kind == "rewound")
+    del rewound.rewind["replaced"], rewound.rewind["wrote"]
+    assert sorted(rewound.rewind["written"]) == ["a.py", "b.py", "new", "new/c.py"]
+    rewound.rewind["written"].append(".git/hooks/post-checkout")  # as a crafted one would
+
+    plan = d.undo()
+
+    assert state(project) == after
+    assert sorted(item.path for item in plan.restore) == ["a.py", "b.py", "new", "new/c.py"]
+    assert not (project / ".git").exists()  # no tree holds it: nothing to write there
+
+
 def _change(before: bytes | None, after: bytes | None) -> Any:
     from codecompanion.checkpoints.changes import file_change
     from codecompanion.checkpoints.store import Entry

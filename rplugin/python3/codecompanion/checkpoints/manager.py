@@ -440,7 +440,7 @@ class Checkpoints:
         before = self.record(chat_id, root, "undo", "user", turn=rewound.turn)
         from .rewind import plan_undo
 
-        plan = plan_undo(self.store, rewound.rewind, before.tree, self.settings.limits.exclude)
+        plan = plan_undo(self.store, rewound, before.tree, self.settings.limits.exclude)
         return rewound, before, plan
 
     def plan_revert(

@@ -72,14 +72,12 @@ def plan_rewind(
 
 
 def plan_undo(
-    store: ObjectStore, rewind: Mapping[str, Any], now: str, exclude: frozenset[str]
+    store: ObjectStore, rewound: Record, now: str, exclude: frozenset[str]
 ) -> RestorePlan:
     """Each path a rewind changed gets back what the rewind took from it; one changed since
     the rewind (not what the rewind left) is a conflict."""
     plan = RestorePlan()
-    replaced, wrote = rewind.get("replaced"), rewind.get("wrote")
-    if not isinstance(replaced, dict) or not isinstance(wrote, dict):
-        raise ValueError("the rewind's record lists no paths it changed")
+    replaced, wrote = _writes(store, rewound)
     for path in sorted(replaced):
         try:
             target, left = entry_of(replaced[path]), entry_of(wrote.get(path))
@@ -90,6 +88,22 @@ def plan_undo(
         if not same(target, current):
             add_item(plan, Restore(path, target, current), not same(left, current), exclude)
     return plan
+
+
+def _writes(store: ObjectStore, rewound: Record) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """What each write of a rewind took and left, as its record keeps them. A record saved
+    before rewinds kept them lists the paths written and the tree captured before: what
+    that tree and the record's own hold at each path (as the undo then planned)."""
+    data = rewound.rewind
+    replaced, wrote = data.get("replaced"), data.get("wrote")
+    if isinstance(replaced, dict) and isinstance(wrote, dict):
+        return replaced, wrote
+    written, before = data.get("written"), data.get("before")
+    if not (isinstance(written, list) and isinstance(before, str) and before):
+        raise ValueError("the rewind's record lists no paths it changed")
+    paths = [path for path in written if isinstance(path, str) and path]
+    took = {path: json_entry(store.node(before, path)) for path in paths}
+    return took, {path: json_entry(store.node(rewound.tree, path)) for path in paths}
 
 
 def entry_of(value: object) -> Entry | None:
