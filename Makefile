@@ -64,12 +64,12 @@ run: $(STAMP_RUNTIME) $(CONFINE)
 ## optional tools are missing and what is skipped without them (scripts/needs.sh).
 test: needs $(STAMP_DEV) $(CONFINE) lint typecheck pytest agent-tier
 
-# The real-agent tier inside `make test` where it can run (Python 3.12+ for the agent, a network
-# namespace from unshare); elsewhere one line says it was skipped.
+# The real-agent tier inside `make test` with the agents `make agents` installed (it downloads
+# nothing itself); elsewhere one line says why it was skipped.
 agent-tier:
-	@if sh scripts/python312.sh >/dev/null && unshare -rn true 2>/dev/null; then \
-		$(MAKE) --no-print-directory test-agents; \
-	else echo "real-agent tier skipped: it needs Python 3.12 or later and unshare (make test-agents)" >&2; fi
+	@if ! unshare -rn true 2>/dev/null; then echo "real-agent tier skipped: it needs unshare (a network namespace)" >&2; \
+	elif ! ls $(AGENTS)/*/.stamp-* >/dev/null 2>&1; then echo "real-agent tier skipped: no agent installed (\`make agents\` downloads them, \`make test-agents\` runs the tier)" >&2; \
+	else $(AGENT_TESTS); fi
 
 needs:
 	@sh scripts/needs.sh
@@ -80,25 +80,41 @@ needs:
 test-real: $(STAMP_DEV)
 	CODECOMPANION_REAL=1 $(PY) -m pytest -q -p no:cacheprovider -rsx tests/real $(ARGS)
 
-## agents: the real ACP agents the agent tier drives, each in a venv of its own under .venv-agents/:
-## Mistral Vibe (PyPI mistral-vibe, pinned; it needs Python 3.12 or later, found on PATH or in pyenv).
+## agents: the real ACP agents the agent tier drives, pinned, each in a folder of its own under
+## .venv-agents/: Mistral Vibe (PyPI mistral-vibe; Python 3.12 or later, found on PATH or in pyenv)
+## and Qwen Code (npm @qwen-code/qwen-code; Node.js 20 or later and npm). An agent that cannot be
+## installed here is skipped with one line saying why (its tests then skip too).
 VIBE_VERSION := 2.22.0
+QWEN_VERSION := 0.15.10
 AGENTS := .venv-agents
 PY312 = $(shell sh scripts/python312.sh)
-agents: $(AGENTS)/vibe/.stamp-$(VIBE_VERSION)
+VIBE_STAMP := $(AGENTS)/vibe/.stamp-$(VIBE_VERSION)
+QWEN_STAMP := $(AGENTS)/qwen/.stamp-$(QWEN_VERSION)
+agents:
+	@$(MAKE) --no-print-directory $(VIBE_STAMP) || echo "Mistral Vibe not installed: its tests skip" >&2
+	@$(MAKE) --no-print-directory $(QWEN_STAMP) || echo "Qwen Code not installed: its tests skip" >&2
 
-$(AGENTS)/vibe/.stamp-$(VIBE_VERSION):
+$(VIBE_STAMP):
 	@test -n "$(PY312)" || { echo "Mistral Vibe needs Python 3.12 or later: none found (PATH, pyenv)" >&2; exit 1; }
 	$(PY312) -m venv $(AGENTS)/vibe
 	$(AGENTS)/vibe/bin/pip install -q --upgrade pip
 	$(AGENTS)/vibe/bin/pip install -q mistral-vibe==$(VIBE_VERSION)
 	touch $@
 
+# Qwen Code 0.15 is the last line that runs on Node.js 20 (later ones want 22).
+$(QWEN_STAMP):
+	@node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null || \
+		{ echo "Qwen Code needs Node.js 20 or later: $$(node --version 2>/dev/null || echo 'no node') found" >&2; exit 1; }
+	@command -v $(NPM) >/dev/null || { echo "Qwen Code is installed with npm: $(NPM) not found" >&2; exit 1; }
+	$(NPM) install --silent --no-audit --no-fund --prefix $(AGENTS)/qwen @qwen-code/qwen-code@$(QWEN_VERSION)
+	touch $@
+
 ## test-agents: real ACP agents (`make agents`) through real Neovim against a scripted model on
 ## 127.0.0.1, in a network namespace with only loopback: no connection can leave the machine.
-## `make test` runs it last where it can (the install about 2 minutes once, the tests about 1).
+## `make test` runs it last when the agents are installed (installs about 2 minutes once, tests 2).
+AGENT_TESTS = CODECOMPANION_AGENTS=1 unshare -rn sh -c '$(PY) scripts/loopback_up.py && exec $(PY) -m pytest -q -p no:cacheprovider -rsx tests/agents $(ARGS)'
 test-agents: $(STAMP_DEV) $(CONFINE) agents
-	CODECOMPANION_AGENTS=1 unshare -rn sh -c '$(PY) scripts/loopback_up.py && exec $(PY) -m pytest -q -p no:cacheprovider -rsx tests/agents $(ARGS)'
+	$(AGENT_TESTS)
 
 ## eval: the task suite (eval/tasks) through this plugin and the Lua CodeCompanion (../shared/anchor)
 ## against a real model (default: ../shared/realmodel's server on port 8093), records appended to

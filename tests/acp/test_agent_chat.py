@@ -185,6 +185,24 @@ async def test_each_permission_option_kind_answers_the_agent(tmp_path: Path) -> 
         await chat.close()
 
 
+async def test_a_call_first_met_in_a_question_is_drawn_and_gets_its_result(
+    tmp_path: Path,
+) -> None:
+    approver = ScriptedApprover("approve")
+    chat = agent_chat(tmp_path, approver=approver)
+    try:
+        await chat.turn("asknew ls")
+        assert chat.answers() == ["chosen: o-allow"]
+        tools = ops_of(chat.view, render_ops.Tool)
+        assert [(t.call_id, t.title) for t in tools] == [("qls", "`execute` run ls")]
+        statuses = [(s.call_id, s.status) for s in ops_of(chat.view, render_ops.ToolStatus)]
+        assert ("qls", "success") in statuses
+        result = chat.chat.messages.tool_result("qls")
+        assert result is not None and "ls" in str(result.content)
+    finally:
+        await chat.close()
+
+
 async def test_a_question_open_when_the_turn_stops_is_answered_cancelled(tmp_path: Path) -> None:
     approver = ScriptedApprover(WAIT)
     chat = agent_chat(tmp_path, approver=approver)

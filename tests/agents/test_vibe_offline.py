@@ -9,41 +9,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from tests.support.agent_tier import ROOT, approval_items, open_agent, tool_results, why_not
 from tests.support.nvim import Editor, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 VIBE = Path(os.environ.get("CODECOMPANION_VIBE") or ROOT / ".venv-agents/vibe/bin/vibe-acp")
 
 
-def _why_not() -> str | None:
-    if os.environ.get("CODECOMPANION_AGENTS") != "1":
-        return "the real-agent tier runs with `make test-agents`"
-    if not VIBE.exists():
-        return f"Mistral Vibe is not installed ({VIBE}): `make agents` installs it"
-    names = sorted(name for _index, name in socket.if_nameindex())
-    if names != ["lo"]:
-        return f"not in a network namespace with only loopback (interfaces: {names})"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
-
-
-@pytest.fixture
-def model() -> Iterator[LoopbackServer]:
-    server = LoopbackServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+pytestmark = pytest.mark.skipif(
+    why_not(dict(os.environ), VIBE, "Mistral Vibe") is not None,
+    reason=why_not(dict(os.environ), VIBE, "Mistral Vibe") or "",
+)
 
 
 def vibe_config(tmp_path: Path, server: LoopbackServer) -> Path:
@@ -67,25 +49,7 @@ def vibe_config(tmp_path: Path, server: LoopbackServer) -> Path:
 
 
 def open_vibe(ed: Editor) -> int:
-    before = ed.lua("return require('codecompanion').last_chat()")
-    ed.nvim.command("CodeCompanionChat adapter=mistral_vibe")
-    return int(
-        wait_for(
-            lambda: (b := ed.lua("return require('codecompanion').last_chat()")) != before and b,
-            15,
-        )
-    )
-
-
-def tool_results(server: LoopbackServer) -> list[str]:
-    """The tool results Vibe sent to the model, in order."""
-    found: list[str] = []
-    for request in server.requests:
-        body = request.body if isinstance(request.body, dict) else {}
-        found += [
-            str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool"
-        ]
-    return list(dict.fromkeys(found))
+    return open_agent(ed, "mistral_vibe")
 
 
 Start = Callable[..., Editor]
@@ -148,7 +112,7 @@ def test_vibe_answers_reads_unsaved_text_writes_through_review_and_runs_in_the_s
     ed.send("write no.txt")
     ed.wait_event("CodeCompanionChatDone", count=3, timeout=90)
     assert "Understood, not written." in ed.text(chat) and not (project / "no.txt").exists()
-    kinds = [p["items"] for p in ed.prompts() if p["kind"] == "codecompanion.approval"]
+    kinds = approval_items(ed)
     assert kinds[0] == ["approve", "always", "reject"]  # Vibe offers no reject_always
     # The write is rewound with the chat's checkpoints.
     ed.lua("require('codecompanion').rewind({ turn = 2, code = true, conversation = false })")

@@ -337,6 +337,26 @@ class Scripted:
         except RequestError as exc:
             return await self.say(session_id, f"write failed: {exc.data}")
 
+    async def do_asknew(self, session_id: str, rest: str, prompt: list[Any]) -> str:
+        """A permission question about a call never announced (as Qwen Code asks), then the
+        call's end as an update."""
+        call = ToolCallUpdate(
+            tool_call_id=f"q{rest}",
+            title=f"run {rest}",
+            kind="execute",
+            raw_input={"command": rest},
+        )
+        offered = [PermissionOption(option_id="o-allow", name="Allow", kind="allow_once")]
+        answer = await self.conn.request_permission(
+            session_id=session_id, tool_call=call, options=offered
+        )
+        chosen = getattr(answer.outcome, "option_id", answer.outcome.outcome)
+        done = update_tool_call(
+            f"q{rest}", status="completed", content=[tool_content(text_block(rest))]
+        )
+        await self.conn.session_update(session_id, done)
+        return await self.say(session_id, f"chosen: {chosen}")
+
     async def do_ask(self, session_id: str, rest: str, prompt: list[Any]) -> str:
         kinds = ["allow_once", "allow_always", "reject_once", "reject_always"]
         offered = [PermissionOption(option_id=f"o-{k}", name=k, kind=k) for k in kinds]

@@ -97,6 +97,7 @@ class AgentDriver:
             chat, name, self.updates.content_text, self.updates.known
         )
         self.permissions.allowed_execute = self._allow_command
+        self.permissions.announce = self.updates.announce
         chat.context.meter_source = self.updates.meter  # the agent counts its own context
         self.connection: AgentConnection | None = None
         self._context: list[ContextItem] = []

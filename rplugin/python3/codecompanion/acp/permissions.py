@@ -82,6 +82,7 @@ class AgentPermissions:
         self._known = known  # the call as the agent announced it (kind, input), if it did
         self.remembered: dict[tuple[str, str], ApprovalChoice] = {}
         self.allowed_execute: Callable[[], None] = lambda: None  # a command may run
+        self.announce: Callable[[ToolCallUpdate], None] = lambda _call: None  # draws the call
         self._asking: set[asyncio.Task[ApprovalDecision]] = set()
 
     async def request_permission(
@@ -89,6 +90,7 @@ class AgentPermissions:
     ) -> RequestPermissionResponse:
         """The option the rules or the user chose."""
         tool_call = self._completed(tool_call)
+        self.announce(tool_call)
         kind = tool_call.kind or "other"
         key = call_key(tool_call)
         choice = self._ruled(kind, key)

@@ -199,7 +199,13 @@ class AgentUpdates:
         if update.status in RESULT:
             self._tool_ended(update)
 
-    def _tool_started(self, update: ToolCallStart | ToolCallProgress) -> None:
+    def announce(self, call: ToolCallUpdate) -> None:
+        """A call first met in a permission question (Qwen Code asks before it announces a
+        call): drawn and stored as announced, so its updates and result land on it."""
+        if call.tool_call_id not in self.calls and self.replay != "quiet":
+            self._tool_started(call)
+
+    def _tool_started(self, update: ToolCallStart | ToolCallUpdate) -> None:
         """The call's line, and the call stored (its result comes when it ends)."""
         self.flush_text()
         raw = update.raw_input
@@ -214,7 +220,7 @@ class AgentUpdates:
         )
         self._separate = True
 
-    def _title(self, update: ToolCallStart | ToolCallProgress) -> str:
+    def _title(self, update: ToolCallStart | ToolCallUpdate) -> str:
         kind = update.kind or self.calls.get(update.tool_call_id, ToolCall("", "other", {})).name
         return f"`{kind}` {update.title or ''}".rstrip()
 
@@ -302,7 +308,7 @@ def diff_text(path: str, old: str | None, new: str) -> str:
     return f"```diff\n{body}```" if body else f"(no change to {path})"
 
 
-def _where(update: ToolCallStart | ToolCallProgress) -> str | None:
+def _where(update: ToolCallStart | ToolCallUpdate) -> str | None:
     locations = update.locations or []
     if not locations:
         return None
