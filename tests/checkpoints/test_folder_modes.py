@@ -5,7 +5,10 @@ link, and checkpoints captured before folders had modes restore as they did."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +68,7 @@ def test_a_removed_folder_comes_back_with_its_mode(project: Path, tmp_path: Path
     assert shape(project) == after
 
 
-def test_a_folder_that_withholds_its_owner_gets_its_mode_once_its_files_are_back(
+def test_a_folder_shutting_its_owner_out_gets_its_mode_after_its_files(
     project: Path, tmp_path: Path
 ) -> None:
     (project / "sub" / "inner").chmod(0o500)
@@ -80,6 +83,30 @@ def test_a_folder_that_withholds_its_owner_gets_its_mode_once_its_files_are_back
     assert shape(project) == before  # the files written first, the modes given after
     (project / "sub").chmod(0o755)
     (project / "sub" / "inner").chmod(0o755)  # for the clean-up of a user who is not root
+
+
+def test_the_same_for_root_held_to_modes_as_any_user(tmp_path: Path) -> None:
+    """Root writes into a folder whatever its mode: the test above runs again without root's
+    override of permissions (as every other user runs it), so a write it makes into a folder
+    that shuts its owner out fails there."""
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("not root: the test above is held to modes already")
+    if subprocess.run([*drop, "true"], check=False).returncode != 0:
+        pytest.skip("this root cannot drop its capabilities")
+    test = (
+        f"{__file__}::{test_a_folder_shutting_its_owner_out_gets_its_mode_after_its_files.__name__}"
+    )
+    run = subprocess.run(
+        [*drop, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "1 passed" in run.stdout
 
 
 def test_a_folder_the_user_chmods_is_left_as_the_user_made_it(
