@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.hooks import ChatHooks, HookTable, read_table, settings_table
-from codecompanion.hooks.run import Where, run_hook
+from codecompanion.hooks.run import HookRun, Where, run_hook
 from codecompanion.hooks.table import CallableHook, CommandHook
 from codecompanion.hooks.verdict import verdict
 from codecompanion.messages import ToolCall
@@ -93,6 +93,43 @@ async def test_exit_codes_json_answers_and_functions_as_claude_code_reads_them(
     said = verdict("PreToolUse", runs)
     assert said.blocked and said.reason == "saw ls"
     assert said.notices[-1] == "hook crashes() failed: bad hook"
+
+
+def _answer(label: str, answer: dict[str, Any]) -> HookRun:
+    return HookRun(label, answer=answer)
+
+
+def _pre(decision: str, reason: str = "", **more: Any) -> dict[str, Any]:
+    specific = {"hookEventName": "PreToolUse", "permissionDecision": decision, **more}
+    if reason:
+        specific["permissionDecisionReason"] = reason
+    return {"hookSpecificOutput": specific}
+
+
+def test_pre_tool_use_permission_is_deny_over_ask_over_allow() -> None:
+    allow, ask = _answer("a", _pre("allow")), _answer("b", _pre("ask", "look at it first"))
+    deny = _answer("c", _pre("deny", "never"))
+    assert verdict("PreToolUse", [allow]).permission == "allow"
+    said = verdict("PreToolUse", [allow, ask])
+    assert said.permission == "ask" and said.asking == ["look at it first"]
+    assert verdict("PreToolUse", [ask, allow]).permission == "ask"
+    assert verdict("PreToolUse", [allow, ask, deny]).blocked
+    assert verdict("PreToolUse", [_answer("old", {"decision": "approve"})]).permission == "allow"
+    assert verdict("PreToolUse", [_answer("d", _pre("ask"))]).asking == ["hook d asks"]
+    assert verdict("PostToolUse", [allow]).permission is None  # only before a call
+
+
+def test_pre_tool_use_updated_input_is_taken_once_and_said() -> None:
+    new = {"cmd": "ls -la"}
+    said = verdict("PreToolUse", [_answer("a", _pre("allow", updatedInput=new))])
+    assert said.updated_input == new and said.notices == ["hook a changed the call's arguments"]
+    same = verdict("PreToolUse", [_answer(n, _pre("ask", updatedInput=new)) for n in "ab"])
+    assert same.updated_input == new and not same.blocked
+    other = _answer("b", _pre("allow", updatedInput={"cmd": "rm x"}))
+    differ = verdict("PreToolUse", [_answer("a", _pre("allow", updatedInput=new)), other])
+    assert differ.blocked and differ.updated_input is None
+    assert differ.reason == "hooks gave different arguments for this call"
+    assert verdict("PreToolUse", [_answer("a", _pre("allow", updatedInput="x"))]).notices == []
 
 
 async def test_a_hook_that_hangs_is_killed_at_its_timeout_with_one_line(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .run import BLOCK, HookRun
 
@@ -20,14 +20,23 @@ BLOCKING = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
 TEXT_IS_CONTEXT = ("UserPromptSubmit", "SessionStart")
 
 
+Permission = Literal["allow", "ask"]
+
+
 @dataclass
 class Verdict:
-    """The hooks' word on one event."""
+    """The hooks' word on one event. For PreToolUse, besides a block (deny): `permission`,
+    "ask" (a question whatever the rules say) over "allow" (no question where the rules would
+    spare one), with the reasons an "ask" gave; and `updated_input`, the arguments a hook
+    gave instead of the model's."""
 
     blocked: bool = False
     reasons: list[str] = field(default_factory=list)  # why it was blocked (for the model)
     context: list[str] = field(default_factory=list)  # text the model gets besides
     notices: list[str] = field(default_factory=list)  # one line each for the user
+    permission: Permission | None = None
+    asking: list[str] = field(default_factory=list)  # why a hook asks (shown in the question)
+    updated_input: dict[str, Any] | None = None
 
     @property
     def reason(self) -> str:
@@ -38,6 +47,7 @@ class Verdict:
 def verdict(event: str, runs: list[HookRun]) -> Verdict:
     """The combined word of every hook that ran on `event`."""
     result = Verdict()
+    updates: list[dict[str, Any]] = []
     for run in runs:
         if run.failed is not None:
             result.notices.append(run.failed)
@@ -45,7 +55,44 @@ def verdict(event: str, runs: list[HookRun]) -> Verdict:
             _blocked(result, event, run, run.stderr.strip() or f"blocked by hook {run.label}")
         else:
             _answered(result, event, run)
+            if event == "PreToolUse":
+                _permission(result, run, updates)
+    _updated(result, updates)
     return result
+
+
+def _permission(result: Verdict, run: HookRun, updates: list[dict[str, Any]]) -> None:
+    """PreToolUse's "ask" and "allow" (older hooks: `"decision": "approve"`), and new input."""
+    answer = run.answer
+    specific = answer.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, Mapping) else {}
+    decision = specific.get("permissionDecision")
+    if decision is None and answer.get("decision") == "approve":
+        decision = "allow"
+    if decision == "ask":
+        result.permission = "ask"
+        reason = _text(specific.get("permissionDecisionReason")) or f"hook {run.label} asks"
+        result.asking.append(reason)
+    elif decision == "allow" and result.permission is None:
+        result.permission = "allow"
+    new = specific.get("updatedInput")
+    if isinstance(new, Mapping):
+        updates.append(dict(new))
+        result.notices.append(f"hook {run.label} changed the call's arguments")
+
+
+def _updated(result: Verdict, updates: list[dict[str, Any]]) -> None:
+    """One hook's new arguments are taken; hooks that disagree block the call (which to
+    run cannot be told)."""
+    if not updates or result.blocked:
+        return
+    if any(update != updates[0] for update in updates[1:]):
+        reason = "hooks gave different arguments for this call"
+        result.blocked = True
+        result.reasons.append(reason)
+        result.notices.append(f"PreToolUse blocked: {reason}")
+        return
+    result.updated_input = updates[0]
 
 
 def _blocked(result: Verdict, event: str, run: HookRun, reason: str) -> None:
