@@ -117,6 +117,11 @@ def test_pre_tool_use_permission_is_deny_over_ask_over_allow() -> None:
     assert verdict("PreToolUse", [_answer("old", {"decision": "approve"})]).permission == "allow"
     assert verdict("PreToolUse", [_answer("d", _pre("ask"))]).asking == ["hook d asks"]
     assert verdict("PostToolUse", [allow]).permission is None  # only before a call
+    # The repository's own hook (.claude/settings.json) may ask or deny, never spare a question.
+    theirs = HookRun("t", answer=_pre("allow"), from_project=True)
+    assert verdict("PreToolUse", [theirs]).permission is None
+    asks = HookRun("t", answer=_pre("ask", "why"), from_project=True)
+    assert verdict("PreToolUse", [asks]).permission == "ask"
 
 
 def test_pre_tool_use_updated_input_is_taken_once_and_said() -> None:

@@ -36,6 +36,7 @@ class HookRun:
     stderr: str = ""
     answer: dict[str, Any] = field(default_factory=dict)  # its JSON (or dict) answer
     failed: str | None = None
+    from_project: bool = False  # a hook of the project's settings files, not the user's
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ async def _command(hook: CommandHook, event: dict[str, Any], where: Where) -> Ho
         said = _first_line(finished.stderr) or _first_line(out) or "no message"
         failed = f"hook {label} exit {code}: {said}"
     answer = _json(out) if code == 0 else {}
-    return HookRun(label, code, out, finished.stderr, answer, failed)
+    return HookRun(label, code, out, finished.stderr, answer, failed, hook.from_project)
 
 
 async def _function(hook: CallableHook, event: dict[str, Any]) -> HookRun:

@@ -55,6 +55,11 @@ class CommandHook:
         first = self.command.strip().splitlines()[0] if self.command.strip() else ""
         return f"`{first[:60]}`"
 
+    @property
+    def from_project(self) -> bool:
+        """True for a hook of the project's own settings files (the repository wrote it)."""
+        return self.source in SETTINGS_FILES
+
 
 @dataclass(frozen=True)
 class CallableHook:

@@ -8,11 +8,14 @@ is always said to the user too: no hook blocks silently.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .run import BLOCK, HookRun
+
+log = logging.getLogger("codecompanion.hooks")
 
 # Events a block stops (or, after a tool, tells the model about); on the others a block is
 # only said to the user.
@@ -73,6 +76,9 @@ def _permission(result: Verdict, run: HookRun, updates: list[dict[str, Any]]) ->
         result.permission = "ask"
         reason = _text(specific.get("permissionDecisionReason")) or f"hook {run.label} asks"
         result.asking.append(reason)
+    elif decision == "allow" and run.from_project:
+        # The repository's own hook cannot spare a question: only the user's hooks can.
+        log.info("hook %s (project settings) allows a call: asked as usual", run.label)
     elif decision == "allow" and result.permission is None:
         result.permission = "allow"
     new = specific.get("updatedInput")
