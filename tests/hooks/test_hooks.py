@@ -127,9 +127,9 @@ def test_pre_tool_use_permission_is_deny_over_ask_over_allow() -> None:
 def test_pre_tool_use_updated_input_is_taken_once_and_said() -> None:
     new = {"cmd": "ls -la"}
     said = verdict("PreToolUse", [_answer("a", _pre("allow", updatedInput=new))])
-    assert said.updated_input == new and said.notices == ["hook a changed the call's arguments"]
+    assert said.updated_input == new and said.changed_by == ["a"] and said.notices == []
     same = verdict("PreToolUse", [_answer(n, _pre("ask", updatedInput=new)) for n in "ab"])
-    assert same.updated_input == new and not same.blocked
+    assert same.updated_input == new and not same.blocked and same.changed_by == ["a", "b"]
     other = _answer("b", _pre("allow", updatedInput={"cmd": "rm x"}))
     differ = verdict("PreToolUse", [_answer("a", _pre("allow", updatedInput=new)), other])
     assert differ.blocked and differ.updated_input is None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
-from tests.support.hook_scripts import BLOCK_RM, FORMAT, hook_command
+from tests.support.hook_scripts import BLOCK_RM, FORMAT, SWAP, hook_command
 from tests.support.nvim import Editor, ProjectNvim, wait_for
 
 
@@ -46,6 +46,36 @@ def test_a_pre_tool_use_hook_blocks_rm_rf_and_the_model_reads_why(
     assert (project / "build").is_dir()
     assert not [p for p in ed.prompts() if "rm -rf" in (p["prompt"] or "")]  # never asked
     assert "blocked PreToolUse: rm -rf is not allowed here" in ed.text(bufnr)
+
+
+def test_a_hook_that_changes_a_command_and_asks_shows_what_will_run(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, tmp_path: Path
+) -> None:
+    # The allow rule would run `echo one` unasked: the hook's "ask" is asked all the same,
+    # about the command it put in place.
+    command = hook_command(tmp_path / "hooks", "swap", SWAP) + " ask"
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "run_command", {"cmd": "echo one"})]), openai_text("it said two")
+    )
+    allow = "opts = {'tools': {'run_command': {'allow': ['echo *']}}}\n"
+    ed = project_nvim(allow + _hooks("PreToolUse", "Bash", command))
+    bufnr = ed.open_chat()
+    ed.send("say one with @{run_command}")
+    # While it is asked, the tool line already shows the command that will run.
+    wait_for(lambda: ed.prompts(), timeout=20)
+    wait_for(lambda: "echo two" in ed.text(bufnr))
+    assert "echo one" not in ed.text(bufnr).split("say one with")[-1]
+    ed.answer("approve")
+    ed.wait_event("CodeCompanionChatDone", timeout=20)
+    asked = [p["prompt"] for p in ed.prompts() if "echo" in (p["prompt"] or "")]
+    assert len(asked) == 1, asked
+    assert asked[0].startswith(
+        "A hook asks (one became two: look first): Run the command `echo two`?"
+    )
+    result = chat_requests(provider_server)[1]["messages"][-1]["content"]
+    assert "two" in result and "a hook changed this call's arguments" in result
+    text = ed.text(bufnr)
+    assert "changed the call's arguments" in text and "echo two" in text, text
 
 
 def test_a_post_tool_use_hook_formats_the_edited_file(

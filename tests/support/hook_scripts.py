@@ -27,3 +27,16 @@ def hook_command(folder: Path, name: str, text: str) -> str:
     path = folder / f"{name}.py"
     path.write_text(text)
     return f"{sys.executable} {path}"
+
+
+# Claude Code's way of changing a call: copy tool_input, change `command`, answer updatedInput;
+# with the argument `ask`, ask the user too.
+SWAP = """\
+import json, sys
+tool_input = json.load(sys.stdin)["tool_input"]
+tool_input["command"] = tool_input["command"].replace("one", "two")
+said = {"hookEventName": "PreToolUse", "updatedInput": tool_input}
+if sys.argv[1:] == ["ask"]:
+    said.update(permissionDecision="ask", permissionDecisionReason="one became two: look first")
+print(json.dumps({"hookSpecificOutput": said}))
+"""

@@ -24,6 +24,7 @@ from tests.support.tools import call, make, simple
 def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
     assert rules_for("call") == [
         "deny rules",
+        "hook asks",
         "call written as text",
         "leaving the sandbox",
         "allow rules",
@@ -31,6 +32,7 @@ def test_the_policy_is_an_ordered_list_of_named_rules() -> None:
         "edits mode",
         "always (this command)",
         "unreadable command line",
+        "hook allows",
         "always (this tool)",
         "yolo",
         "tool needs no approval",

@@ -320,8 +320,9 @@ class Chat:
             title = transcript.tool_title(call)
             self.view.render([Tool(call_id=call.id, title=title, status=status)])
         else:
-            # The arguments that run: edited ones replace the model's.
-            running = transcript.tool_title(call) if status == "running" else None
+            # The arguments that run: edited ones (by the user, a hook) replace the model's.
+            shown = status in ("running", "awaiting_approval")
+            running = transcript.tool_title(call) if shown else None
             if status == "running":
                 self._ran_arguments[call.id] = dict(call.arguments)
             self.view.render(

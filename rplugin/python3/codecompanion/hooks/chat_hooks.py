@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..messages import ToolCall, ToolResult
 from .run import Where, run_hook
 from .table import CLAUDE_NAMES, HookTable
+from .tool_input import from_hook, hook_input
 from .verdict import Verdict, verdict
 
 log = logging.getLogger("codecompanion.hooks")
@@ -58,13 +58,25 @@ class ChatHooks:
         runs = await asyncio.gather(*(run_hook(hook, data, where) for hook in hooks))
         result = verdict(event, list(runs))
         for line in result.notices:
-            log.warning("%s", line)
-            self.say(line)
+            self._tell(line)
         return result
 
+    def _tell(self, line: str) -> None:
+        log.warning("%s", line)
+        self.say(line)
+
     async def before_tool(self, call: ToolCall, args: Mapping[str, Any]) -> Verdict:
-        """PreToolUse: a block refuses the call, its reason the call's result."""
-        return await self.fire("PreToolUse", self._tool(call, args), call.name)
+        """PreToolUse: a block refuses the call, its reason the call's result; `updated_input`
+        is the arguments to run with instead, as the tool names them (None: unchanged)."""
+        said = await self.fire("PreToolUse", self._tool(call, args), call.name)
+        if said.updated_input is None:
+            return said
+        new = from_hook(args, said.updated_input, self.where().cwd)
+        said.updated_input = None if new == dict(args) else new
+        if said.updated_input is not None:
+            for label in said.changed_by:
+                self._tell(f"hook {label} changed the call's arguments")
+        return said
 
     async def after_tool(
         self, call: ToolCall, args: Mapping[str, Any], result: ToolResult
@@ -75,19 +87,11 @@ class ChatHooks:
         return await self.fire("PostToolUse", payload, call.name)
 
     def _tool(self, call: ToolCall, args: Mapping[str, Any]) -> dict[str, Any]:
-        """A call as Claude Code's hooks read it: `tool_name`, `tool_input`, `tool_use_id`;
-        the input also under the names its tools use (`command`, an absolute `file_path`)."""
-        tool_input = dict(args)
-        if isinstance(args.get("cmd"), str):
-            tool_input.setdefault("command", args["cmd"])
-        path = args.get("filepath")
-        if isinstance(path, str) and path.strip():
-            full = os.path.join(str(self.where().cwd), os.path.expanduser(path.strip()))
-            tool_input.setdefault("file_path", os.path.normpath(full))
+        """A call as Claude Code's hooks read it: `tool_name`, `tool_input`, `tool_use_id`."""
         return {
             "tool_name": call.name,
             "claude_tool_name": CLAUDE_NAMES.get(call.name, call.name),
-            "tool_input": tool_input,
+            "tool_input": hook_input(args, self.where().cwd),
             "tool_use_id": call.id,
         }
 

@@ -40,6 +40,7 @@ class Verdict:
     permission: Permission | None = None
     asking: list[str] = field(default_factory=list)  # why a hook asks (shown in the question)
     updated_input: dict[str, Any] | None = None
+    changed_by: list[str] = field(default_factory=list)  # the hooks that gave updated_input
 
     @property
     def reason(self) -> str:
@@ -50,7 +51,7 @@ class Verdict:
 def verdict(event: str, runs: list[HookRun]) -> Verdict:
     """The combined word of every hook that ran on `event`."""
     result = Verdict()
-    updates: list[dict[str, Any]] = []
+    updates: list[tuple[str, dict[str, Any]]] = []
     for run in runs:
         if run.failed is not None:
             result.notices.append(run.failed)
@@ -64,7 +65,7 @@ def verdict(event: str, runs: list[HookRun]) -> Verdict:
     return result
 
 
-def _permission(result: Verdict, run: HookRun, updates: list[dict[str, Any]]) -> None:
+def _permission(result: Verdict, run: HookRun, updates: list[tuple[str, dict[str, Any]]]) -> None:
     """PreToolUse's "ask" and "allow" (older hooks: `"decision": "approve"`), and new input."""
     answer = run.answer
     specific = answer.get("hookSpecificOutput")
@@ -83,22 +84,22 @@ def _permission(result: Verdict, run: HookRun, updates: list[dict[str, Any]]) ->
         result.permission = "allow"
     new = specific.get("updatedInput")
     if isinstance(new, Mapping):
-        updates.append(dict(new))
-        result.notices.append(f"hook {run.label} changed the call's arguments")
+        updates.append((run.label, dict(new)))
 
 
-def _updated(result: Verdict, updates: list[dict[str, Any]]) -> None:
+def _updated(result: Verdict, updates: list[tuple[str, dict[str, Any]]]) -> None:
     """One hook's new arguments are taken; hooks that disagree block the call (which to
     run cannot be told)."""
     if not updates or result.blocked:
         return
-    if any(update != updates[0] for update in updates[1:]):
+    if any(update != updates[0][1] for _label, update in updates[1:]):
         reason = "hooks gave different arguments for this call"
         result.blocked = True
         result.reasons.append(reason)
         result.notices.append(f"PreToolUse blocked: {reason}")
         return
-    result.updated_input = updates[0]
+    result.updated_input = updates[0][1]
+    result.changed_by = [label for label, _update in updates]
 
 
 def _blocked(result: Verdict, event: str, run: HookRun, reason: str) -> None:

@@ -109,6 +109,20 @@ _COMMAND_ARGUMENT = (("run_command", "cmd"),)
 
 
 @dataclass(frozen=True)
+class HookWord:
+    """What the PreToolUse hooks said about asking for a call: "ask" (with their reasons, shown
+    in the question) or "allow" (only the user's own hooks may say it)."""
+
+    permission: Literal["allow", "ask"]
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def asks(self) -> bool:
+        """True when a hook asks for the user's word."""
+        return self.permission == "ask"
+
+
+@dataclass(frozen=True)
 class Question:
     """One question for the gate; `tool` is the call it is about (if any)."""
 
@@ -116,6 +130,7 @@ class Question:
     text: str = ""
     tool: Invocation | None = None
     approve_all: bool = False  # the user chose "approve all pending" earlier in the batch
+    hook: HookWord | None = None  # the PreToolUse hooks' word on asking for this call
 
     @cached_property
     def key(self) -> str:
@@ -296,6 +311,24 @@ async def _deny_rules(question: Question, context: PolicyContext) -> Ruling | No
     return None
 
 
+async def _hook_asks(question: Question, context: PolicyContext) -> Ruling | None:
+    # A PreToolUse hook that asks gets a question, whatever the rules, "always" or YOLO say
+    # (the doubts about a line it runs are shown too).
+    if question.hook is None or not question.hook.asks:
+        return None
+    return Ruling("ask", "a hook asks", doubts=doubts(*_call(question)))
+
+
+async def _hook_allows(question: Question, context: PolicyContext) -> Ruling | None:
+    # The user's own PreToolUse hook that allows a call spares its question, as an allow rule
+    # would; what must always be asked (a call written as text, leaving the sandbox, a line the
+    # rules cannot read) is decided before it, and paths outside the project are questions of
+    # their own.
+    if question.hook is None or question.hook.asks:
+        return None
+    return Ruling("allow", "allowed by a hook")
+
+
 async def _text_call_asks(question: Question, context: PolicyContext) -> Ruling | None:
     # A call read from the answer's text (recovered, or a prompt-mode block with prose after
     # it) is asked about: the model may be quoting text it read.
@@ -406,12 +439,14 @@ async def _approved_edit(question: Question, context: PolicyContext) -> Ruling |
     return None
 
 
-# Order is the policy: deny before anything; leaving the sandbox is always a question; the
-# sandbox (in the modes that trust it) before the doubt about a line, since the kernel, not the
-# reader, bounds what it does; a remembered exact line before that doubt; the doubt before
-# anything blanket (a tool-wide "always", YOLO, approve-all).
+# Order is the policy: deny before anything; a hook's "ask" before anything that allows;
+# leaving the sandbox is always a question; the sandbox (in the modes that trust it) before the
+# doubt about a line, since the kernel, not the reader, bounds what it does; a remembered exact
+# line before that doubt; the doubt before anything blanket (a hook's "allow", a tool-wide
+# "always", YOLO, approve-all).
 POLICY: tuple[Rule, ...] = (
     PolicyRule("deny rules", _CALL, _deny_rules),
+    PolicyRule("hook asks", _CALL, _hook_asks),
     PolicyRule("call written as text", _CALL, _text_call_asks),
     PolicyRule("leaving the sandbox", _CALL, _leaving_sandbox),
     PolicyRule("allow rules", _CALL, _allow_rules),
@@ -419,6 +454,7 @@ POLICY: tuple[Rule, ...] = (
     PolicyRule("edits mode", _CALL_AND_REVIEW, _edits_mode),
     PolicyRule("always (this command)", _CALL, _remembered_command),
     PolicyRule("unreadable command line", _CALL, _unreadable_line),
+    PolicyRule("hook allows", _CALL, _hook_allows),
     PolicyRule("always (this tool)", _CALL, _remembered_tool),
     PolicyRule("yolo", _CALL_AND_REVIEW, _yolo),
     PolicyRule("tool needs no approval", _CALL, _needs_no_approval),

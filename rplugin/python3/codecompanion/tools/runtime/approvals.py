@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ...ports import (
@@ -24,6 +24,7 @@ from ...ports import (
 from ..model import arguments
 from ..model.contract import Invocation, QuestionKind, default_prompt
 from .approval_policy import (
+    HookWord,
     Question,
     approval_key,
     blanket_allowed,
@@ -74,6 +75,14 @@ def _why_asked(unsure: tuple[str, ...]) -> str:
     return f" (asked because the rules cannot tell what it runs: {'; '.join(unsure)})"
 
 
+def _hook_note(hook: HookWord | None) -> str:
+    """What starts a question a PreToolUse hook asked for: the hooks' reasons (first, so a
+    prompt cut to one row still shows them)."""
+    if hook is None or not hook.asks:
+        return ""
+    return f"A hook asks ({'; '.join(hook.reasons) or 'no reason given'}): "
+
+
 def _sent(tool: Invocation) -> dict[str, Any]:
     """The arguments to show: the call's, without the nulls its binding added for optional
     parameters the model never sent (`unconfined: null`)."""
@@ -111,9 +120,12 @@ class ApprovalGate:
             f" ({reason})" if reason else "",
         )
 
-    async def check(self, tool: Invocation, *, queued: int, approve_all: bool) -> Verdict:
-        """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's."""
-        question = Question("call", tool=tool, approve_all=approve_all)
+    async def check(
+        self, tool: Invocation, *, queued: int, approve_all: bool, hook: HookWord | None = None
+    ) -> Verdict:
+        """The verdict for `tool`; `queued` calls wait behind it, `approve_all` is the batch's,
+        `hook` the PreToolUse hooks' word on asking."""
+        question = Question("call", tool=tool, approve_all=approve_all, hook=hook)
         rule, ruling = await decide(question, self.system)
         key = question.key
         if ruling.action == "deny":
@@ -125,7 +137,7 @@ class ApprovalGate:
             return Verdict("run", approved=ruling.approved, reason=reason)
         if ruling.doubts:
             self._log(tool, "asks: the rules cannot tell what it runs", ", ".join(ruling.doubts))
-        return await self._ask(tool, key, queued, ruling.doubts)
+        return await self._ask(tool, key, queued, ruling.doubts, _hook_note(hook))
 
     async def confirm(self, kind: QuestionKind, text: str, tool: Invocation | None = None) -> bool:
         """A yes/no question (a path outside the project, a redirect, the round cap, ...)."""
@@ -182,7 +194,7 @@ class ApprovalGate:
         return Verdict("reject")
 
     async def _ask(
-        self, tool: Invocation, key: str, queued: int, unsure: tuple[str, ...] = ()
+        self, tool: Invocation, key: str, queued: int, unsure: tuple[str, ...], note: str
     ) -> Verdict:
         argument = command_argument(tool)
         editable = (
@@ -198,7 +210,7 @@ class ApprovalGate:
             chat_id=self.system.chat_id,
             tool_name=tool.name,
             call_id=tool.call.id,
-            prompt=prompt + _why_asked(unsure) + _unconfined(tool, self.system),
+            prompt=note + prompt + _why_asked(unsure) + _unconfined(tool, self.system),
             arguments=_sent(tool),
             choices=choices,
             editable_text=editable,
@@ -208,7 +220,9 @@ class ApprovalGate:
         # These are the only places the two events fire: exactly once per question.
         data = {"id": self.system.chat_id, "name": tool.name, "call_id": tool.call.id}
         self.system.reporter.fire("ToolApprovalRequested", data)
-        self.system.reporter.status(tool.call, "awaiting_approval", request.prompt)
+        # The tool line shows the arguments that will run (after a repair or a hook's change).
+        shown = replace(tool.call, arguments=request.arguments)
+        self.system.reporter.status(shown, "awaiting_approval", request.prompt)
         choice = "cancel"
         try:
             decision = await self.system.approver.ask(request)

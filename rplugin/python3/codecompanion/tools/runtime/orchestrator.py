@@ -12,6 +12,7 @@ ToolResult. `BatchResults` (protocol.py) keeps the rule that every call id gets 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from ...messages import Status, ToolCall, ToolResult
 from ..model import arguments
 from ..model.contract import Invocation, Reply, default_output
 from ..model.registry import ToolEntry
+from .approval_policy import HookWord
 from .approvals import ApprovalGate, CallQuestions, Verdict
 from .protocol import BatchResults, CallContext, capped
 
@@ -37,6 +39,7 @@ class CallRun:
     code: Invocation | None = None  # the call's own state and steps, once it is bound
     started: bool = False  # got as far as setup: its exit is owed
     notes: list[str] = field(default_factory=list)
+    hook: HookWord | None = None  # the PreToolUse hooks' "ask" or "allow"
 
 
 Step = Callable[[CallRun], Awaitable[Reply | None]]
@@ -224,14 +227,37 @@ class Orchestrator:
         return reply if reply is not None else await self._approve(run)
 
     async def _hooked_before(self, run: CallRun) -> Reply | None:
-        """PreToolUse hooks, before any question: a block is the call's error, with the reason."""
+        """PreToolUse hooks, before any question: a block is the call's error, with the reason;
+        their context heads the result; an "ask" or "allow" goes to the gate; new arguments
+        replace the model's."""
         hooks = self.context.hooks
         if hooks is None or run.code is None:
             return None
         said = await hooks.before_tool(run.call, run.code.args)
-        if not said.blocked:
+        run.notes += [f"A hook before this call says: {text}" for text in said.context]
+        if said.blocked:
+            return _failed(f"A hook blocked this call: {said.reason}", "blocked by a hook")
+        if said.permission is not None:
+            run.hook = HookWord(said.permission, tuple(said.asking))
+        if said.updated_input is None:
             return None
-        return _failed(f"A hook blocked this call: {said.reason}", "blocked by a hook")
+        return await self._hook_arguments(run, said.updated_input)
+
+    async def _hook_arguments(self, run: CallRun, given: dict[str, Any]) -> Reply | None:
+        """The call with the arguments a hook gave: checked against the tool's schema as the
+        model's are (invalid: one line to the model, nothing runs), then set up again."""
+        code, entry = run.code, run.entry
+        assert code is not None and entry is not None
+        args, _coerced = arguments.conform(given, entry.tool.parameters)
+        problems = arguments.violations(args, entry.tool.parameters, entry.validator())
+        if problems:
+            listed = " ".join("; ".join(problems).split())  # one line
+            message = f"A hook gave this call arguments {code.name} cannot take: {listed}"
+            return _failed(message, "invalid arguments from a hook")
+        code.edited(args)
+        shown = json.dumps(args, ensure_ascii=False)
+        run.notes.append(f"Note: a hook changed this call's arguments; it runs with {shown}.")
+        return await self._setup(run)
 
     async def _hooked_after(self, run: CallRun, reply: Reply) -> Reply:
         """PostToolUse hooks: what they tell the model joins the call's answer."""
@@ -287,11 +313,13 @@ class Orchestrator:
         queued = sum(
             1 for other in self.runs[run.index + 1 :] if not self.answers.has(other.call.id)
         )
-        decides = code.own_approval
-        if decides is not None:
-            verdict = await self.gate.decided_by(code, decides)
-        else:
-            verdict = await self.gate.check(code, queued=queued, approve_all=self.approve_all)
+        decides, hook = code.own_approval, run.hook
+        verdict = None if decides is None else await self.gate.decided_by(code, decides)
+        # A tool's own approval step decides first; a hook's "ask" is asked after its yes.
+        if verdict is None or (hook is not None and hook.asks and verdict.action == "run"):
+            verdict = await self.gate.check(
+                code, queued=queued, approve_all=self.approve_all, hook=hook
+            )
         code.approved = verdict.approved
         self.approve_all = self.approve_all or verdict.approve_all
         return await self._follow(run, code, verdict)
