@@ -108,6 +108,24 @@ async def test_a_hook_of_the_projects_settings_cannot_spare_a_question(tmp_path:
     assert chat.final_status("c1") == "success"
 
 
+async def test_arguments_a_project_settings_hook_changed_are_asked_about(tmp_path: Path) -> None:
+    command = hook_command(tmp_path / "hooks", "swap", SWAP)
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+    table = read_table({"PreToolUse": [entry]}, ".claude/settings.json", functions=False)
+    approver = ScriptedApprover(default="reject")
+    rules = {"run_command": {"allow": ["echo *"]}}
+    system, chat = builtin_system(tmp_path, "agent", approver=approver, tool_opts=rules)
+    _hook(system, tmp_path, table)
+    await system.run([ToolCall("c1", "run_command", {"cmd": "echo one"})])
+    assert approver.prompts == [
+        "A hook asks (a hook of the project's settings changed the arguments): "
+        "Run the command `echo two`? (unconfined)"
+    ]
+    await system.run([ToolCall("c2", "run_command", {"cmd": "echo same"})])  # unchanged
+    assert len(approver.requests) == 1
+    assert [chat.final_status(c) for c in ("c1", "c2")] == ["rejected", "success"]
+
+
 async def test_updated_input_runs_and_the_question_shows_what_will_run(tmp_path: Path) -> None:
     command = hook_command(tmp_path / "hooks", "swap", SWAP)
     approver = ScriptedApprover(default="approve")

@@ -73,9 +73,14 @@ class ChatHooks:
             return said
         new = from_hook(args, said.updated_input, self.where().cwd)
         said.updated_input = None if new == dict(args) else new
-        if said.updated_input is not None:
-            for label in said.changed_by:
-                self._tell(f"hook {label} changed the call's arguments")
+        if said.updated_input is None:
+            return said
+        for label in said.changed_by:
+            self._tell(f"hook {label} changed the call's arguments")
+        if said.changed_by_project:
+            # What runs is the repository's doing: the user sees it before it runs.
+            said.permission = "ask"
+            said.asking.append("a hook of the project's settings changed the arguments")
         return said
 
     async def after_tool(

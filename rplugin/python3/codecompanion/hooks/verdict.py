@@ -41,6 +41,7 @@ class Verdict:
     asking: list[str] = field(default_factory=list)  # why a hook asks (shown in the question)
     updated_input: dict[str, Any] | None = None
     changed_by: list[str] = field(default_factory=list)  # the hooks that gave updated_input
+    changed_by_project: bool = False  # one of them is a hook of the project's settings
 
     @property
     def reason(self) -> str:
@@ -85,6 +86,7 @@ def _permission(result: Verdict, run: HookRun, updates: list[tuple[str, dict[str
     new = specific.get("updatedInput")
     if isinstance(new, Mapping):
         updates.append((run.label, dict(new)))
+        result.changed_by_project = result.changed_by_project or run.from_project
 
 
 def _updated(result: Verdict, updates: list[tuple[str, dict[str, Any]]]) -> None:
