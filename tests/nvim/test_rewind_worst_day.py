@@ -216,6 +216,33 @@ def test_folder_modes_a_command_changed_or_removed_are_put_back(
     assert tree_digest(project / ".git") == git
 
 
+def test_a_folder_mode_both_changed_is_asked_about_with_both_modes_shown(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
+) -> None:
+    (project / "sub").mkdir()
+    (project / "sub").chmod(0o755)
+    command_turn(provider_server, "chmod 700 sub")
+    ed = project_nvim(ALLOW, setup={"yolo": True})
+    run_turn(ed)
+    (project / "sub").chmod(0o750)  # the user too, by hand, after the turn
+
+    ed.lua("require('codecompanion').rewind({ turn = 1, code = true, conversation = false })")
+    wait_for(lambda: len(ed.prompts()) == 1, timeout=40)
+    assert "sub was changed by you and by the chat" in ed.prompts()[0]["prompt"]
+    ed.answer("Show the diff")
+    wait_for(lambda: len(ed.prompts()) == 2, timeout=40)
+    shown = ed.lua(
+        "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('codecompanion://rewind-diff'), 0, -1, 0)"
+    )
+    assert shown == ["sub: yours is a folder (mode 750), the checkpoint's is a folder (mode 755)"]
+    ed.answer("Take the checkpoint")
+    done = dict(ed.wait_event("CodeCompanionRewind", timeout=40)[-1]["data"])
+    assert done["files"] == ["sub"]
+    assert stat.S_IMODE((project / "sub").stat().st_mode) == 0o755
+    undo(ed)
+    assert stat.S_IMODE((project / "sub").stat().st_mode) == 0o750
+
+
 def test_a_crafted_checkpoint_naming_git_writes_nothing_there(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, tmp_path: Path
 ) -> None:

@@ -3,6 +3,7 @@ or the user (everything between them)."""
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 
 from ..tools.diffs import Hunk, apply_hunks, hunks
@@ -187,6 +188,30 @@ def file_changes(store: ObjectStore, paths: set[str], old: str, new: str) -> lis
         if not same(before, after):
             found.append(file_change(path, before, after, read))
     return found
+
+
+@dataclass(frozen=True)
+class Version:
+    """One side of a path both the user and the chat changed: what it is, in words, and its
+    bytes (a file's, or a link's target; None for a folder or nothing)."""
+
+    what: str
+    data: bytes | None
+
+
+def described(entry: Entry | None) -> str:
+    """What an entry is in a few words: `a file (mode 644)`, `a folder (mode 700)`, `a link`,
+    `nothing`."""
+    if entry is None:
+        return "nothing"
+    mode = f" (mode {stat.S_IMODE(entry.mode):o})"
+    if entry.kind == "d":
+        return "a folder" + (mode if entry.mode else "")  # 0: captured before folders had modes
+    if entry.kind == "l":
+        return "a link"
+    if entry.kind == "x":
+        return "a FIFO, socket or device"
+    return "a file" + mode
 
 
 def _kind(entry: Entry | None) -> str:

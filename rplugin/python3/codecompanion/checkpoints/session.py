@@ -17,7 +17,7 @@ from ..messages import MessageStore
 from ..ports import ChatView
 from ..render_ops import SetVar
 from .activity import Round, lstat_mark
-from .changes import FileChange, summary
+from .changes import FileChange, Version, described, summary
 from .journal import By, Kind, Record
 from .manager import Checkpoints, Closed, Restored, TurnInfo, Waiting
 
@@ -132,10 +132,8 @@ class CheckpointChat(Protocol):
 class RewindAsker(Protocol):
     """The questions a rewind asks the user, and the buffers it keeps in step."""
 
-    async def conflict(
-        self, chat_id: str, path: str, mine: bytes | None, checkpoint: bytes | None
-    ) -> bool:
-        """A file both the user and the chat changed: True takes the checkpoint's version."""
+    async def conflict(self, chat_id: str, path: str, mine: Version, checkpoint: Version) -> bool:
+        """A path both the user and the chat changed: True takes the checkpoint's version."""
         ...
 
     async def unsaved(self, paths: list[str]) -> list[str]:
@@ -530,11 +528,11 @@ class ChatCheckpoints:
                 done.kept.append(absolute[path].path)
         return items
 
-    def _contents(self, item: Restore) -> tuple[bytes | None, bytes | None]:
-        def read(entry: Entry | None) -> bytes | None:
+    def _contents(self, item: Restore) -> tuple[Version, Version]:
+        def read(entry: Entry | None) -> Version:
             if entry is None or entry.kind not in ("f", "l") or not entry.oid:
-                return None
-            return self.manager.read(entry.oid)
+                return Version(described(entry), None)
+            return Version(described(entry), self.manager.read(entry.oid))
 
         return read(item.current), read(item.target)
 

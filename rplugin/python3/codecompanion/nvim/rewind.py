@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from ..checkpoints import ChatCheckpoints
-from ..checkpoints.changes import FileChange, text_lines
+from ..checkpoints.changes import FileChange, Version, text_lines
 from ..tools.diffs import unified
 from .bridge import Bridge
 from .pickers import pick, pick_index
@@ -20,9 +20,7 @@ class NvimRewindAsker:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
 
-    async def conflict(
-        self, chat_id: str, path: str, mine: bytes | None, checkpoint: bytes | None
-    ) -> bool:
+    async def conflict(self, chat_id: str, path: str, mine: Version, checkpoint: Version) -> bool:
         """Keep mine / take the checkpoint / show the diff (then asked again)."""
         choices = ["Keep mine", "Take the checkpoint", "Show the diff"]
         while True:
@@ -30,11 +28,7 @@ class NvimRewindAsker:
             answer = await pick(self.bridge, prompt, choices)
             if answer != "Show the diff":
                 return answer == "Take the checkpoint"
-            old, new = text_lines(mine), text_lines(checkpoint)
-            if old is None or new is None:
-                lines = [f"{path}: binary file, no text diff"]
-            else:
-                lines = unified(f"{path} (yours → checkpoint)", old, new)[0].split("\n")
+            lines = _difference(path, mine, checkpoint)
             self.bridge.notify_lua("codecompanion.editor", "scratch", "rewind-diff", lines)
             choices = choices[:2]
 
@@ -118,3 +112,17 @@ async def changes_payload(session: ChatCheckpoints, since_turn: int | None) -> d
         "since_turn": since_turn or 1,
         "files": [change_payload(root, c) for c in found],
     }
+
+
+def _difference(path: str, mine: Version, checkpoint: Version) -> list[str]:
+    """The diff view's lines: what each side is when that differs (a folder's mode, a file's
+    mode, a link for a file), then the text diff of their bytes."""
+    lines: list[str] = []
+    if mine.what != checkpoint.what:
+        lines.append(f"{path}: yours is {mine.what}, the checkpoint's is {checkpoint.what}")
+    if mine.data == checkpoint.data:  # the same bytes, or none (folders)
+        return lines
+    old, new = text_lines(mine.data), text_lines(checkpoint.data)
+    if old is None or new is None:
+        return [*lines, f"{path}: binary file, no text diff"]
+    return [*lines, *unified(f"{path} (yours → checkpoint)", old, new)[0].split("\n")]
