@@ -173,6 +173,7 @@ async def test_each_permission_option_kind_answers_the_agent(tmp_path: Path) -> 
             "chosen: o-reject_always",
         ]
         assert [r.choices for r in approver.requests][0] == ("approve", "always", "reject", "never")
+        assert approver.requests[0].arguments["always"] == "allow_always"  # the agent's words
         # "always" and "never" answer the same call again without asking.
         await chat.turn("ask b")
         await chat.turn("ask d")

@@ -98,6 +98,9 @@ def test_qwen_answers_reads_unsaved_text_writes_through_review_and_asks_for_comm
     assert ed.lines(code_buf)[0] == "a = 10"
     assert (project / "made.txt").exists() and "All done." in ed.text(chat)
     assert "`execute` echo ran; touch made.txt" in ed.text(chat)  # asked before announced
+    # Qwen Code's "always" reaches further than the call (the question's preview says so): a
+    # wildcard rule it writes into the project's settings itself.
+    assert "Bash(touch *)" in (project / ".qwen" / "settings.json").read_text()
     assert approval_items(ed) == [["approve", "always", "reject"]] * 3  # no reject_always
     changes = ed.lua("return require('codecompanion').changes()")
     assert ("code.py", "modified") in [(c["path"], c["status"]) for c in changes]

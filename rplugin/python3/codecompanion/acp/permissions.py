@@ -149,6 +149,9 @@ class AgentPermissions:
         shown = self._describe(tool_call)
         if shown:
             arguments["content"] = shown
+        always = _always_means(options)
+        if always:
+            arguments["always"] = always  # shown in the preview with the call
         request = ApprovalRequest(
             chat_id=self.chat.id,
             tool_name=f"{self.agent} · {kind}",
@@ -173,6 +176,15 @@ class AgentPermissions:
         """The turn is being cancelled: questions still open are answered `cancelled`."""
         for asking in list(self._asking):
             asking.cancel()
+
+
+def _always_means(options: list[PermissionOption]) -> str:
+    """What "always" grants in the agent's words: an agent's "always" may reach further than
+    this call (Qwen Code's is a wildcard rule it writes into the project's settings)."""
+    option = pick(options, "always")
+    if option is None or option.kind != "allow_always":
+        return ""
+    return option.name
 
 
 def pick(options: list[PermissionOption], choice: ApprovalChoice) -> PermissionOption | None:
