@@ -473,9 +473,12 @@ class Workspace:
 
         def where() -> Where:
             box = system.sandbox
-            if box is None or not box.active:
+            if box is None:
                 return Where(system.cwd, system.environment())
-            return Where(system.cwd, system.environment(), partial(box.launch, system.cwd))
+            if not box.active:
+                return Where(system.cwd, system.environment(), cap=box.process_cap)
+            confine = partial(box.launch, system.cwd)
+            return Where(system.cwd, system.environment(), confine, box.process_cap)
 
         hooks = ChatHooks(table, where, system.chat_id)
         hooks.mode = lambda: system.mode

@@ -105,8 +105,15 @@ class AgentTerminals:
         launch = self._launch(root)
         limit = output_byte_limit if output_byte_limit and output_byte_limit > 0 else DEFAULT_LIMIT
         sink = StreamSink(limit, lambda chunk: self._told(line, chunk.decode("utf-8", "replace")))
+        box = self.chat.tools.sandbox
         work = run_process(
-            argv, cwd=where, timeout=TIMEOUT, env=environment, sandbox=launch, sinks=(sink, sink)
+            argv,
+            cwd=where,
+            timeout=TIMEOUT,
+            env=environment,
+            sandbox=launch,
+            sinks=(sink, sink),
+            cap=box.process_cap() if box is not None else None,  # the chat's, as its tools'
         )
         terminal_id = f"term-{next(self._ids)}"
         await self._captured_from(terminal_id)

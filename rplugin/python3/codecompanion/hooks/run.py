@@ -19,6 +19,7 @@ from .table import CallableHook, CommandHook, Hook
 
 if TYPE_CHECKING:
     from ..sandbox.launcher import Launch
+    from ..sandbox.process_cap import ProcessCap
 
 log = logging.getLogger("codecompanion.hooks")
 
@@ -41,11 +42,13 @@ class HookRun:
 
 @dataclass(frozen=True)
 class Where:
-    """Where a command hook runs: the project, its environment and its confinement."""
+    """Where a command hook runs: the project, its environment, its confinement and the
+    chat's process cap (shared with the chat's commands)."""
 
     cwd: Path
     env: Mapping[str, str]
     confine: Callable[[], Launch | None] = lambda: None
+    cap: Callable[[], ProcessCap | None] = lambda: None
 
 
 async def run_hook(hook: Hook, event: dict[str, Any], where: Where) -> HookRun:
@@ -72,6 +75,7 @@ async def _command(hook: CommandHook, event: dict[str, Any], where: Where) -> Ho
         max_output=MAX_OUTPUT,
         stdin_data=json.dumps(event).encode(),
         sandbox=where.confine(),
+        cap=where.cap(),
     )
     label = hook.label
     if finished.timed_out:

@@ -28,10 +28,12 @@ class PidCgroup:
     """A cgroup for one chat's commands (they run one at a time): at most `limit` processes
     where the pids controller is there, and emptied after each command."""
 
-    def __init__(self, folder: str, procs: int, limit: int) -> None:
+    def __init__(self, folder: str, procs: int, limit: int, capped: bool = True) -> None:
         self.folder = folder
         self.procs = procs  # cgroup.procs, open for writing: a process joins by writing "0"
         self.limit = limit
+        self.capped = capped  # False: no pids controller here, `limit` holds nothing
+        self.runs = 0  # commands in it now: the last to end sweeps it
         self._finalizer = weakref.finalize(self, PidCgroup._remove, folder, procs)
 
     @classmethod
@@ -46,10 +48,11 @@ class PidCgroup:
         except OSError:
             return None
         try:
-            if (folder / "pids.max").exists():
+            capped = (folder / "pids.max").exists()
+            if capped:
                 (folder / "pids.max").write_text(str(limit))
             procs = os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
-            return cls(str(folder), procs, limit)
+            return cls(str(folder), procs, limit, capped)
         except OSError:
             with contextlib.suppress(OSError):
                 folder.rmdir()
@@ -61,6 +64,26 @@ class PidCgroup:
             self.limit = limit
             with contextlib.suppress(OSError):
                 (Path(self.folder) / "pids.max").write_text(str(limit))
+
+    def joined(self) -> None:
+        """A command is starting in it."""
+        self.runs += 1
+
+    def left(self, spare: int | None = None) -> None:
+        """A command ended: the last one running empties it (see `empty`). Commands of one
+        chat may run together (read-only tools do): one's end must not kill another's."""
+        self.runs = max(0, self.runs - 1)
+        if self.runs == 0:
+            self.empty(spare)
+
+    def refused(self) -> int:
+        """How many forks its limit refused so far (0 where the kernel does not say)."""
+        listed = _read(os.path.join(self.folder, "pids.events")) or b""
+        for line in listed.decode("ascii", "replace").splitlines():
+            name, _sep, count = line.partition(" ")
+            if name == "max" and count.strip().isdigit():
+                return int(count)
+        return 0
 
     def empty(self, spare: int | None = None) -> None:
         """Kill whatever a command left in it (a daemon that dropped the run's marker too),

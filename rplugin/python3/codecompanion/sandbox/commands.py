@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .gitdirs import Repository
     from .launcher import Launch
     from .probe import Availability, SandboxKind
+    from .process_cap import ProcessCap
     from .reserve import Reserve
     from .rulebook import Boundary, RuleBook
     from .standby import Standbys
@@ -208,6 +209,21 @@ class CommandSandbox:
             return launch(boundary, found.abi, found.mounts, cgroup, standbys, book)
         except OSError as exc:
             raise ToolError(f"The sandbox could not be prepared ({exc}); nothing ran.") from exc
+
+    def process_cap(self) -> ProcessCap:
+        """The chat's process cap (`max_processes`) for its next command, confined or not:
+        the chat's cgroup where there is one, else the user's RLIMIT_NPROC (process_cap.py)."""
+        from .process_cap import ProcessCap
+
+        if self.active and not self._cgroup_tried and not self._closed:
+            self._ensure_standbys()  # takes the cgroup made ready for this chat
+        cgroup = None if self._closed else self._ensure_cgroup()
+        limit = self.permissions.max_processes
+        return ProcessCap.of(limit, cgroup, self._spare)
+
+    def _spare(self) -> int | None:
+        """The waiting launcher, which a sweep of the chat's cgroup leaves alone."""
+        return self._standbys.spare if self._standbys is not None else None
 
     def close(self) -> None:
         """The chat closed: end its waiting launcher and whatever its commands left behind."""

@@ -184,8 +184,8 @@ class Launch:
         _prctl()
 
     def close(self) -> None:
-        """Release the ruleset and the launcher, empty the cgroup (the private temp folder goes
-        with `remove_temp`)."""
+        """Release the ruleset and the launcher (the private temp folder goes with
+        `remove_temp`; the cgroup is emptied by the run, when the chat's last command ends)."""
         if self._watching is not None:  # the command never ran: the next launcher starts now
             loop, fd = self._watching
             self._watching = None
@@ -199,8 +199,6 @@ class Launch:
             self._taken.drop()
         if self._namespace_hold is not None and self.standbys is not None:
             self.standbys.retire(self._namespace_hold)
-        if self.cgroup is not None:
-            self.cgroup.empty(spare=self.standbys.spare if self.standbys is not None else None)
 
     def remove_temp(self) -> None:
         """Remove the private temp folder in the loop's worker thread (here when no loop runs):

@@ -1,6 +1,7 @@
 """The one command runner of a chat's tools (run_command, code_runner, grep_search and the
-commands of CodeCompanion-style cmds): the chat's environment and sandbox applied in one place,
-and one reading of how a command ended (`success`, `error`, or `timeout` when its time ran out).
+commands of CodeCompanion-style cmds): the chat's environment, sandbox and process cap applied
+in one place, and one reading of how a command ended (`success`, `error`, or `timeout` when its
+time ran out).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..model.contract import CommandRun, CommandStatus, QuestionKind, bounded
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox
+    from ...sandbox.process_cap import ProcessCap
     from .process import FinishedProcess
 
 # Seconds past its time limit a command's run may take to kill and reap what it started.
@@ -44,6 +46,27 @@ def status_of(finished: FinishedProcess) -> CommandStatus:
     return "success" if finished.exit_code == 0 else "error"
 
 
+# What a program prints when the system refused it a new process (fork's EAGAIN).
+_NO_FORK = ("resource temporarily unavailable", "cannot fork", "can't fork", "fork: retry")
+
+
+def cap_reached(cap: ProcessCap, refused: int, result: FinishedProcess | None) -> bool:
+    """True if the run met the chat's process cap: its cgroup refused a fork since it counted
+    `refused`, or (held by RLIMIT_NPROC alone, which keeps no count) it said fork failed."""
+    if cap.cgroup is not None and cap.cgroup.capped:
+        return cap.reached(refused)
+    said = "" if result is None else (result.stdout[-2000:] + result.stderr[-2000:]).lower()
+    return any(words in said for words in _NO_FORK)
+
+
+def cap_note(cap: ProcessCap) -> str:
+    """The line a result gets when its command met the chat's process cap."""
+    return (
+        f"note: the command reached the chat's process cap (max_processes = {cap.limit}): "
+        "starting more processes was refused."
+    )
+
+
 class CommandRunner:
     """Runs one tool command at a time for a chat, confined by its sandbox unless asked not."""
 
@@ -63,7 +86,9 @@ class CommandRunner:
         """Run `argv` in `cwd` (else the project root) for at most `timeout` seconds.
 
         `confined` runs it in the chat's sandbox when there is an active one (the sandbox's
-        boundary is `cwd`); `env` replaces the chat's environment for tool processes; output
+        boundary is `cwd`); confined or not, it and all it starts share the chat's process cap
+        (`max_processes`), and its whole process group is killed when its time runs out or it
+        is cancelled; `env` replaces the chat's environment for tool processes; output
         beyond `max_output` bytes per stream (else the chat's `max_process_bytes`) is dropped.
         A git repository a confined command made in the project is held and asked about
         (sandbox/made_repositories.py); what was decided is in the run's `notes`.
@@ -80,11 +105,21 @@ class CommandRunner:
             return CommandRun("error", args, None, "", str(exc), started=False)
         limit = max_output or int(settings.opts.get("max_process_bytes") or 1_000_000)
         environment = settings.environment() if env is None else dict(env)
+        cap = self._cap()
+        refused = cap.cgroup.refused() if cap is not None and cap.cgroup is not None else 0
         work = run_process(
-            args, cwd=where, timeout=timeout, max_output=limit, env=environment, sandbox=launch
+            args,
+            cwd=where,
+            timeout=timeout,
+            max_output=limit,
+            env=environment,
+            sandbox=launch,
+            cap=cap,
         )
         finished, result = await bounded(work, None if timeout is None else timeout + _KILL_GRACE)
         notes = await self._settle(where) if launch is not None else ""
+        if cap is not None and cap_reached(cap, refused, result if finished else None):
+            notes = "\n".join(filter(None, (cap_note(cap), notes)))
         if not finished:  # the run itself did not end: its group is killed by the cancel
             said = f"`{shlex.join(args)}` did not stop after {timeout:g}s."
             return CommandRun("timeout", args, None, "", said, notes=notes)
@@ -99,6 +134,12 @@ class CommandRunner:
             started=result.started,
             notes=notes,
         )
+
+    def _cap(self) -> ProcessCap | None:
+        """The chat's process cap for the next command (None: a chat without a sandbox's
+        settings, whose commands keep the host's limits)."""
+        box = self.settings.sandbox
+        return box.process_cap() if box is not None else None
 
     async def _settle(self, where: Path) -> str:
         """A repository a confined command made in the project, held and asked about."""

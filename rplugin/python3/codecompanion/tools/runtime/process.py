@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,9 @@ from .descendants import kill_marked, run_id
 from .groupwatch import group_watch
 
 if TYPE_CHECKING:
+    from ...sandbox.cgroup import PidCgroup
     from ...sandbox.launcher import Launch
+    from ...sandbox.process_cap import ProcessCap
 
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
@@ -120,24 +122,59 @@ def _start(
     sinks: tuple[Sink, Sink],
     stdin_data: bytes | None,
     sandbox: Launch | None,
+    cap: ProcessCap | None,
 ) -> Child:
     """Start the process and guard its group; nothing awaits in between, so no cancel lands.
 
-    In a sandbox the native launcher becomes the command: a waiting one, guarded and watched
-    before it is given `args`, the last step (it then runs at once). Else the forked child
-    confines itself before it executes `args`.
+    In a sandbox the native launcher becomes the command: a waiting one, guarded, watched and
+    capped before it is given `args`, the last step (it then runs at once). Else the forked
+    child confines and caps itself before it executes `args`.
     """
     native = sandbox is not None and sandbox.native is not None
     if sandbox is not None and native:
         popen = sandbox.begin(args, str(cwd), env, stdin)
+        if cap is not None:
+            cap.apply(popen.pid)
     else:
-        confine = sandbox.preexec if sandbox is not None else None
-        popen = spawn(args, cwd, env, stdin, confine)
+        popen = spawn(args, cwd, env, stdin, _preexec(sandbox, cap))
     group_watch().add(popen.pid)  # from here on the group dies with us, however we end
     child = Child(popen, *sinks, stdin_data)
     if sandbox is not None and native:
         sandbox.go()
     return child
+
+
+def _preexec(sandbox: Launch | None, cap: ProcessCap | None) -> Callable[[], None] | None:
+    """What the forked child does before it executes the command: cap, then confine itself."""
+    if sandbox is None:
+        return cap.preexec if cap is not None else None
+    if cap is None:
+        return sandbox.preexec
+    launch = sandbox
+
+    def both() -> None:
+        cap.preexec()
+        launch.preexec()
+
+    return both
+
+
+def _cgroup(sandbox: Launch | None, cap: ProcessCap | None) -> PidCgroup | None:
+    """The chat's cgroup the run's processes are in (None: not in one)."""
+    if sandbox is not None:
+        return sandbox.cgroup
+    return cap.cgroup if cap is not None else None
+
+
+def _leave(group: PidCgroup | None, sandbox: Launch | None, cap: ProcessCap | None) -> None:
+    """The run ended: the chat's last running command empties its cgroup, sparing the
+    sandbox's waiting launcher."""
+    if group is None:
+        return
+    if sandbox is not None and sandbox.standbys is not None:
+        group.left(sandbox.standbys.spare)
+    else:
+        group.left(cap.spare() if cap is not None else None)
 
 
 def _release(pgid: int) -> None:
@@ -204,6 +241,7 @@ async def run_process(
     stdin_data: bytes | None = None,
     sandbox: Launch | None = None,
     sinks: tuple[Sink, Sink] | None = None,
+    cap: ProcessCap | None = None,
 ) -> FinishedProcess:
     """Run `argv` in its own session; kill its whole group on timeout or cancellation.
 
@@ -216,6 +254,7 @@ async def run_process(
     is the RPC channel); `stdin_data` is written to the child's stdin instead. With `sandbox`
     the child confines itself before it executes `argv` (and gets the run's private temp).
     `sinks` (stdout's, stderr's) take the output as it comes instead of `max_output`'s own.
+    `cap` holds the run and all it starts to the chat's process cap (sandbox/process_cap.py).
     """
     args = tuple(str(a) for a in argv)
     started = time.monotonic()
@@ -229,13 +268,17 @@ async def run_process(
     child_env = _child_env(env, marker)
     if sandbox is not None:
         child_env.update(sandbox.env)
+    group = _cgroup(sandbox, cap)
+    if group is not None:
+        group.joined()
     try:
-        child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, sandbox)
+        child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, sandbox, cap)
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         if sandbox is not None:
             sandbox.close()
             sandbox.remove_temp()
+        _leave(group, sandbox, cap)
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
     failed: str | None = None
     try:
@@ -249,6 +292,7 @@ async def run_process(
             sandbox.close()
         if sandbox is None or sandbox.cgroup is None:
             kill_marked(marker, since=child.pid)  # ~2 ms for a few hundred processes
+        _leave(group, sandbox, cap)
         _tidy_soon(child.pid, sandbox)
     if failed is not None:  # the launcher ran, the command could not start (as Popen says)
         message = f"cannot start {args[0]!r}: {failed}"

@@ -60,26 +60,15 @@ ALIASES: Mapping[str, str] = MappingProxyType(
 )
 
 # Sets the limits in the child, then becomes the command: argv = limits..., "--", command...
-# Processes: as many more as the chat's cap allows beyond those the user runs now (the kernel
-# counts a user's processes; root is not held by it, and gets the chat's cgroup instead).
+# (Its processes are capped by the command runner, as every command the chat starts is.)
 _LIMITER = (
-    "import os, resource, sys\n"
-    "cpu, mem, fsize, procs = (int(v) for v in sys.argv[1:5])\n"
+    "import resource, sys, os\n"
+    "cpu, mem, fsize = (int(v) for v in sys.argv[1:4])\n"
     "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))\n"
     "resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n"
     "resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))\n"
     "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
-    "uid = os.getuid()\n"
-    "mine = sum(1 for p in os.listdir('/proc') if p.isdigit() and _owned(p, uid))\n"
-    "resource.setrlimit(resource.RLIMIT_NPROC, (mine + procs, mine + procs))\n"
-    "os.execvp(sys.argv[6], sys.argv[6:])\n"
-)
-_OWNED = (
-    "def _owned(pid, uid):\n"
-    "    try:\n"
-    "        return os.stat('/proc/' + pid).st_uid == uid\n"
-    "    except OSError:\n"
-    "        return False\n"
+    "os.execvp(sys.argv[5], sys.argv[5:])\n"
 )
 _KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TERM")
 
@@ -91,7 +80,7 @@ class Limits:
     timeout: float = 30.0
     memory_mb: int = 512
     file_mb: int = 16
-    processes: int = 1024  # the chat's `max_processes`: its commands' cap, shared
+    processes: int = 1024  # the chat's `max_processes`: a container's own pids limit
 
 
 @dataclass(frozen=True)
@@ -196,14 +185,13 @@ def process_plan(
     scrubbed = [f"{k}={v}" for k, v in {**kept, "HOME": folder, "TMPDIR": folder}.items()]
     memory = (language.memory_mb or limits.memory_mb) * 1024 * 1024
     cpu = max(1, int(limits.timeout))
-    limiter = (sys.executable, "-I", "-c", _OWNED + _LIMITER, str(cpu), str(memory))
+    limiter = (sys.executable, "-I", "-c", _LIMITER, str(cpu), str(memory))
     argv = (
         "env",
         "-i",
         *scrubbed,
         *limiter,
         str(limits.file_mb * 1024 * 1024),
-        str(limits.processes),
         "--",
         *isolation,
         *command(language, file),

@@ -1,0 +1,251 @@
+"""Every command the chat starts shares its process cap (`max_processes`), confined or not:
+one the user let out of the sandbox and one of a chat whose sandbox is off join the chat's
+cgroup where there is one, else get RLIMIT_NPROC (the user's tasks now + the cap). Real
+processes: fork bombs of 300 children, a daemon that leaves its session and environment,
+two commands of one chat at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codecompanion.messages import ToolCall
+from codecompanion.sandbox.cgroup import PidCgroup
+from codecompanion.sandbox.commands import CommandSandbox
+from codecompanion.sandbox.probe import Detector, detect
+from codecompanion.sandbox.settings import read_permissions
+from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.fakes import ScriptedApprover
+from tests.support.nvim import wait_for
+from tests.support.proctable import kill_groups, with_marker
+from tests.support.tools import builtin_system
+
+PACKAGE = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
+CAP = 40
+
+# Starts up to 300 children, says how far it got and why it stopped, then ends them.
+FORK = """
+import subprocess, sys
+children = []
+try:
+    for _ in range(300):
+        children.append(subprocess.Popen(["sleep", "20"]))
+except OSError as exc:
+    print("refused after", len(children), exc)
+print("started", len(children))
+for child in children:
+    child.kill()
+"""
+
+# Forks for ever (marked by its argument), whatever is refused: only its time ends it.
+ENDLESS = """
+import subprocess, sys, time
+told = False
+while True:
+    try:
+        subprocess.Popen(["sh", "-c", "sleep 300", sys.argv[1]])
+    except OSError as exc:
+        if not told:
+            print(exc, flush=True)
+            told = True
+        time.sleep(0.01)
+"""
+
+# The chat's command runner in a process of its own (run as another user): the fork bomb
+# left unconfined (a chat whose sandbox is off), then an ordinary command; both runs as JSON.
+DRIVER = """
+import asyncio, json, sys
+from pathlib import Path
+from codecompanion.sandbox.commands import CommandSandbox
+from codecompanion.sandbox.probe import Detector
+from codecompanion.sandbox.settings import read_permissions
+from codecompanion.tools.runtime.command_runner import CommandRunner
+
+class Settings:
+    def __init__(self, folder):
+        permissions = read_permissions({"sandbox": False, "max_processes": int(sys.argv[2])})
+        self.cwd, self.opts = folder, {}
+        self.sandbox = CommandSandbox(permissions, Detector())
+    def environment(self):
+        return {"PATH": "/usr/bin:/bin"}
+    async def confirm(self, question, kind="tool"):
+        return True
+
+async def main():
+    folder = Path(sys.argv[1])
+    runner = CommandRunner(Settings(folder))
+    bomb = await runner.run(["python3", "fork.py"], timeout=60, confined=False)
+    after = await runner.run(["sh", "-c", "echo ok"], timeout=30, confined=False)
+    print(json.dumps([[r.status, r.stdout, r.stderr, r.notes] for r in (bomb, after)]))
+
+asyncio.run(main())
+"""
+
+FOUND = detect()
+needs_landlock = pytest.mark.skipif(
+    FOUND.kind != "landlock", reason=f"no sandbox here: {FOUND.reason}"
+)
+
+
+def _cgroup_capped() -> bool:
+    group = PidCgroup.make(CAP)
+    if group is None:
+        return False
+    group.close()
+    return group.capped
+
+
+needs_cgroup = pytest.mark.skipif(not _cgroup_capped(), reason="no pids cgroup can be made here")
+nobody = pytest.mark.skipif(
+    shutil.which("setpriv") is None or not os.path.exists("/usr/bin/python3") or os.getuid() != 0,
+    reason="needs root, setpriv and /usr/bin/python3 to run the chat as another user",
+)
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder another user may read and write (pytest's own are private to us)."""
+    folder = Path(tempfile.mkdtemp(prefix="cc-cap-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def chat(
+    project: Path, permissions: dict[str, object], mode: str = "sandboxed", seconds: int = 60
+) -> ToolSystem:
+    """A chat that runs run_command (for at most `seconds`); the user approves what is asked."""
+    sandbox = CommandSandbox(read_permissions(permissions), Detector(), project=project)
+    tools, _chat = builtin_system(
+        project,
+        "run_command",
+        tool_opts={"run_command": {"timeout": seconds * 1000}},
+        approver=ScriptedApprover(default="approve"),
+        sandbox=sandbox,
+        mode=mode,
+    )
+    return tools
+
+
+async def command(tools: ToolSystem, cmd: str, unconfined: bool = True) -> tuple[str, str]:
+    """One run_command call: (status, the model's text)."""
+    call_id = f"c{uuid.uuid4().hex[:6]}"
+    args: dict[str, object] = {"cmd": cmd, "unconfined": unconfined}
+    outcome = await tools.run([ToolCall(call_id, "run_command", args)])
+    return outcome.statuses[call_id], str(tools.chat.result(call_id).for_llm)  # type: ignore[attr-defined]
+
+
+def left_in(tools: ToolSystem) -> list[int]:
+    """The processes in the chat's cgroup now, besides the sandbox's waiting launcher."""
+    box = tools.sandbox
+    assert box is not None
+    cap = box.process_cap()
+    assert cap.cgroup is not None
+    listed = (Path(cap.cgroup.folder) / "cgroup.procs").read_text().split()
+    return [int(pid) for pid in listed if int(pid) != cap.spare()]
+
+
+@nobody
+def test_a_users_unconfined_fork_bomb_stops_at_the_cap(shared: Path) -> None:
+    (shared / "fork.py").write_text(FORK)
+    (shared / "driver.py").write_text(DRIVER)
+    as_nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE), "HOME": str(shared)}
+    done = subprocess.run(
+        [*as_nobody, "/usr/bin/python3", "driver.py", str(shared), str(CAP)],
+        cwd=shared,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (status, out, _err, notes), after = json.loads(done.stdout)
+    assert "refused after" in out and "started 300" not in out, out
+    started = int(out.split("started ")[1].split()[0])
+    assert started <= CAP, out
+    assert notes == (
+        f"note: the command reached the chat's process cap (max_processes = {CAP}): "
+        "starting more processes was refused."
+    )
+    assert after[:2] == ["success", "ok\n"], after
+
+
+@needs_landlock
+@needs_cgroup
+async def test_a_fork_bomb_let_out_of_the_sandbox_stops_at_the_cap(tmp_path: Path) -> None:
+    tools = chat(tmp_path, {"max_processes": CAP})
+    (tmp_path / "fork.py").write_text(FORK)
+    status, text = await command(tools, f"{sys.executable} fork.py")
+    assert "sandbox: unconfined (the user approved leaving the sandbox)" in text, text
+    assert "refused after" in text and "started 300" not in text, text
+    assert f"process cap (max_processes = {CAP})" in text, text
+    assert status == "success"
+    assert left_in(tools) == []
+    # The chat's other commands, confined or not, run as before.
+    assert await command(tools, "echo ok", unconfined=False) == ("success", _text_with("ok"))
+    status, text = await command(tools, "echo fine")
+    assert status == "success" and "fine" in text and "process cap" not in text, text
+
+
+class _text_with(str):
+    """Equal to any text containing it (a result's whole text is long)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and str(self) in other
+
+    __hash__ = str.__hash__
+
+
+@needs_cgroup
+async def test_a_fork_bomb_past_its_time_is_killed_whole(tmp_path: Path) -> None:
+    tools = chat(tmp_path, {"sandbox": False, "max_processes": CAP}, mode="yolo", seconds=2)
+    mark = f"ccbomb{uuid.uuid4().hex[:8]}"
+    (tmp_path / "endless.py").write_text(ENDLESS)
+    try:
+        status, text = await command(tools, f"{sys.executable} endless.py {mark}", False)
+        assert status == "timeout", text
+        assert f"process cap (max_processes = {CAP})" in text, text
+        assert wait_for(lambda: not with_marker(mark), timeout=5)
+        assert left_in(tools) == []
+        assert (await command(tools, "echo after", False))[0] == "success"
+    finally:
+        kill_groups({p.pgid for p in with_marker(mark)})
+
+
+@needs_cgroup
+async def test_an_unconfined_daemon_does_not_outlive_its_command(tmp_path: Path) -> None:
+    tools = chat(tmp_path, {"sandbox": False}, mode="yolo")
+    mark = f"ccdaemon{uuid.uuid4().hex[:8]}"
+    try:
+        cmd = f"env -i setsid sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 < /dev/null &"
+        status, text = await command(tools, cmd, False)
+        assert status == "success", text
+        assert wait_for(lambda: not with_marker(mark), timeout=5)
+    finally:
+        kill_groups({p.pgid for p in with_marker(mark)})
+
+
+@needs_cgroup
+async def test_one_commands_end_leaves_another_running_beside_it(tmp_path: Path) -> None:
+    tools = chat(tmp_path, {"sandbox": False}, mode="yolo")
+    runner = tools.commands
+    slow = runner.run(["sh", "-c", "sleep 1; echo slow done"], timeout=30, confined=False)
+
+    async def quick() -> str:
+        await asyncio.sleep(0.3)  # ends while the slow one sleeps
+        return (await runner.run(["true"], timeout=30, confined=False)).status
+
+    first, second = await asyncio.gather(slow, quick())
+    assert second == "success"
+    assert first.status == "success" and first.stdout == "slow done\n", first
