@@ -24,6 +24,7 @@ from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import ScriptedApprover
 from tests.support.tools import builtin_system
 
+
 def unconfined(project: Path, limit: int, container: object = False) -> ToolSystem:
     """A chat whose sandbox is switched off (code_runner runs as a plain process)."""
     permissions = read_permissions({"sandbox": False, "max_processes": limit})
