@@ -43,6 +43,7 @@ MODULES = (
     "codecompanion.sandbox.probe",
     "codecompanion.sandbox.aftermath",
     "codecompanion.sandbox.launcher",
+    "codecompanion.sandbox.process_cap",
     "codecompanion.sandbox.mounts",
     "codecompanion.sandbox.rulebook",
     "codecompanion.after_edit.checks",

@@ -25,16 +25,18 @@ def _no_spare() -> int | None:
 
 def user_tasks(uid: int) -> int:
     """How many tasks (processes and their threads) `uid` runs now, as the kernel counts them
-    against RLIMIT_NPROC."""
+    against RLIMIT_NPROC: one `stat` per process (a `task` folder's link count is its number
+    of threads plus two)."""
     count = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid == uid:
-                count += len(os.listdir(f"/proc/{entry}/task"))
+            tasks = os.stat(f"/proc/{entry}/task")
         except OSError:  # it ended meanwhile
             continue
+        if tasks.st_uid == uid:
+            count += max(1, tasks.st_nlink - 2)
     return count
 
 
@@ -73,9 +75,9 @@ class ProcessCap:
             with contextlib.suppress(OSError):
                 resource.prlimit(pid, resource.RLIMIT_NPROC, (self.nproc, self.nproc))
 
-    def reached(self, before: int) -> bool:
-        """True if a fork was refused by the cgroup's limit since its count was `before`."""
-        return self.cgroup is not None and self.cgroup.refused() > before
+    def refusals(self) -> int:
+        """How many forks the chat's cgroup refused so far (0: none, or no cgroup)."""
+        return self.cgroup.refused() if self.cgroup is not None else 0
 
 
 def rlimit_for(limit: int) -> int:

@@ -67,8 +67,8 @@ class CommandRun:
     """One finished command: its status, read the same way for every tool, and its output.
 
     `exit_code` is None when it was killed at its time limit or could not start (`started`);
-    `notes` are lines the sandbox adds after a confined run (a git repository it made, and
-    whether the user kept it).
+    `notes` are lines the runner adds after the run: a git repository a confined command made
+    (and whether the user kept it), the chat's process cap met.
     """
 
     status: CommandStatus

@@ -50,17 +50,19 @@ def status_of(finished: FinishedProcess) -> CommandStatus:
 _NO_FORK = ("resource temporarily unavailable", "cannot fork", "can't fork", "fork: retry")
 
 
-def cap_reached(cap: ProcessCap, refused: int, result: FinishedProcess | None) -> bool:
-    """True if the run met the chat's process cap: its cgroup refused a fork since it counted
-    `refused`, or (held by RLIMIT_NPROC alone, which keeps no count) it said fork failed."""
+def cap_note(cap: ProcessCap | None, refused: int, result: FinishedProcess | None) -> str:
+    """The line a result gets when its command met the chat's process cap (else ""): its
+    cgroup refused a fork since it counted `refused`, or (held by RLIMIT_NPROC alone, which
+    keeps no count) the command said a fork failed."""
+    if cap is None:
+        return ""
     if cap.cgroup is not None and cap.cgroup.capped:
-        return cap.reached(refused)
-    said = "" if result is None else (result.stdout[-2000:] + result.stderr[-2000:]).lower()
-    return any(words in said for words in _NO_FORK)
-
-
-def cap_note(cap: ProcessCap) -> str:
-    """The line a result gets when its command met the chat's process cap."""
+        reached = cap.refusals() > refused
+    else:
+        said = "" if result is None else (result.stdout[-2000:] + result.stderr[-2000:]).lower()
+        reached = any(words in said for words in _NO_FORK)
+    if not reached:
+        return ""
     return (
         f"note: the command reached the chat's process cap (max_processes = {cap.limit}): "
         "starting more processes was refused."
@@ -91,7 +93,8 @@ class CommandRunner:
         is cancelled; `env` replaces the chat's environment for tool processes; output
         beyond `max_output` bytes per stream (else the chat's `max_process_bytes`) is dropped.
         A git repository a confined command made in the project is held and asked about
-        (sandbox/made_repositories.py); what was decided is in the run's `notes`.
+        (sandbox/aftermath.py); what was decided, and a command meeting the cap, is in the
+        run's `notes`.
         """
         from .process import run_process  # only command tools need the process machinery
 
@@ -106,7 +109,7 @@ class CommandRunner:
         limit = max_output or int(settings.opts.get("max_process_bytes") or 1_000_000)
         environment = settings.environment() if env is None else dict(env)
         cap = self._cap()
-        refused = cap.cgroup.refused() if cap is not None and cap.cgroup is not None else 0
+        refused = cap.refusals() if cap is not None else 0
         work = run_process(
             args,
             cwd=where,
@@ -117,9 +120,10 @@ class CommandRunner:
             cap=cap,
         )
         finished, result = await bounded(work, None if timeout is None else timeout + _KILL_GRACE)
-        notes = await self._settle(where) if launch is not None else ""
-        if cap is not None and cap_reached(cap, refused, result if finished else None):
-            notes = "\n".join(filter(None, (cap_note(cap), notes)))
+        settled = await self._settle(where) if launch is not None else ""
+        notes = "\n".join(
+            filter(None, (cap_note(cap, refused, result if finished else None), settled))
+        )
         if not finished:  # the run itself did not end: its group is killed by the cancel
             said = f"`{shlex.join(args)}` did not stop after {timeout:g}s."
             return CommandRun("timeout", args, None, "", said, notes=notes)

@@ -159,11 +159,20 @@ def _preexec(sandbox: Launch | None, cap: ProcessCap | None) -> Callable[[], Non
     return both
 
 
-def _cgroup(sandbox: Launch | None, cap: ProcessCap | None) -> PidCgroup | None:
-    """The chat's cgroup the run's processes are in (None: not in one)."""
+def _join(sandbox: Launch | None, cap: ProcessCap | None) -> PidCgroup | None:
+    """The chat's cgroup the run's processes go in (None: not in one), told a run starts."""
+    group = sandbox.cgroup if sandbox is not None else cap.cgroup if cap is not None else None
+    if group is not None:
+        group.joined()
+    return group
+
+
+def _not_started(group: PidCgroup | None, sandbox: Launch | None, cap: ProcessCap | None) -> None:
+    """The command could not start: its launcher, temp folder and place in the cgroup go."""
     if sandbox is not None:
-        return sandbox.cgroup
-    return cap.cgroup if cap is not None else None
+        sandbox.close()
+        sandbox.remove_temp()
+    _leave(group, sandbox, cap)
 
 
 def _leave(group: PidCgroup | None, sandbox: Launch | None, cap: ProcessCap | None) -> None:
@@ -268,17 +277,12 @@ async def run_process(
     child_env = _child_env(env, marker)
     if sandbox is not None:
         child_env.update(sandbox.env)
-    group = _cgroup(sandbox, cap)
-    if group is not None:
-        group.joined()
+    group = _join(sandbox, cap)
     try:
         child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, sandbox, cap)
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
-        if sandbox is not None:
-            sandbox.close()
-            sandbox.remove_temp()
-        _leave(group, sandbox, cap)
+        _not_started(group, sandbox, cap)
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
     failed: str | None = None
     try:
