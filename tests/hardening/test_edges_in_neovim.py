@@ -430,6 +430,38 @@ def test_code_runner_shares_the_chats_process_cap(
     assert "status: exit code 0" not in results["cmd"], results["cmd"]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_command_let_out_of_the_sandbox_shares_the_chats_process_cap(
+    mode: str,
+    start_nvim: StartNvim,
+    config_file: Callable[[str], Path],
+    provider_server: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "fork.py").write_text(FORK_BOMB)
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("out", "run_command", {"cmd": "python3 fork.py", "unconfined": True}),
+        ("after", "run_command", {"cmd": "echo fine"}),
+    ]
+    provider_server.enqueue(openai_tool_calls(calls), openai_text("done"))
+    setup = {"permissions": {"mode": mode, "max_processes": 64}}
+    ed = start_nvim(config_file=config_file(""), cwd=project, setup=setup)
+    ed.open_chat()
+    ed.answer("approve")  # leaving the sandbox is asked in every mode
+    ed.send("@{run_command} go")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    sent = provider_server.wait_for_requests(2)[1].body
+    results = {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"}
+    assert [p["prompt"] for p in ed.prompts()][0].count("OUTSIDE the sandbox") == 1
+    out = results["out"]
+    assert "sandbox: unconfined (the user approved leaving the sandbox)" in out, out
+    assert "refused after" in out and "started 300" not in out, out
+    assert "the chat's process cap (max_processes = 64)" in out, out
+    assert "status: exit code 0" in results["after"] and "fine" in results["after"], results
+
+
 def chat_turn_with(
     start_nvim: StartNvim,
     config: Path,
