@@ -45,6 +45,28 @@ async def test_session_start_and_prompt_hooks_add_context_once_and_each_turn(
     assert second.count("the branch is main") == 1 and second[-1] == "second\n\nasked: second"
 
 
+async def test_session_start_runs_again_after_a_clear_and_replaces_what_it_said(
+    tmp_path: Path,
+) -> None:
+    sources: list[str] = []
+
+    def started(event: dict[str, Any]) -> str:
+        sources.append(event["source"])
+        return f"session {len(sources)} ({event['source']})"
+
+    chat, adapter, _lines = _hooked_chat(tmp_path, {"SessionStart": [started]}, *"abc")
+    for text in ("first", "second"):
+        chat.submit(text)
+        await finish(chat)
+    chat.clear()
+    chat.submit("after the clear")
+    await finish(chat)
+    assert sources == ["startup", "clear"]
+    last = "\n".join(_contents(adapter.requests[-1]))
+    assert "session 2 (clear)" in last and "session 1" not in last
+    assert "first" not in last
+
+
 async def test_a_prompt_hook_that_blocks_keeps_the_prompt_from_the_model(tmp_path: Path) -> None:
     hooks = {"UserPromptSubmit": ["echo 'no secrets in prompts' >&2; exit 2"]}
     chat, adapter, lines = _hooked_chat(tmp_path, hooks, "never")

@@ -193,6 +193,7 @@ class MessageStore:
         self._messages: list[Message] = []
         self._ids = itertools.count(1)
         self.cycle = 1
+        self.clears = 0  # how many times the conversation was cleared (SessionStart reads it)
         for message in messages:
             self._messages.append(message)
         if self._messages:
@@ -246,6 +247,7 @@ class MessageStore:
         """Forget every message but the system prompts."""
         self._messages = [m for m in self._messages if m.role == "system"]
         self.cycle = 1
+        self.clears += 1
 
     def _unanswered(self) -> set[str | None]:
         return {call.id for call in self.pending_calls()}

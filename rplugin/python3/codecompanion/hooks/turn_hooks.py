@@ -1,6 +1,7 @@
 """The hooks around a model loop's turn: SessionStart (the first turn of an opened chat, new or
-restored), UserPromptSubmit (before the user's message goes out) and Stop
-(when the model is done: a hook may send it back to work, a few times per turn at most)."""
+restored, and the first after the chat is cleared), UserPromptSubmit (before the user's message
+goes out) and Stop (when the model is done: a hook may send it back to work, a few times per
+turn at most)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class TurnHooks:
     hooks: ChatHooks
     messages: MessageStore
     add: Callable[[Message], Message]
-    started: bool = False
+    started: int | None = None  # the store's `clears` when SessionStart last fired
     stop_blocks: int = 0
 
     async def before(self) -> bool:
@@ -54,13 +55,17 @@ class TurnHooks:
         return True
 
     async def _session_start(self) -> None:
-        if self.started:
+        clears = self.messages.clears
+        if self.started == clears:
             return
-        self.started = True
+        cleared, self.started = self.started is not None, clears
         if not self.hooks.has("SessionStart"):
             return
+        if cleared:  # what the hooks said before the clear is stale: they are asked again
+            self.messages.remove_where(SESSION_TAG)
         earlier = any(m.role == "llm" for m in self.messages)
-        said = await self.hooks.fire("SessionStart", {"source": "resume" if earlier else "startup"})
+        source = "clear" if cleared else "resume" if earlier else "startup"
+        said = await self.hooks.fire("SessionStart", {"source": source})
         if said.context:
             position = sum(1 for m in self.messages if m.role == "system")
             self.messages.insert_system("\n\n".join(said.context), SESSION_TAG, position)
