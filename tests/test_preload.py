@@ -1,6 +1,7 @@
 """The host's preload: after it, a chat's first tool round (read_file calls, then a command in
 the kernel sandbox where there is one) imports nothing of the tool machinery; without it the
-same round imports the runner, the builtins' helpers, the validator library and more. Each
+same round imports the runner, the builtins' helpers and more. Neither imports the schema
+library (jsonschema): the calls' arguments are plainly valid. Each
 case runs in a fresh interpreter, through the real chat, tool system and adapter, against the
 loopback server."""
 
@@ -10,8 +11,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "rplugin" / "python3"
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +23,7 @@ from codecompanion.adapters.base import AdapterSettings
 from codecompanion.chat.chat import Chat
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from codecompanion.loopback.turns import openai_tool_calls
-from codecompanion.nvim.preload import import_modules, preload
+from codecompanion.nvim.preload import preload
 from codecompanion.tools import tool_registry
 from tests.support.builder import built_tool_system
 from tests.support.chat import RecordingView
@@ -37,10 +36,9 @@ registry = tool_registry({}, {}, tool_opts={"run_command": {"allow": ["true"]}})
 
 
 async def main():
-    if sys.argv[2] == "start":  # a host started ahead: the imports before it is ready
-        assert import_modules() > 20
-    if sys.argv[2] in ("start", "preload"):
-        await preload(registry)
+    if sys.argv[2] == "preload":  # as the host does: a mention looks the tool up, then preload
+        assert registry.get("read_file") is not None
+        await preload()
     with LoopbackServer() as server:
         reads = [(f"c{n}", "read_file", {"filepath": f"f{n}.py", "start_line_number_base_zero": 0,
                   "end_line_number_base_zero": -1}) for n in range(3)]
@@ -66,7 +64,6 @@ asyncio.run(main())
 
 # Imported by a first round, never by one after preload: the tool machinery's big parts.
 MACHINERY = (
-    "jsonschema",
     "codecompanion.tools.builtin.read_file",
     "codecompanion.tools.builtin.run_command",
     "codecompanion.tools.builtin._support.text_files",
@@ -91,15 +88,32 @@ def first_round_imports(tmp_path: Path, mode: str) -> list[str]:
     return list(json.loads(out.stdout.splitlines()[-1]))
 
 
-@pytest.mark.parametrize("mode", ["preload", "start"])
-def test_after_preload_a_first_tool_round_imports_nothing_of_the_package(
-    tmp_path: Path, mode: str
-) -> None:
-    loaded = first_round_imports(tmp_path, mode)
+def test_after_preload_a_first_tool_round_imports_nothing_of_the_package(tmp_path: Path) -> None:
+    loaded = first_round_imports(tmp_path, "preload")
     ours = [name for name in loaded if name.startswith(("codecompanion", "jsonschema"))]
-    assert ours == [], ours
+    assert ours == [], "\n".join(ours)
 
 
 def test_without_preload_the_same_round_imports_the_machinery(tmp_path: Path) -> None:
     loaded = first_round_imports(tmp_path, "none")
     assert set(MACHINERY) <= set(loaded)
+    assert not [name for name in loaded if name.startswith("jsonschema")]
+
+
+def test_each_tool_a_chat_offers_is_told_to_the_host_with_its_event() -> None:
+    from codecompanion.nvim.app import LuaEvents
+
+    class View:
+        def __init__(self) -> None:
+            self.ops: list[object] = []
+
+        def render(self, ops: list[object]) -> None:
+            self.ops.extend(ops)
+
+    offered: list[str] = []
+    view = View()
+    events = LuaEvents(view, offered.append)  # type: ignore[arg-type]
+    events.fire("ChatToolAdded", {"id": "c", "tool": "read_file"})
+    events.fire("ToolStarted", {"id": "c", "tool": "grep_search"})
+    assert offered == ["read_file"]
+    assert len(view.ops) == 2  # each event still fired in Lua

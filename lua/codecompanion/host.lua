@@ -94,9 +94,8 @@ local function on_exit(_, code)
 end
 
 --- Start the host as an RPC job of this Neovim; its channel, or nil when it cannot start.
----@param ahead? boolean started ahead of any use (setup's deferred start): nothing waits on it
 ---@return integer?
-local function start_job(ahead)
+local function start_job()
   local python = M.python()
   if vim.fn.executable(python) ~= 1 then
     notify_error(
@@ -119,11 +118,6 @@ local function start_job(ahead)
     -- start and a chat's first exchange compile each module again (~100 ms of CPU).
     PYTHONDONTWRITEBYTECODE = "",
   }
-  if ahead then
-    -- Nothing waits on it yet: it loads what a chat's first tool round needs before it says
-    -- it is ready (else it answers first and loads that meanwhile).
-    env.CODECOMPANION_PRELOAD = "start"
-  end
   local chan = vim.fn.jobstart({ python, "-m", "codecompanion.nvim" }, {
     rpc = true,
     env = env,
@@ -153,9 +147,8 @@ local function rplugin_channel()
 end
 
 --- The channel of a running host, starting one when needed; nil if it cannot start.
----@param ahead? boolean the start is ahead of any use (setup's deferred start)
 ---@return integer?
-function M.ensure(ahead)
+function M.ensure()
   if state.chan then
     return state.chan
   end
@@ -165,7 +158,7 @@ function M.ensure(ahead)
   if opts.host == "rplugin" then
     state.chan = rplugin_channel()
   else
-    state.chan = start_job(ahead)
+    state.chan = start_job()
   end
   if state.chan and restarted then
     state.restarts = state.restarts + 1

@@ -20,7 +20,7 @@ function M.setup(opts)
     -- Start the host off the start-up path: Neovim shows its UI first. The Markdown
     -- highlight queries are compiled here too, so the first chat does not pay for them.
     vim.defer_fn(function()
-      host.ensure(true)
+      host.ensure()
       pcall(vim.treesitter.query.get, "markdown", "highlights")
       pcall(vim.treesitter.query.get, "markdown_inline", "highlights")
     end, 0)

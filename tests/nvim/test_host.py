@@ -38,20 +38,7 @@ def test_host_is_started_lazily_and_chat_works_without_setup_call(start_nvim: St
     # Its modules' bytecode cached even where the shell says to write none: a start (and a
     # chat's first exchange) never compiles them again.
     if environ.exists():
-        entries = environ.read_bytes().split(b"\0")
-        assert b"PYTHONDONTWRITEBYTECODE=" in entries
-        assert not [e for e in entries if e.startswith(b"CODECOMPANION_PRELOAD=")]
-
-
-def test_a_host_started_ahead_loads_the_tool_machinery_before_it_is_ready(
-    start_nvim: StartNvim,
-) -> None:
-    # setup's deferred start: nothing waits on the host yet (a lazily started one answers first).
-    ed = start_nvim(setup={"start": "deferred"})
-    wait_for(lambda: ed.lua("return require('codecompanion.host').status().running"))
-    environ = Path(f"/proc/{host_pid(ed)}/environ")
-    if environ.exists():
-        assert b"CODECOMPANION_PRELOAD=start" in environ.read_bytes().split(b"\0")
+        assert b"PYTHONDONTWRITEBYTECODE=" in environ.read_bytes().split(b"\0")
 
 
 def test_killed_host_is_restarted_and_chat_restored(

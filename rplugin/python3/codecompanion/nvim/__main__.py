@@ -38,10 +38,7 @@ def main() -> int:
 
     from .app import App
     from .bridge import Bridge
-    from .preload import import_modules
 
-    if os.environ.get("CODECOMPANION_PRELOAD") == "start":  # started ahead: nothing waits on it
-        import_modules()  # what a chat's first tool round loads, before Lua hears it is ready
     nvim = pynvim.attach("stdio")
     if outcome == "busy":
         _follow_editor(nvim.loop)

@@ -36,11 +36,14 @@ log = logging.getLogger("codecompanion.nvim")
 class LuaEvents:
     """EventSink for tool events: fired in Lua through the chat's render batch."""
 
-    def __init__(self, view: NvimChatView) -> None:
+    def __init__(self, view: NvimChatView, offered: Callable[[str], None] = lambda _: None) -> None:
         self.view = view
+        self.offered = offered  # told each tool the chat offers (ChatToolAdded)
 
     def fire(self, name: str, data: dict[str, Any]) -> None:
         """Queue `User CodeCompanion<name>` in order with the chat's renders."""
+        if name == "ChatToolAdded" and isinstance(data.get("tool"), str):
+            self.offered(data["tool"])
         self.view.render([Event(name=name, data=data)])
 
 
@@ -54,6 +57,7 @@ class App:
         self.approver = NvimApprover(bridge, self._flush_view)
         self.editor = NvimEditor(bridge, self._flush_view)
         self._questions: set[asyncio.Task[None]] = set()  # restored approvals being confirmed
+        self._preloaded = False  # a chat offered a tool: a first round's modules were loaded
 
     # ----- entry points (called in pynvim's greenlets) ---------------------------------
 
@@ -116,9 +120,6 @@ class App:
         if self.workspace.config.error:
             self.bridge.echo_error(f"config file broken: {self.workspace.config.error}")
         self.bridge.spawn(self.workspace.warm_up())
-        # What a chat's first tool round loads, loaded now: a chat opened soon after Neovim
-        # starts finds it done.
-        self.bridge.spawn(preload(self.workspace.registry))
         group_watch().start()
         self._push_completion()
 
@@ -136,6 +137,17 @@ class App:
             self.workspace = Workspace(HostOptions())
             self._hook(self.workspace)
         return self.workspace
+
+    def _offered(self, *tools: str) -> None:
+        """A chat offers `tools`: what a first tool round loads, loaded (once) while the
+        request that offers them waits on the model (nvim/preload.py)."""
+        if not self._preloaded:
+            self._preloaded = True
+            self.bridge.spawn(preload())
+
+    def _events(self, view: NvimChatView) -> LuaEvents:
+        """The chat's event sink, which also tells the host which tools the chat offers."""
+        return LuaEvents(view, self._offered)
 
     def _hook(self, workspace: Workspace) -> None:
         """The workspace's one-line notices (an MCP server restarted) go to Neovim; the log
@@ -216,7 +228,7 @@ class App:
             str(args["id"]),
             adapter,
             view,
-            LuaEvents(view),
+            self._events(view),
             approver=self.approver,
             cwd=cwd,
             editor=self.editor,
@@ -250,7 +262,7 @@ class App:
             str(args["id"]),
             agent,
             view,
-            LuaEvents(view),
+            self._events(view),
             approver=self.approver,
             cwd=self._root(args, saved) or here,
             editor=self.editor,
@@ -384,7 +396,8 @@ class App:
         chat.view.render(_mode_vars(chat, probe=False))
         self.bridge.spawn(_show_sandbox(chat))  # probing starts a process: off the open path
         self.bridge.spawn(chat.context.opened())  # the meter from the start
-        self.bridge.spawn(preload(chat.tools.registry))  # done at start, unless reloaded since
+        if chat.tools.offered:  # a restored or demo chat: its first round may come soon
+            self._offered(*chat.tools.offered)
         chat.fire("ChatCreated")
         chat.fire("ChatOpened")
         if chat.checkpoints is not None and restored:
@@ -483,7 +496,7 @@ class App:
             self._workspace().retool(
                 chat,
                 approver=self.approver,
-                events=LuaEvents(view),
+                events=self._events(view),
                 cwd=demo_project(),
                 editor=self.editor,
             )

@@ -1,14 +1,19 @@
-"""A chat's first tool round made as quick as its later ones: what it loads, loaded while
-Neovim starts.
+"""A chat's first tool round made as quick as its later ones: what it loads, loaded as soon as
+the chat offers a tool.
 
-The first round after the host starts used to import most of the tool machinery (every
-builtin, the schema validator library, the orchestrator, checkpoints, the command sandbox) and
-compile each tool's argument validator: ~100 ms of CPU between the model's answer and the next
-request, against ~10 ms for the same round later. The host does that work when it starts: the
-modules before it tells Neovim it is ready (`import_modules`), the validators once it knows the
-tools (`preload`, one per turn of the loop: whatever Neovim asks meanwhile waits at most one,
-never a thread holding the interpreter). Modules a round loads only for some tools (the web
-client, rewinds) stay lazy.
+The first round after the host starts used to import much of the tool machinery (the command
+sandbox's launcher, the after-edit checks, the schema library): ~100 ms of CPU between the
+model's answer and the next request, against ~10 ms for the same round later. The builtins'
+modules load when the chat first looks a tool up (the registry imports them all); the rest,
+`MODULES`, when a chat first offers a tool (`@{read_file}` in the message being sent, a restored
+or demo chat's tools), while that request waits on the model, one module per turn of the loop
+(whatever Neovim asks meanwhile waits at most one module, never a thread holding the
+interpreter).
+
+A chat without tools imports none of them (~1.3 MiB of a plain chat's host), and no round whose
+arguments are plainly valid imports the schema library (jsonschema, ~5 MiB and ~40 ms of CPU:
+tools/model/plain_schema.py). Modules a round loads only for some calls (the web client,
+rewinds) stay lazy.
 """
 
 from __future__ import annotations
@@ -16,19 +21,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import pkgutil
 import sys
 import time
-from collections.abc import Iterator
-
-from ..tools.model.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-# What a first round of file tools or a command imports beyond the builtins' own modules
-# (tests/test_preload.py checks that a first round after `preload` imports none).
+# What a first round of file tools or a command imports beyond the builtins' modules (the
+# registry's) and what a chat loads when it opens (tests/test_preload.py checks that a first
+# round after `preload` imports none).
 MODULES = (
-    "jsonschema.validators",
     "codecompanion.tools.model.function_tool",
     "codecompanion.tools.runtime.orchestrator",
     "codecompanion.tools.runtime.command_runner",
@@ -51,16 +52,6 @@ MODULES = (
     "codecompanion.subagents.parts",
     "codecompanion.nvim.rewind",
 )
-BUILTINS = "codecompanion.tools.builtin"
-
-
-def module_names() -> Iterator[str]:
-    """`MODULES`, then every builtin tool's module (as the registry lists them)."""
-    yield from MODULES
-    package = importlib.import_module(BUILTINS)
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            yield f"{BUILTINS}.{info.name}"
 
 
 def import_one(name: str) -> bool:
@@ -73,25 +64,13 @@ def import_one(name: str) -> bool:
         return False
 
 
-def import_modules() -> int:
-    """Every module of `module_names` imported at once (the host's start, before it says it is
-    ready: a chat opened as soon as it is finds them loaded); how many imported."""
-    return sum(import_one(name) for name in module_names())
-
-
-async def preload(registry: ToolRegistry) -> None:
-    """Import a tool round's modules (none left after `import_modules`), list the enabled
-    tools, compile their validators."""
+async def preload() -> None:
+    """Import the modules of `MODULES` not loaded yet, one per turn of the loop."""
     began, count = time.process_time(), 0
-    for name in module_names():
+    for name in MODULES:
         if name not in sys.modules:
             count += import_one(name)
             await asyncio.sleep(0)
-    names = registry.names()
-    for name in names:
-        entry = registry.get(name)
-        if entry is not None:
-            entry.validator()
-        await asyncio.sleep(0)
-    cpu = (time.process_time() - began) * 1e3
-    log.debug("preloaded %d modules, %d tools (%.0f ms of CPU)", count, len(names), cpu)
+    if count:
+        cpu = (time.process_time() - began) * 1e3
+        log.debug("preloaded %d modules (%.0f ms of CPU)", count, cpu)

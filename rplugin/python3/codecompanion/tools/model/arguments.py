@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ToolError
+from .plain_schema import plainly_valid
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -142,9 +143,24 @@ def repair(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+class SchemaValidator:
+    """One tool's argument check: arguments `plainly_valid` for its schema pass as they are;
+    jsonschema's validator (compiled on first need, with the library's ~5 MiB) judges the rest."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self._compiled: Any = None
+
+    def compiled(self) -> Any | None:
+        """jsonschema's validator for the schema; None when the schema itself is invalid."""
+        if self._compiled is None:
+            self._compiled = compile_validator(self.schema) or False
+        return self._compiled or None
+
+
 def compile_validator(schema: dict[str, Any]) -> Any | None:
     """A validator for `schema`, checked against its metaschema once; None if it is invalid."""
-    # Loaded when a chat first calls a tool: a chat without tools never pays its ~4 MB.
+    # Loaded when a call's arguments are not plainly valid: most tool rounds never pay its ~5 MiB.
     from jsonschema import exceptions, validators
 
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
@@ -160,10 +176,16 @@ def compile_validator(schema: dict[str, Any]) -> Any | None:
 def violations(args: Any, schema: dict[str, Any], validator: Any = None) -> list[str]:
     """Every way `args` breaks `schema`, as `message (at path)` lines; [] when valid.
 
-    `validator` is a compiled one (see `compile_validator`), which saves checking the schema
-    itself on every call.
+    `validator` is a `SchemaValidator` or a compiled one (see `compile_validator`), which saves
+    checking the schema itself on every call.
     """
-    if validator is None:
+    if plainly_valid(args, schema):
+        return []
+    if isinstance(validator, SchemaValidator):
+        validator = validator.compiled()
+        if validator is None:
+            return []
+    elif validator is None:
         validator = compile_validator(schema)
         if validator is None:
             return []

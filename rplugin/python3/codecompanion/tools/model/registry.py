@@ -10,7 +10,7 @@ from typing import Any
 
 from ..compat.coerce import coerce
 from ..compat.legacy import TOOL_FIELDS, load_location
-from .arguments import compile_validator
+from .arguments import SchemaValidator
 from .calling import arity
 from .contract import ToolSpec
 
@@ -33,13 +33,13 @@ class ToolEntry:
     enabled: bool | Callable[..., Any] = True
     visible: bool = True
     builtin: bool = False
-    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+    _validator: SchemaValidator | None = field(default=None, init=False, repr=False, compare=False)
 
-    def validator(self) -> Any | None:
-        """The compiled argument validator, built on first use (None for an invalid schema)."""
+    def validator(self) -> SchemaValidator:
+        """The argument check of this tool's schema (jsonschema's part compiled when needed)."""
         if self._validator is None:
-            self._validator = compile_validator(self.tool.parameters) or False
-        return self._validator or None
+            self._validator = SchemaValidator(self.tool.parameters)
+        return self._validator
 
     def is_enabled(self) -> bool:
         """Evaluate `enabled`; a callable that fails counts as disabled (and is logged)."""
