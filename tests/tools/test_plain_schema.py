@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from codecompanion.tools.model.arguments import SchemaValidator, violations
-from codecompanion.tools.model.plain_schema import plainly_valid
+from codecompanion.tools.model.arguments import SchemaValidator, plainly_valid, violations
 from codecompanion.workspace import HostOptions, Workspace
 
 JSON = st.recursive(

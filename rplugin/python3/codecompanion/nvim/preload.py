@@ -11,9 +11,9 @@ or demo chat's tools), while that request waits on the model, one module per tur
 interpreter).
 
 A chat without tools imports none of them (~1.3 MiB of a plain chat's host), and no round whose
-arguments are plainly valid imports the schema library (jsonschema, ~5 MiB and ~40 ms of CPU:
-tools/model/plain_schema.py). Modules a round loads only for some calls (the web client,
-rewinds) stay lazy.
+arguments are plainly valid imports the schema library (jsonschema, ~5 MiB and ~40 ms of CPU;
+`plainly_valid` in tools/model/arguments.py). Modules a round loads only for some calls (the
+web client, rewinds) stay lazy.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ MODULES = (
     "codecompanion.tools.runtime.process",
     "codecompanion.tools.runtime.system",
     "codecompanion.tools.runtime.approvals",
+    "codecompanion.tools.runtime.shell_rules",
     "codecompanion.checkpoints.manager",
     "codecompanion.checkpoints.session",
     "codecompanion.checkpoints.scan",

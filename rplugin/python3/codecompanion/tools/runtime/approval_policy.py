@@ -20,7 +20,6 @@ from ...ports import Editor
 from ...sandbox.settings import Mode
 from ..model.calling import as_text
 from ..model.contract import Invocation, QuestionKind
-from . import shell_rules
 
 if TYPE_CHECKING:
     from ...sandbox.commands import CommandSandbox
@@ -227,6 +226,8 @@ def rule_verdict(opts: dict[str, Any], key: str, shell: bool) -> Literal["allow"
         if any(fnmatchcase(key, p) for p in deny):
             return "deny"
         return "allow" if any(fnmatchcase(key, p) for p in allow) else None
+    from . import shell_rules  # ~0.5 MiB of the host: loaded by a chat's first command
+
     reading = shell_rules.read(key)
     if deny and shell_rules.deny_matches(reading, key, deny):
         return "deny"
@@ -237,6 +238,8 @@ def doubts(tool: Invocation, key: str) -> tuple[str, ...]:
     """Why the rules cannot tell what a shell line runs (empty: they can, or it is no shell)."""
     if command_argument(tool) is None:
         return ()
+    from . import shell_rules
+
     reading = shell_rules.read(key)
     if reading.certain:
         return ()
