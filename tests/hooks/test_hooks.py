@@ -201,3 +201,32 @@ def test_the_documented_hooks_config_loads_and_blocks_rm_rf() -> None:
         said = rule.function({"tool_input": {"command": "rm -rf /"}})
         assert said == {"decision": "block", "reason": "name the files to delete"}
         assert table.hooks("PostToolUse", "create_file")
+
+
+async def test_matchers_written_for_claude_code_match_an_mcp_servers_tools(tmp_path: Path) -> None:
+    from codecompanion.adapters.keys import KeyResolver
+    from codecompanion.mcp import McpManager
+    from codecompanion.mcp.tools import register_servers
+    from codecompanion.tools.model.registry import ToolRegistry
+    from tests.support.mcp_servers import TIME_CMD
+
+    seen: list[str] = []
+
+    def no_clock(event: dict[str, Any]) -> dict[str, Any]:
+        seen.append(event["claude_tool_name"])
+        return {"decision": "block", "reason": "no clocks today"}
+
+    manager = McpManager({"time": {"cmd": TIME_CMD}}, keys=KeyResolver({}), log_dir=tmp_path)
+    registry = ToolRegistry({}, {})
+    register_servers(manager, registry)
+    approver = ScriptedApprover(default="approve")
+    system, chat = builtin_system(tmp_path, registry=registry, approver=approver)
+    table = read_table({"PreToolUse": [{"matcher": "mcp__time__.*", "hooks": [no_clock]}]}, "x")
+    system.hooks = ChatHooks(table, lambda: Where(tmp_path, system.environment()), "chat-1")
+    try:
+        assert system.add_group("mcp:time") and await system.prepare() == []
+        await system.run([ToolCall("c1", "time_get_current_time", {"timezone": "UTC"})])
+    finally:
+        await manager.aclose()
+    assert seen == ["mcp__time__get_current_time"] and approver.requests == []
+    assert "A hook blocked this call: no clocks today" in chat.result("c1").for_llm

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..messages import ToolCall, ToolResult
 from .run import Where, run_hook
-from .table import CLAUDE_NAMES, HookTable
+from .table import HookTable, claude_name
 from .tool_input import from_hook, hook_input
 from .verdict import Verdict, verdict
 
@@ -40,10 +40,15 @@ class ChatHooks:
         return bool(self.table.events.get(event))
 
     async def fire(
-        self, event: str, payload: Mapping[str, Any], subject: str | None = None
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        subject: str | None = None,
+        claude: str | None = None,
     ) -> Verdict:
-        """Run the hooks of `event` (on `subject`, a tool's name) and say their lines."""
-        hooks = self.table.hooks(event, subject)
+        """Run the hooks of `event` (on `subject`, a tool's name; `claude`, Claude Code's name
+        for it) and say their lines."""
+        hooks = self.table.hooks(event, subject, claude)
         if not hooks:
             return Verdict()
         where = self.where()
@@ -65,10 +70,14 @@ class ChatHooks:
         log.warning("%s", line)
         self.say(line)
 
-    async def before_tool(self, call: ToolCall, args: Mapping[str, Any]) -> Verdict:
+    async def before_tool(
+        self, call: ToolCall, args: Mapping[str, Any], opts: Mapping[str, Any] | None = None
+    ) -> Verdict:
         """PreToolUse: a block refuses the call, its reason the call's result; `updated_input`
-        is the arguments to run with instead, as the tool names them (None: unchanged)."""
-        said = await self.fire("PreToolUse", self._tool(call, args), call.name)
+        is the arguments to run with instead, as the tool names them (None: unchanged).
+        `opts` are the tool's (an MCP tool's server and name)."""
+        claude = claude_name(call.name, opts or {})
+        said = await self.fire("PreToolUse", self._tool(call, args, claude), call.name, claude)
         if said.updated_input is None:
             return said
         new = from_hook(args, said.updated_input, self.where().cwd)
@@ -84,18 +93,23 @@ class ChatHooks:
         return said
 
     async def after_tool(
-        self, call: ToolCall, args: Mapping[str, Any], result: ToolResult
+        self,
+        call: ToolCall,
+        args: Mapping[str, Any],
+        result: ToolResult,
+        opts: Mapping[str, Any] | None = None,
     ) -> Verdict:
         """PostToolUse: the tool has run; a block's reason and any context reach the model."""
-        payload = self._tool(call, args)
+        claude = claude_name(call.name, opts or {})
+        payload = self._tool(call, args, claude)
         payload["tool_response"] = {"status": result.status, "output": result.for_llm}
-        return await self.fire("PostToolUse", payload, call.name)
+        return await self.fire("PostToolUse", payload, call.name, claude)
 
-    def _tool(self, call: ToolCall, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _tool(self, call: ToolCall, args: Mapping[str, Any], claude: str) -> dict[str, Any]:
         """A call as Claude Code's hooks read it: `tool_name`, `tool_input`, `tool_use_id`."""
         return {
             "tool_name": call.name,
-            "claude_tool_name": CLAUDE_NAMES.get(call.name, call.name),
+            "claude_tool_name": claude,
             "tool_input": hook_input(args, self.where().cwd),
             "tool_use_id": call.id,
         }

@@ -38,6 +38,17 @@ CLAUDE_NAMES: Mapping[str, str] = {
     "skill": "Skill",
 }
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def claude_name(name: str, opts: Mapping[str, Any]) -> str:
+    """The name Claude Code gives the tool `name` (with these options): its builtins' names,
+    `mcp__<server>__<tool>` for an MCP server's tool, else ours."""
+    server, tool = opts.get("mcp_server"), opts.get("mcp_tool")
+    if isinstance(server, str) and isinstance(tool, str):
+        return f"mcp__{server}__{tool}"
+    return CLAUDE_NAMES.get(name, name)
+
+
 USER_SETTINGS = "~/.claude/settings.json"
 
 
@@ -84,12 +95,12 @@ class Matcher:
     pattern: str
     hooks: tuple[Hook, ...]
 
-    def matches(self, subject: str | None) -> bool:
+    def matches(self, subject: str | None, claude: str | None = None) -> bool:
         """True for every subject when the pattern is empty or `*`; else a full match of our
-        name or Claude Code's name for the tool."""
+        name or Claude Code's name for the tool (`claude`, else its builtin's name)."""
         if self.pattern in ("", "*") or subject is None:
             return True
-        names = [subject, CLAUDE_NAMES.get(subject, subject)]
+        names = [subject, claude or CLAUDE_NAMES.get(subject, subject)]
         try:
             return any(re.fullmatch(self.pattern, name) for name in names)
         except re.error:
@@ -103,9 +114,13 @@ class HookTable:
     events: dict[str, list[Matcher]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def hooks(self, event: str, subject: str | None = None) -> list[Hook]:
-        """The hooks to run for `event` on `subject`, in the order they were configured."""
-        return [h for m in self.events.get(event, []) if m.matches(subject) for h in m.hooks]
+    def hooks(
+        self, event: str, subject: str | None = None, claude: str | None = None
+    ) -> list[Hook]:
+        """The hooks to run for `event` on `subject` (Claude Code's name for it: `claude`), in
+        the order they were configured."""
+        matchers = self.events.get(event, [])
+        return [h for m in matchers if m.matches(subject, claude) for h in m.hooks]
 
     def count(self) -> int:
         """How many hooks there are, over every event."""

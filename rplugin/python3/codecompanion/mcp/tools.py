@@ -64,6 +64,7 @@ def make_tool(manager: McpManager, config: ServerConfig, info: ToolInfo) -> Nati
             # A server's tools do what the server decides: never run them on a blanket yes.
             "allowed_in_yolo_mode": not approval,
             "mcp_server": server,
+            "mcp_tool": remote,  # with the server: the name hooks written for Claude Code match
         },
     )
 

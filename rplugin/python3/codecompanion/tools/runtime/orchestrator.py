@@ -233,7 +233,7 @@ class Orchestrator:
         hooks = self.context.hooks
         if hooks is None or run.code is None:
             return None
-        said = await hooks.before_tool(run.call, run.code.args)
+        said = await hooks.before_tool(run.call, run.code.args, run.code.opts)
         run.notes += [f"A hook before this call says: {text}" for text in said.context]
         if said.blocked:
             return _failed(f"A hook blocked this call: {said.reason}", "blocked by a hook")
@@ -264,7 +264,8 @@ class Orchestrator:
         hooks = self.context.hooks
         if hooks is None or run.code is None:
             return reply
-        said = await hooks.after_tool(run.call, run.code.args, self._result(run, reply))
+        result = self._result(run, reply)
+        said = await hooks.after_tool(run.call, run.code.args, result, run.code.opts)
         notes = [f"A hook after this call says: {reason}" for reason in said.reasons]
         notes += said.context
         if not notes:
