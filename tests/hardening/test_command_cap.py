@@ -61,34 +61,45 @@ while True:
         time.sleep(0.01)
 """
 
-# The chat's command runner in a process of its own (run as another user): the fork bomb
-# left unconfined (a chat whose sandbox is off), then an ordinary command; both runs as JSON.
+# The chat's command runner in a process of its own (run as another user, who runs 60 other
+# processes meanwhile): the fork bomb confined (when the sandbox is on) and let out of it, then
+# an ordinary command; the sandbox's kind and each run as JSON.
 DRIVER = """
-import asyncio, json, sys
+import asyncio, json, subprocess, sys
 from pathlib import Path
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.tools.runtime.command_runner import CommandRunner
 
+folder, cap, sandbox = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "on"
+
 class Settings:
-    def __init__(self, folder):
-        permissions = read_permissions({"sandbox": False, "max_processes": int(sys.argv[2])})
+    def __init__(self):
+        permissions = read_permissions({"sandbox": sandbox, "max_processes": cap})
         self.cwd, self.opts = folder, {}
-        self.sandbox = CommandSandbox(permissions, Detector())
+        self.sandbox = CommandSandbox(permissions, Detector(), project=folder)
     def environment(self):
         return {"PATH": "/usr/bin:/bin"}
     async def confirm(self, question, kind="tool"):
         return True
 
 async def main():
-    folder = Path(sys.argv[1])
-    runner = CommandRunner(Settings(folder))
-    bomb = await runner.run(["python3", "fork.py"], timeout=60, confined=False)
-    after = await runner.run(["sh", "-c", "echo ok"], timeout=30, confined=False)
-    print(json.dumps([[r.status, r.stdout, r.stderr, r.notes] for r in (bomb, after)]))
+    settings = Settings()
+    runner = CommandRunner(settings)
+    runs = []
+    for confined in (True, False) if sandbox else (False,):
+        runs.append(await runner.run(["python3", "fork.py"], timeout=60, confined=confined))
+    runs.append(await runner.run(["sh", "-c", "echo ok"], timeout=30))
+    settings.sandbox.close()
+    print(json.dumps([settings.sandbox.kind, [[r.status, r.stdout, r.notes] for r in runs]]))
 
-asyncio.run(main())
+others = [subprocess.Popen(["sleep", "60"]) for _ in range(60)]
+try:
+    asyncio.run(main())
+finally:
+    for other in others:
+        other.kill()
 """
 
 FOUND = detect()
@@ -155,30 +166,53 @@ def left_in(tools: ToolSystem) -> list[int]:
     return [int(pid) for pid in listed if int(pid) != cap.spare()]
 
 
+def python_for(folder: Path, launcher: str) -> str:
+    """A Python another user may run, with the native sandbox launcher beside it or not (the
+    host looks for it next to its interpreter)."""
+    if launcher == "in Python":
+        return "/usr/bin/python3"
+    native = Path(sys.executable).parent / "codecompanion-confine"
+    if not os.access(native, os.X_OK):
+        pytest.skip("the native launcher is not built (make install)")
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to("/usr/bin/python3")
+    shutil.copy(native, bin_dir / "codecompanion-confine")
+    return str(bin_dir / "python3")
+
+
 @nobody
-def test_a_users_unconfined_fork_bomb_stops_at_the_cap(shared: Path) -> None:
+@pytest.mark.parametrize(
+    ("sandbox", "launcher"), [("off", "in Python"), ("on", "in Python"), ("on", "native")]
+)
+def test_a_users_fork_bomb_stops_at_the_cap(shared: Path, sandbox: str, launcher: str) -> None:
     (shared / "fork.py").write_text(FORK)
     (shared / "driver.py").write_text(DRIVER)
+    python = python_for(shared, launcher)
     as_nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE), "HOME": str(shared)}
     done = subprocess.run(
-        [*as_nobody, "/usr/bin/python3", "driver.py", str(shared), str(CAP)],
+        [*as_nobody, python, "driver.py", str(shared), str(CAP), sandbox],
         cwd=shared,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr
-    (status, out, _err, notes), after = json.loads(done.stdout)
-    assert "refused after" in out and "started 300" not in out, out
-    started = int(out.split("started ")[1].split()[0])
-    assert started <= CAP, out
-    assert notes == (
-        f"note: the command reached the chat's process cap (max_processes = {CAP}): "
-        "starting more processes was refused."
-    )
-    assert after[:2] == ["success", "ok\n"], after
+    kind, runs = json.loads(done.stdout)
+    if sandbox == "on" and kind != "landlock":
+        pytest.skip(f"no sandbox for another user here ({kind})")
+    *bombs, after = runs
+    for _status, out, notes in bombs:
+        assert "refused after" in out and "started 300" not in out, out
+        started = int(out.split("started ")[1].split()[0])
+        assert started < CAP, out  # the user's 60 other processes took none of it
+        assert notes == (
+            f"note: the command reached the chat's process cap (max_processes = {CAP}): "
+            "starting more processes was refused."
+        )
+    assert after == ["success", "ok\n", ""], after
 
 
 @needs_landlock

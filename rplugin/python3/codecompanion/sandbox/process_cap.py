@@ -70,14 +70,26 @@ class ProcessCap:
 
     def apply(self, pid: int) -> None:
         """Set the limit on a started process that has not executed its command yet (the
-        sandbox's waiting launcher)."""
-        if self.nproc is not None:
-            with contextlib.suppress(OSError):
-                resource.prlimit(pid, resource.RLIMIT_NPROC, (self.nproc, self.nproc))
+        sandbox's waiting launcher). One in a user namespace of its own made it before it had
+        the limit, so the kernel holds only the tasks in that namespace to it: there the
+        limit is the cap itself (the launcher becomes the command)."""
+        if self.nproc is None:
+            return
+        value = self.limit if _own_namespace(pid) else self.nproc
+        with contextlib.suppress(OSError):
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (value, value))
 
     def refusals(self) -> int:
         """How many forks the chat's cgroup refused so far (0: none, or no cgroup)."""
         return self.cgroup.refused() if self.cgroup is not None else 0
+
+
+def _own_namespace(pid: int) -> bool:
+    """True if process `pid` is in another user namespace than ours."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/user").st_ino != os.stat("/proc/self/ns/user").st_ino
+    except OSError:
+        return False
 
 
 def rlimit_for(limit: int) -> int:
