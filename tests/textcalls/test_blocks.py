@@ -45,10 +45,25 @@ def test_json_call_shapes(body: str) -> None:
         "[]",
         '{"name": "calculator", "arguments": {',  # cut off
         "[" * 5000 + "]" * 5000,  # too deep for the decoder
+        # Objects in a row: a call beside data is data.
+        '{"name": "calculator", "arguments": {}}\n{"name": "my-package", "version": "1"}',
+        '{"name": "calculator", "arguments": {}} trailing words',
     ],
 )
 def test_json_that_is_not_a_call(body: str) -> None:
     assert read_block("json", body, CATALOG) is None
+
+
+def test_json_objects_in_a_row_give_several_calls() -> None:
+    # Qwen2.5-Coder-1.5B's plan for a fix, as it wrote it in one ```json block.
+    body = (
+        '{"name": "read_file", "arguments": {"path": "app.py"}}\n'
+        '{"name": "calculator", "arguments": {"num1": 1, "num2": 2, "operation": "add"}},\n'
+        '{"name": "read_file", "arguments": {"path": "b.py"}}'
+    )
+    calls = read_block("json", body, CATALOG)
+    assert calls is not None and [c.name for c in calls] == ["read_file", "calculator", "read_file"]
+    assert calls[2].arguments == {"path": "b.py"}
 
 
 def test_json_list_gives_several_calls() -> None:

@@ -81,15 +81,16 @@ def read_block(lang: str, body: str, catalog: Catalog) -> list[TextCall] | None:
 def read_json(text: str, catalog: Catalog) -> list[TextCall] | None:
     """Calls from a JSON object or list of objects naming offered tools; None otherwise.
 
-    An object that does not parse but has a `"name"` key and ends as an object ends is
-    repaired first: small models write calls with doubled braces (`{{"name": …}}}}`) or a
-    brace short (a block cut off mid-way is not repaired).
+    Objects one after another (small models write a plan of calls that way) are a list. An
+    object that does not parse but has a `"name"` key and ends as an object ends is repaired
+    first: small models write calls with doubled braces (`{{"name": …}}}}`) or a brace short
+    (a block cut off mid-way is not repaired).
     """
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
         whole = text.startswith("{") and text.endswith("}") and '"name"' in text
-        data = repair(text) if whole else None
+        data = _in_a_row(text) or (repair(text) if whole else None)
         if not data:
             return None
     items = data if isinstance(data, list) else [data]
@@ -102,6 +103,24 @@ def read_json(text: str, catalog: Catalog) -> list[TextCall] | None:
             return None  # a list with anything that is not a call is data, not calls
         calls.append(call)
     return calls
+
+
+def _in_a_row(text: str) -> list[Any] | None:
+    """Two or more JSON values written one after another (blanks or commas between); None
+    when the text is anything else."""
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    at = 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        if at == len(text):
+            return items if len(items) > 1 else None
+        try:
+            item, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return None
+        items.append(item)
 
 
 def _json_call(item: Any, catalog: Catalog) -> TextCall | None:
