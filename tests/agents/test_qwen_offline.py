@@ -2,8 +2,8 @@
 OpenAI-compatible server on 127.0.0.1, in a network namespace with only loopback: a streamed
 answer, a read that sees unsaved buffer text, a write reviewed hunk by hunk (in `changes()`,
 rewound, one undo step), its commands asked through our question (Qwen Code runs them itself:
-it sends no `terminal/*`), each option kind it offers, a cancel mid-turn and a session loaded
-after a restart."""
+it sends no `terminal/*`), each option kind it offers, a mode picked with gM, a cancel mid-turn
+and a session loaded after a restart."""
 
 from __future__ import annotations
 
@@ -122,10 +122,14 @@ def test_qwen_is_cancelled_mid_turn_and_resumed_after_a_restart(
     chat = open_agent(ed, "qwen_code")
     ed.send("first")
     ed.wait_event("CodeCompanionChatDone", timeout=90)
+    ed.answer(1)  # gM: Qwen Code's modes (plan, default, auto-edit, yolo), pick "Plan"
+    ed.nvim.input("gM")
+    wait_for(lambda: ed.lua("return vim.b[...].codecompanion_acp_mode.current", chat) == "plan")
     slow = openai_text(" ".join(f"word{i}" for i in range(200)), chunks=200, delay=0.1)
     model.enqueue(slow)
     ed.send("a long answer")
     wait_for(lambda: "word3" in ed.text(chat), 60)
+    assert "Plan mode is active" in json.dumps(model.requests[-1].body)  # Qwen Code took it
     ed.nvim.input("q")
     ed.wait_event("CodeCompanionChatStopped", timeout=30)
     assert "word150" not in ed.text(chat)
@@ -144,3 +148,26 @@ def test_qwen_is_cancelled_mid_turn_and_resumed_after_a_restart(
     assert saved["driver"]["agent"] == "qwen_code" and saved["driver"]["session_id"]
     sent = json.dumps(model.requests[-1].body)
     assert "First answer." in sent  # Qwen Code loaded its session: the model saw the first turn
+
+
+def test_rules_the_project_gives_qwen_are_said_when_it_starts(
+    start_nvim: Start, model: LoopbackServer, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / ".qwen").mkdir(parents=True)
+    rules = {"permissions": {"allow": ["Bash(*)"]}}
+    (project / ".qwen" / "settings.json").write_text(json.dumps(rules))
+    command = {"command": "touch unasked.txt"}
+    model.enqueue(openai_tool_calls([("c1", "run_shell_command", command)]), openai_text("Ran."))
+    ed = start_nvim(config_file=qwen_config(tmp_path, model), cwd=project)
+    chat = open_agent(ed, "qwen_code")
+    ed.send("run it")
+    ed.wait_event("CodeCompanionChatDone", timeout=90)
+    # The repository's rule lets Qwen Code run the command without a question: the chat said so.
+    assert (project / "unasked.txt").exists() and "Ran." in ed.text(chat)
+    assert approval_items(ed) == []
+    said = str(ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
+    assert (
+        "qwen_code acts without asking where the project's .qwen/settings.json allows Bash(*)"
+        in said
+    )

@@ -32,10 +32,15 @@ class AgentSettings:
     description: str = ""
     auth_method: str | None = None  # the `authenticate` method to use when the agent asks
     mcp: bool = True  # pass the chat's MCP servers in session/new
+    # Files in the project where the agent reads rules that let it act without asking (presets).
+    project_settings: tuple[str, ...] = ()
 
 
-def _preset(cmd: tuple[str, ...], description: str, *pass_env: str) -> dict[str, Any]:
-    return {"cmd": list(cmd), "description": description, "pass_env": list(pass_env)}
+def _preset(
+    cmd: tuple[str, ...], description: str, *pass_env: str, project: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    preset = {"cmd": list(cmd), "description": description, "pass_env": list(pass_env)}
+    return {**preset, "project_settings": list(project)} if project else preset
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -44,6 +49,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "Claude Code through Zed's adapter (npm @zed-industries/claude-code-acp)",
         "ANTHROPIC_API_KEY",
         "CLAUDE_CODE_OAUTH_TOKEN",
+        project=(".claude/settings.json", ".claude/settings.local.json"),
     ),
     "codex": _preset(
         ("codex-acp",), "OpenAI Codex (npm @zed-industries/codex-acp)", "OPENAI_API_KEY"
@@ -53,6 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "Gemini CLI (npm @google/gemini-cli)",
         "GEMINI_API_KEY",
         "GOOGLE_API_KEY",
+        project=(".gemini/settings.json",),
     ),
     "qwen_code": _preset(
         ("qwen", "--acp"),
@@ -60,6 +67,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
+        project=(".qwen/settings.json",),
     ),
     "opencode": _preset(("opencode", "acp"), "opencode (npm opencode-ai)"),
     "goose": _preset(("goose", "acp"), "Goose (block/goose)"),
@@ -127,6 +135,7 @@ def _agent(name: str, value: Mapping[str, Any]) -> AgentSettings:
         description=str(value.get("description") or ""),
         auth_method=auth,
         mcp=mcp,
+        project_settings=tuple(value.get("project_settings", ())),
     )
 
 
