@@ -283,3 +283,20 @@ async def test_one_commands_end_leaves_another_running_beside_it(tmp_path: Path)
     first, second = await asyncio.gather(slow, quick())
     assert second == "success"
     assert first.status == "success" and first.stdout == "slow done\n", first
+
+
+@needs_cgroup
+@pytest.mark.parametrize("confined", [False, True])
+async def test_a_command_that_cannot_start_leaves_the_chats_cgroup_to_the_others(
+    tmp_path: Path, confined: bool
+) -> None:
+    if confined and FOUND.kind != "landlock":
+        pytest.skip(f"no sandbox here: {FOUND.reason}")
+    tools = chat(tmp_path, {})
+    run = await tools.commands.run(["echo", "a\0b"], timeout=30, confined=confined)
+    assert run.status == "error" and not run.started, run
+    assert run.stderr.startswith("cannot start 'echo': ") and "NUL" in run.stderr.upper(), run
+    box = tools.sandbox
+    assert box is not None
+    cgroup = box.process_cap().cgroup
+    assert cgroup is not None and cgroup.runs == 0  # so the next command's end sweeps it

@@ -280,10 +280,13 @@ async def run_process(
     group = _join(sandbox, cap)
     try:
         child = _start(args, cwd, child_env, stdin, (out, err), stdin_data, sandbox, cap)
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # ValueError: a NUL byte
         message = f"cannot start {args[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         _not_started(group, sandbox, cap)
         return FinishedProcess(args, None, "", message, False, False, 0.0, started=False)
+    except BaseException:
+        _not_started(group, sandbox, cap)
+        raise
     failed: str | None = None
     try:
         timed_out, code = await _supervise(child, timeout)
