@@ -517,10 +517,19 @@ function M.scratch(title, lines)
   pcall(vim.api.nvim_buf_set_name, buf, "codecompanion://" .. title)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
+  local from = vim.api.nvim_get_current_win()
   vim.cmd("botright split")
   vim.api.nvim_win_set_buf(0, buf)
-  -- Closed like the keymaps window and CodeCompanion's own scratch views.
-  vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = buf, nowait = true, desc = "Close" })
+  -- Closed like the keymaps window and CodeCompanion's own scratch views, back in the window
+  -- it was opened from (the chat), not whichever window Neovim would pick.
+  vim.keymap.set("n", "q", function()
+    vim.cmd("close")
+    if vim.api.nvim_win_is_valid(from) then
+      vim.api.nvim_set_current_win(from)
+    end
+  end, { buffer = buf, nowait = true, desc = "Close" })
+  -- Drawn now: a question that follows (the stock vim.ui.select's inputlist) blocks redraws.
+  vim.cmd("redraw")
 end
 
 return M

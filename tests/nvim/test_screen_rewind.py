@@ -9,7 +9,7 @@ import pytest
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from tests.support.nvim import wait_for
-from tests.support.tui import HAVE_TMUX, Tui, write_config
+from tests.support.tui import HAVE_TMUX, Tui, layout, write_config
 
 pytestmark = pytest.mark.skipif(not HAVE_TMUX, reason="tmux is not installed")
 
@@ -87,3 +87,41 @@ def test_a_file_saved_while_the_rewind_asks_is_asked_about_again_on_screen(
     wait_for(lambda: (project / "x.txt").exists())
     assert (project / "x.txt").read_text() == "x saved while asked\n"
     assert (project / "c.txt").read_text() == "c by me\n"
+
+
+def test_a_folder_mode_both_changed_shows_both_modes_on_screen(
+    tui: Callable[..., Tui], tmp_path: Path, provider_server: LoopbackServer, project: Path
+) -> None:
+    (project / "sub").mkdir()
+    (project / "sub").chmod(0o755)
+    provider_server.enqueue(
+        openai_tool_calls([("c1", "run_command", {"cmd": "chmod 700 sub"})]),
+        openai_text("shut it"),
+    )
+    allow = "opts = {'tools': {'run_command': {'allow': ['*']}}}\n"
+    screen = tui(
+        config_file=write_config(tmp_path, provider_server, allow),
+        cwd=project,
+        setup={"yolo": True},
+    )
+    screen.command("CodeCompanionChat")
+    screen.wait_screen("## Me")
+    screen.keys("G", "o", "shut sub @{run_command}", "Escape", "Enter")
+    screen.wait_screen("shut it")
+    (project / "sub").chmod(0o750)  # the user too
+
+    screen.lua("require('codecompanion').rewind({ turn = 1, conversation = false })")
+    screen.wait_screen("sub was changed by you and by the chat", "Show the diff")
+    screen.keys("3", "Enter")  # the diff, then the question again
+    screen.wait_screen(
+        "sub: yours is a folder (mode 750), the checkpoint's is a folder (mode 755)",
+        "Take the checkpoint",
+    )
+    screen.keys("2", "Enter")
+    screen.wait_screen("rewound to before turn 1")
+    assert (project / "sub").stat().st_mode & 0o777 == 0o755
+    assert layout(screen) == ["", "[CodeCompanion] 2", "rewind-diff*"]
+    screen.keys("q")  # the diff closes: back in the chat it was opened from
+    wait_for(lambda: layout(screen) == ["", "[CodeCompanion] 2*"])
+    screen.keys("g", "Z")
+    wait_for(lambda: (project / "sub").stat().st_mode & 0o777 == 0o750)
