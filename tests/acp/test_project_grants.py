@@ -1,12 +1,17 @@
-"""What a project's own agent settings let the agent do without asking, said in one line each."""
+"""What a project's own agent settings let the agent do without asking: one line each, and the
+agent started only when the user says so."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from codecompanion.acp.project_grants import project_grants
-from codecompanion.acp.settings import parse_agent
+from codecompanion.acp.settings import AgentSettings, parse_agent
+from tests.support.acp_chat import AGENT as SCRIPTED_AGENT
+from tests.support.acp_chat import agent_chat
+from tests.support.fakes import ScriptedApprover
 
 QWEN = (".qwen/settings.json",)
 
@@ -56,3 +61,34 @@ def test_the_presets_name_the_files_their_agents_read() -> None:
     assert parse_agent("qwen_code", {}).project_settings == QWEN
     assert parse_agent("gemini_cli", {}).project_settings == (".gemini/settings.json",)
     assert parse_agent("mine", {"cmd": ["x"]}).project_settings == ()
+
+
+async def test_an_agent_the_project_lets_act_unasked_starts_only_when_the_user_says_so(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    write(project / ".agent/settings.json", json.dumps({"permissions": {"allow": ["Bash(*)"]}}))
+    state = tmp_path / "agent-state.json"
+    settings = AgentSettings(
+        name="scripted",
+        cmd=(sys.executable, "-I", str(SCRIPTED_AGENT)),
+        env={"SCRIPTED_STATE": str(state)},
+        project_settings=(".agent/settings.json",),
+    )
+    approver = ScriptedApprover("reject", "approve")
+    chat = agent_chat(tmp_path, approver=approver, settings=settings)
+    try:
+        await chat.turn("echo hi")
+        assert chat.answers() == [] and chat.driver.connection is None  # never started
+        said = chat.notices()
+        assert "scripted acts without asking where the project's" in said
+        assert ".agent/settings.json allows Bash(*)" in said and "scripted not started" in said
+        request = approver.requests[0]
+        assert request.choices == ("approve", "reject")
+        assert request.arguments == {"project": ".agent/settings.json allows Bash(*)"}
+        await chat.turn("echo again")
+        assert chat.answers() == ["Hello: again"]
+        await chat.turn("echo more")  # asked once a chat
+        assert len(approver.requests) == 2
+    finally:
+        await chat.close()

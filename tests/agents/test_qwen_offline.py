@@ -150,7 +150,7 @@ def test_qwen_is_cancelled_mid_turn_and_resumed_after_a_restart(
     assert "First answer." in sent  # Qwen Code loaded its session: the model saw the first turn
 
 
-def test_rules_the_project_gives_qwen_are_said_when_it_starts(
+def test_rules_the_project_gives_qwen_are_asked_about_before_it_starts(
     start_nvim: Start, model: LoopbackServer, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
@@ -161,11 +161,13 @@ def test_rules_the_project_gives_qwen_are_said_when_it_starts(
     model.enqueue(openai_tool_calls([("c1", "run_shell_command", command)]), openai_text("Ran."))
     ed = start_nvim(config_file=qwen_config(tmp_path, model), cwd=project)
     chat = open_agent(ed, "qwen_code")
+    ed.answer("approve")  # start it all the same
     ed.send("run it")
     ed.wait_event("CodeCompanionChatDone", timeout=90)
-    # The repository's rule lets Qwen Code run the command without a question: the chat said so.
+    # The repository's rule lets Qwen Code run the command without a question: the chat said so
+    # and asked once, before the agent started.
     assert (project / "unasked.txt").exists() and "Ran." in ed.text(chat)
-    assert approval_items(ed) == []
+    assert approval_items(ed) == [["approve", "reject"]]
     said = str(ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
     assert (
         "qwen_code acts without asking where the project's .qwen/settings.json allows Bash(*)"

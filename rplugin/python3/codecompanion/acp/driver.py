@@ -45,7 +45,7 @@ from .files import AgentFiles
 from .mcp_servers import mcp_servers
 from .permissions import AgentPermissions
 from .process import agent_env
-from .project_grants import project_grants
+from .project_grants import confirm_start
 from .session_state import AgentSessionState
 from .settings import AgentSettings
 from .terminals import AgentTerminals
@@ -104,7 +104,7 @@ class AgentDriver:
         self._context: list[ContextItem] = []
         self._errlog: TextIO | None = None
         self._cancelling: asyncio.Task[None] | None = None
-        self._started = False  # the agent has been started once (what the project grants said)
+        self._started = False  # the agent has been started once (the project's grants asked)
         self._prompting: asyncio.Task[PromptResponse] | None = None
         self._connecting = asyncio.Lock()
 
@@ -246,12 +246,9 @@ class AgentDriver:
 
     async def _open(self) -> AgentConnection:
         settings = self.settings
-        if not self._started:  # said once a chat, not at each restart
+        if not self._started:  # asked once a chat, not at each restart
+            await confirm_start(self.chat, settings.name, settings.project_settings)
             self._started = True
-            for line in project_grants(Path(self.chat.tools.cwd), settings.project_settings):
-                self.chat.view.notify(
-                    f"{settings.name} acts without asking where the project's {line}", "warn"
-                )
         resolved = {key: await self.host.resolve(value) for key, value in settings.env.items()}
         env = agent_env(self.host.env, settings.pass_env, resolved)
         cwd = Path(self.chat.tools.cwd)

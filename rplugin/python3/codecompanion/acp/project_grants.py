@@ -3,7 +3,8 @@
 Qwen Code and Claude Code read permission rules from files in the project they work in; a call
 those rules allow runs without a `session/request_permission`, so the chat never sees it before
 it runs (and an agent that runs its own commands runs it outside the chat's sandbox). A cloned
-repository can ship such a file: the chat says what it grants when the agent starts.
+repository can ship such a file: before the agent starts, the user is told what the file grants
+and asked whether to start it (YOLO only tells).
 """
 
 from __future__ import annotations
@@ -12,10 +13,37 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..chat.driver import Session
+from ..ports import ApprovalRequest
+from .connection import AgentError
+
 # The approval modes that let an agent act without asking (Qwen Code's `tools.approvalMode`,
 # Claude Code's `permissions.defaultMode`).
 UNASKED_MODES = frozenset({"yolo", "auto-edit", "bypassPermissions", "acceptEdits"})
 SHOWN = 4  # rules named in the line; the rest counted
+
+
+async def confirm_start(chat: Session, agent: str, files: tuple[str, ...]) -> None:
+    """Tell what the project lets `agent` do without asking and ask whether to start it;
+    AgentError (one line) when the user does not."""
+    lines = project_grants(Path(chat.tools.cwd), files)
+    if not lines:
+        return
+    said = f"{agent} acts without asking where the project's {'; '.join(lines)}"
+    chat.view.notify(said, "warn")
+    if chat.tools.yolo or chat.tools.mode == "yolo":
+        return
+    request = ApprovalRequest(
+        chat_id=chat.id,
+        tool_name=f"{agent} · start",
+        call_id=f"{agent}-start",
+        prompt=f"Start {agent}? The project lets it act without asking",
+        arguments={"project": "\n".join(lines)},
+        choices=("approve", "reject"),
+    )
+    decision = await chat.tools.approver.ask(request)
+    if decision.choice != "approve":
+        raise AgentError(f"{agent} not started: the project's settings let it act without asking")
 
 
 def project_grants(cwd: Path, files: tuple[str, ...]) -> list[str]:
