@@ -21,7 +21,7 @@ STYLUA := $(LUA_TOOLS)/node_modules/.bin/stylua
 STAMP_STYLUA := $(LUA_TOOLS)/.stylua-$(STYLUA_VERSION)
 LUA_SRC := lua plugin ftplugin bench scripts tests
 
-.PHONY: install dev run test needs test-real agents test-agents agent-tier eval lint lint-lua stylua-check luacheck typecheck pytest bench bench-sbs fmt clean constraints
+.PHONY: install dev run test needs test-real agents test-agents agent-tier eval lint lint-lua stylua-check luacheck typecheck pytest bench bench-sbs bench-final fmt clean constraints
 
 # Recipes say in one line what they do (the first `make run` prints no pip command lines).
 $(PY):
@@ -184,6 +184,11 @@ endif
 
 bench-sbs: $(STAMP_DEV)
 	$(PY) -m bench.sbs
+
+## bench-final: the performance issue's final runs (the shared harness as the issue runs it,
+## quiet and loaded, then bench-sbs) on a quiet machine, about half an hour: bench/final.md.
+bench-final: $(STAMP_DEV)
+	$(PY) -m bench.final
 
 ## constraints: re-resolve pyproject.toml's dependencies in a fresh venv and pin them all.
 constraints:

@@ -63,6 +63,12 @@ ROWS = (
         loaded_ratio=3,
     ),
     Row(
+        "b20 cold: the first exchange after Neovim starts, same",
+        "b20",
+        "cold.turn1_end_to_turn2_recv_ms",
+        min_ratio=2,
+    ),
+    Row(
         "c: run_command `sleep 2`, overhead beyond 2 s",
         "c",
         "warm.turn1_end_to_turn2_recv_ms",
@@ -362,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return ours_alone([])
         for load in loads:
-            status = _run(folder, args, load)
+            status = run_load(folder, args, load)
             if status != 0:
                 return status
     _print_table(args, loads)
@@ -374,7 +380,7 @@ def loaded_path(out: Path) -> Path:
     return out.with_name(out.stem + "-loaded" + out.suffix)
 
 
-def _run(folder: Path, args: argparse.Namespace, load: str) -> int:
+def run_load(folder: Path, args: argparse.Namespace, load: str) -> int:
     """One harness run, quiet or beside one CPU hog per core (started and stopped here)."""
     began, before = time.time(), os.getloadavg()
     out = args.out if load == "quiet" else loaded_path(args.out)

@@ -211,7 +211,7 @@ DYNAMIC_IMPORTERS = {
     "adapters/catalog.py",  # a provider's module, when its adapter is first looked up
     "tools/builtin/__init__.py",  # the builtin tools, found by listing the package
     "tools/compat/legacy.py",  # a user tool's `location`
-    "nvim/preload.py",  # what a first tool round imports, loaded when the host starts
+    "nvim/preload.py",  # what a first tool round imports, loaded when a chat offers a tool
 }
 
 

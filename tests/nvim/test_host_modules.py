@@ -25,6 +25,8 @@ NOT_FOR_A_PLAIN_CHAT = (
     "json_repair",  # a model's broken JSON
     "httpx",  # a proxy (its CLI module's stand-in, httpx._main, is there from the start)
     "codecompanion.tools.builtin.read_file",  # the registry loads builtins when a tool is looked up
+    "codecompanion.hooks.run",  # a chat's hooks, when the config has some
+    "codecompanion.tools.runtime.shell_rules",  # a command's approval rules
     "codecompanion.sandbox.launcher",  # a first tool round's (preload.MODULES)
     "codecompanion.sandbox.aftermath",
     "codecompanion.after_edit.diagnostics",

@@ -462,6 +462,9 @@ class Workspace:
 
     def hooks(self, system: ToolSystem) -> ChatHooks | None:
         """A chat's hooks (None: it has none), run in its project, sandbox and environment."""
+        opts = self.config.opts.get("hooks") if self.config.opts else None
+        if not self.config.hooks and not (isinstance(opts, dict) and opts.get("claude_settings")):
+            return None  # the hooks' modules stay unloaded
         from .hooks import ChatHooks
         from .hooks.run import Where
 

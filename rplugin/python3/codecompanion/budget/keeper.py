@@ -13,7 +13,6 @@ from ..adapters.base import ChatAdapter, Usage
 from ..chat import transcript
 from ..context.rules import TAG as RULES_TAG
 from ..context.rules import Rules, RulesOptions, touched_paths
-from ..hooks.chat_hooks import hooks_of
 from ..messages import Message, MessageStore
 from ..ports import ChatView
 from ..render_ops import Context, Spinner
@@ -272,6 +271,8 @@ class ContextKeeper:
         self.chat.view.notify(line, "info")
 
     async def _summarise(self, text: str) -> str:
+        from ..hooks.chat_hooks import hooks_of  # loaded by a chat's first compaction
+
         hooks = hooks_of(self.chat.tools)
         if hooks is not None:  # PreCompact: the hooks see it coming (a block is only said)
             await hooks.fire("PreCompact", {"trigger": self._trigger, "custom_instructions": ""})

@@ -13,8 +13,6 @@ from ..adapters.http_errors import is_context_overflow
 from ..context.images import ImageError
 from ..context.sources import ContextItem
 from ..errors import AdapterError, ContextTooLong, ProviderError
-from ..hooks.chat_hooks import hooks_of
-from ..hooks.turn_hooks import TurnHooks
 from ..messages import Message, ToolCall
 from ..render_ops import Context, Lock, Spinner, Usage
 from ..skills.chat_skills import TOOL as SKILL_TOOL
@@ -29,6 +27,7 @@ from .driver import Session, TurnStatus
 from .streamed_answer import Answer, stream_answer
 
 if TYPE_CHECKING:
+    from ..hooks.turn_hooks import TurnHooks
     from ..tools.runtime.system import BatchSummary
 
 log = logging.getLogger("codecompanion.chat")
@@ -204,6 +203,11 @@ class ModelLoop:
 
     def _turn_hooks(self) -> TurnHooks | None:
         """The chat's turn hooks (made once, when the chat has hooks)."""
+        if getattr(self.chat.tools, "hooks", None) is None:  # the hooks' modules: not loaded
+            return None
+        from ..hooks.chat_hooks import hooks_of
+        from ..hooks.turn_hooks import TurnHooks
+
         hooks = hooks_of(self.chat.tools)
         if hooks is None:
             return None
