@@ -300,3 +300,24 @@ async def test_a_command_that_cannot_start_leaves_the_chats_cgroup_to_the_others
     assert box is not None
     cgroup = box.process_cap().cgroup
     assert cgroup is not None and cgroup.runs == 0  # so the next command's end sweeps it
+
+
+@needs_cgroup
+async def test_a_stopped_unconfined_command_takes_its_escaped_daemon_with_it(
+    tmp_path: Path,
+) -> None:
+    tools = chat(tmp_path, {"sandbox": False}, mode="yolo")
+    mark = f"ccstop{uuid.uuid4().hex[:8]}"
+    # A daemon out of the command's session and without its environment, then a long wait.
+    cmd = f"env -i setsid sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 < /dev/null & sleep 300"
+    try:
+        batch = asyncio.ensure_future(
+            tools.run([ToolCall("s", "run_command", {"cmd": cmd, "unconfined": False})])
+        )
+        await asyncio.to_thread(wait_for, lambda: with_marker(mark))
+        tools.cancel()
+        assert (await batch).statuses == {"s": "cancelled"}
+        assert await asyncio.to_thread(wait_for, lambda: not with_marker(mark), 5)
+        assert left_in(tools) == []
+    finally:
+        kill_groups({p.pgid for p in with_marker(mark)})
