@@ -7,8 +7,10 @@ two commands of one chat at once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -117,7 +119,7 @@ def _cgroup_capped() -> bool:
 
 
 needs_cgroup = pytest.mark.skipif(not _cgroup_capped(), reason="no pids cgroup can be made here")
-nobody = pytest.mark.skipif(
+another_user = pytest.mark.skipif(
     shutil.which("setpriv") is None or not os.path.exists("/usr/bin/python3") or os.getuid() != 0,
     reason="needs root, setpriv and /usr/bin/python3 to run the chat as another user",
 )
@@ -166,6 +168,16 @@ def left_in(tools: ToolSystem) -> list[int]:
     return [int(pid) for pid in listed if int(pid) != cap.spare()]
 
 
+def unused_uid() -> int:
+    """A user id no process runs as now (no account needed to run as it)."""
+    running = set()
+    for pid in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError):
+            running.add(os.stat(f"/proc/{int(pid)}").st_uid)
+    start = random.randrange(200_000, 300_000)
+    return next(uid for uid in range(start, start + 1000) if uid not in running)
+
+
 def python_for(folder: Path, launcher: str) -> str:
     """A Python another user may run, with the native sandbox launcher beside it or not (the
     host looks for it next to its interpreter)."""
@@ -181,7 +193,7 @@ def python_for(folder: Path, launcher: str) -> str:
     return str(bin_dir / "python3")
 
 
-@nobody
+@another_user
 @pytest.mark.parametrize(
     ("sandbox", "launcher"), [("off", "in Python"), ("on", "in Python"), ("on", "native")]
 )
@@ -189,10 +201,11 @@ def test_a_users_fork_bomb_stops_at_the_cap(shared: Path, sandbox: str, launcher
     (shared / "fork.py").write_text(FORK)
     (shared / "driver.py").write_text(DRIVER)
     python = python_for(shared, launcher)
-    as_nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+    user = unused_uid()  # whose processes no other test starts or ends meanwhile
+    as_user = ("setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE), "HOME": str(shared)}
     done = subprocess.run(
-        [*as_nobody, python, "driver.py", str(shared), str(CAP), sandbox],
+        [*as_user, python, "driver.py", str(shared), str(CAP), sandbox],
         cwd=shared,
         env=env,
         capture_output=True,
