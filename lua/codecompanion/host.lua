@@ -113,6 +113,11 @@ local function start_job()
     -- glibc gives each thread (checkpoints worker, probes) its own malloc arena, ~1.4 MB
     -- resident after a chat; two arenas are enough for a host that mostly awaits.
     MALLOC_ARENA_MAX = vim.env.MALLOC_ARENA_MAX or "2",
+    -- glibc keeps 128 KiB spare above the heap and gives memory back only past 128 KiB more:
+    -- a host that mostly waits returns what an answer freed (~0.3 MiB after a chat's first
+    -- answer, for a few hundred more system calls per answer: well under a millisecond).
+    MALLOC_TOP_PAD_ = vim.env.MALLOC_TOP_PAD_ or "0",
+    MALLOC_TRIM_THRESHOLD_ = vim.env.MALLOC_TRIM_THRESHOLD_ or "65536",
     -- The host caches its own modules' bytecode beside them (as pip does for the venv's),
     -- even where the user's shell sets PYTHONDONTWRITEBYTECODE: without the cache every
     -- start and a chat's first exchange compile each module again (~100 ms of CPU).

@@ -35,6 +35,9 @@ def test_host_is_started_lazily_and_chat_works_without_setup_call(start_nvim: St
     environ = Path(f"/proc/{host_pid(ed)}/environ")
     if environ.exists() and "MALLOC_ARENA_MAX" not in os.environ:
         assert b"MALLOC_ARENA_MAX=2" in environ.read_bytes().split(b"\0")
+    # and a heap that gives back what it freed (no 128 KiB spare kept above its top).
+    if environ.exists() and "MALLOC_TOP_PAD_" not in os.environ:
+        assert b"MALLOC_TOP_PAD_=0" in environ.read_bytes().split(b"\0")
     # Its modules' bytecode cached even where the shell says to write none: a start (and a
     # chat's first exchange) never compiles them again.
     if environ.exists():
