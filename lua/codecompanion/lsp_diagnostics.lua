@@ -190,7 +190,8 @@ end
 --- that was just loaded.
 ---@return boolean
 local function starting()
-  for _, client in ipairs(vim.lsp.get_clients()) do
+  -- Neovim 0.11 lists a client before its initialize answer only when asked to.
+  for _, client in ipairs(vim.lsp.get_clients({ _uninitialized = true })) do
     if not client.initialized and not client:is_stopped() then
       return true
     end

@@ -239,3 +239,23 @@ def test_follow_toggles_with_its_command(project_nvim: ProjectNvim) -> None:
     assert ed.lua(enabled) is True
     ed.nvim.command("CodeCompanionChat Follow")
     assert ed.lua(enabled) is False
+
+
+def test_a_file_no_buffer_holds_is_loaded_and_its_server_answers(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    # No buffer holds app.py and no server runs yet: get_diagnostics loads the file, the
+    # user's FileType autocmd starts pylsp, and the result waits for its first publish.
+    app.write_text("def main():\n    return totl\n")
+    args = {"filepath": "app.py", "severity": "ERROR"}
+    provider_server.enqueue(
+        openai_tool_calls([("d1", "get_diagnostics", args)]), openai_text("seen")
+    )
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{get_diagnostics} check app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    result = tool_result(provider_server)
+    assert "undefined name 'totl'" in result, result
+    assert "2:12 ERROR pyflakes" in result
