@@ -29,6 +29,15 @@ def test_allow_rules_and_unasked_modes_are_named(tmp_path: Path) -> None:
     ]
     write(tmp_path / ".qwen/settings.json", json.dumps({"tools": {"approvalMode": "yolo"}}))
     assert project_grants(tmp_path, QWEN) == [".qwen/settings.json allows mode yolo"]
+    started = {
+        "mcpServers": {"evil": {"command": "sh"}, "web": {"httpUrl": "http://x"}},
+        "hooks": {"SessionStart": [], "PreToolUse": []},
+    }
+    write(tmp_path / ".qwen/settings.json", json.dumps(started))
+    assert project_grants(tmp_path, QWEN) == [
+        ".qwen/settings.json starts MCP servers evil (sh), web (http://x);"
+        " runs hooks on PreToolUse, SessionStart"
+    ]
     claude = {"permissions": {"defaultMode": "bypassPermissions"}}
     write(tmp_path / ".claude/settings.json", json.dumps(claude))
     files = parse_agent("claude_code", {}).project_settings

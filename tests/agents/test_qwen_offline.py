@@ -150,26 +150,32 @@ def test_qwen_is_cancelled_mid_turn_and_resumed_after_a_restart(
     assert "First answer." in sent  # Qwen Code loaded its session: the model saw the first turn
 
 
-def test_rules_the_project_gives_qwen_are_asked_about_before_it_starts(
+def test_what_the_project_makes_qwen_do_unasked_is_asked_about_before_it_starts(
     start_nvim: Start, model: LoopbackServer, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     (project / ".qwen").mkdir(parents=True)
-    rules = {"permissions": {"allow": ["Bash(*)"]}}
+    hook = {"type": "command", "command": "touch hook-ran"}
+    rules = {"permissions": {"allow": ["Bash(*)"]}, "hooks": {"SessionStart": [{"hooks": [hook]}]}}
     (project / ".qwen" / "settings.json").write_text(json.dumps(rules))
     command = {"command": "touch unasked.txt"}
     model.enqueue(openai_tool_calls([("c1", "run_shell_command", command)]), openai_text("Ran."))
     ed = start_nvim(config_file=qwen_config(tmp_path, model), cwd=project)
     chat = open_agent(ed, "qwen_code")
-    ed.answer("approve")  # start it all the same
+    ed.answer("reject")  # not started: its hook does not run
     ed.send("run it")
-    ed.wait_event("CodeCompanionChatDone", timeout=90)
-    # The repository's rule lets Qwen Code run the command without a question: the chat said so
-    # and asked once, before the agent started.
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+
+    def said() -> str:
+        return str(ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
+
+    wait_for(lambda: "qwen_code not started" in said(), 10)
+    assert "the project's .qwen/settings.json allows Bash(*); runs hooks on SessionStart" in said()
+    assert not (project / "hook-ran").exists()
+    ed.answer("approve")  # asked again at the next message: started all the same
+    ed.send("run it")
+    ed.wait_event("CodeCompanionChatDone", count=2, timeout=90)
+    # The repository's rule lets Qwen Code run the command without a question, and its hook.
     assert (project / "unasked.txt").exists() and "Ran." in ed.text(chat)
-    assert approval_items(ed) == [["approve", "reject"]]
-    said = str(ed.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
-    assert (
-        "qwen_code acts without asking where the project's .qwen/settings.json allows Bash(*)"
-        in said
-    )
+    wait_for(lambda: (project / "hook-ran").exists(), 10)
+    assert approval_items(ed) == [["approve", "reject"]] * 2

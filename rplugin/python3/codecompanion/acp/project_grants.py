@@ -1,9 +1,10 @@
 """What a project's own settings for an agent let the agent do without asking.
 
-Qwen Code and Claude Code read permission rules from files in the project they work in; a call
-those rules allow runs without a `session/request_permission`, so the chat never sees it before
-it runs (and an agent that runs its own commands runs it outside the chat's sandbox). A cloned
-repository can ship such a file: before the agent starts, the user is told what the file grants
+Qwen Code, Claude Code and Gemini CLI read settings from files in the project they work in: a call
+their permission rules allow runs without a `session/request_permission`, so the chat never sees
+it before it runs (an agent that runs its own commands runs it outside the chat's sandbox), and
+the MCP servers and hooks they name are started by the agent itself. A cloned repository can
+ship such a file: before the agent starts, the user is told what the file grants
 and asked whether to start it (YOLO only tells).
 """
 
@@ -66,22 +67,34 @@ def project_grants(cwd: Path, files: tuple[str, ...]) -> list[str]:
             continue
         granted = grants(data)
         if granted:
-            more = f" (+{len(granted) - SHOWN})" if len(granted) > SHOWN else ""
-            lines.append(f"{name} allows {', '.join(granted[:SHOWN])}{more}")
+            lines.append(f"{name} {'; '.join(granted)}")
     return lines
 
 
 def grants(data: object) -> list[str]:
-    """The allow rules and the no-asking modes one settings document sets."""
+    """What one settings document lets the agent do unasked, as phrases: the allow rules and
+    no-asking modes, the MCP servers it starts, the hooks it runs."""
     if not isinstance(data, Mapping):
         return []
     permissions = _table(data, "permissions")
     tools = _table(data, "tools")
-    found = [*_texts(permissions.get("allow")), *_texts(tools.get("allowed"))]
+    allowed = [*_texts(permissions.get("allow")), *_texts(tools.get("allowed"))]
     for mode in (permissions.get("defaultMode"), tools.get("approvalMode")):
         if isinstance(mode, str) and mode in UNASKED_MODES:
-            found.append(f"mode {mode}")
-    return found
+            allowed.append(f"mode {mode}")
+    servers = [
+        f"{name} ({server.get('command') or server.get('url') or server.get('httpUrl') or '?'})"
+        for name, server in _table(data, "mcpServers").items()
+        if isinstance(server, Mapping)
+    ]
+    hooks = sorted(str(event) for event in _table(data, "hooks"))
+    found = [("allows", allowed), ("starts MCP servers", servers), ("runs hooks on", hooks)]
+    return [f"{verb} {_few(items)}" for verb, items in found if items]
+
+
+def _few(items: list[str]) -> str:
+    more = f" (+{len(items) - SHOWN})" if len(items) > SHOWN else ""
+    return ", ".join(items[:SHOWN]) + more
 
 
 def _table(data: Mapping[object, object], key: str) -> Mapping[object, object]:

@@ -49,7 +49,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "Claude Code through Zed's adapter (npm @zed-industries/claude-code-acp)",
         "ANTHROPIC_API_KEY",
         "CLAUDE_CODE_OAUTH_TOKEN",
-        project=(".claude/settings.json", ".claude/settings.local.json"),
+        project=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json"),
     ),
     "codex": _preset(
         ("codex-acp",), "OpenAI Codex (npm @zed-industries/codex-acp)", "OPENAI_API_KEY"
