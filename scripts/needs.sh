@@ -11,7 +11,8 @@ command -v "${NPM:-npm}" >/dev/null 2>&1 || note "npm (stylua, the Lua style che
 if ! command -v luacheck >/dev/null 2>&1 && [ "$(id -u 2>/dev/null)" != 0 ]; then
   note "luacheck (Debian's lua-check: the Lua lint skipped)"
 fi
-sh "$(dirname "$0")/python312.sh" >/dev/null 2>&1 || note "Python 3.12+ (the real-agent tier skipped)"
+ls "$(dirname "$0")"/../.venv-agents/*/.stamp-* >/dev/null 2>&1 ||
+  note "the real agents (\`make agents\` installs them; the real-agent tier skipped)"
 unshare -rn true >/dev/null 2>&1 || note "unshare (the real-agent tier skipped)"
 if [ -n "$missing" ]; then
   echo "make test: about 12 minutes on 2 cores; missing: $missing" >&2
