@@ -32,16 +32,16 @@ Start = Callable[..., Editor]
 
 
 def qwen_config(tmp_path: Path, server: LoopbackServer) -> Path:
-    """Qwen Code's own HOME (its settings: the OpenAI-compatible provider, usage statistics,
-    telemetry and update checks off) and our config naming it with the preset's command."""
+    """Qwen Code's own HOME (its settings: usage statistics, telemetry and update checks off),
+    the OpenAI-compatible provider in its environment, and our config naming it with the
+    preset's command."""
     home = tmp_path / "qwen-home"
     (home / ".qwen").mkdir(parents=True, exist_ok=True)
     settings = {
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        "security": {"auth": {"selectedType": "openai"}},
-    }
+    }  # the provider comes from the OPENAI_ variables alone
     (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
     env = {
         "HOME": str(home),
