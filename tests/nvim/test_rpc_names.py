@@ -1,16 +1,16 @@
 """The names that cross between Lua and Python match: what one side sends, the other handles.
 
 Lua → Python: every `host.notify(method)` (and `rpcnotify(chan, "codecompanion", method)`) has
-an `App.do_<method>`, every `host.request(method)` an `App.ask_<method>`, and neither has a
-handler nothing sends. Python → Lua: every function the host calls by name (`notify_lua`,
-`ask_lua`, `request_lua`) exists in real Neovim.
+an entry in `nvim/app.py`'s `NOTIFICATIONS`, every `host.request(method)` one in `REQUESTS`,
+and neither table has an entry nothing sends. Python → Lua: every function the host calls by
+name (`notify_lua`, `ask_lua`, `request_lua`) exists in real Neovim.
 """
 
 from __future__ import annotations
 
 import re
 
-from codecompanion.nvim.app import App
+from codecompanion.nvim.app import NOTIFICATIONS, REQUESTS
 from tests.support.nvim import ROOT, Editor
 
 PACKAGE = ROOT / "rplugin" / "python3" / "codecompanion"
@@ -31,20 +31,16 @@ def _sent(src: str) -> tuple[set[str], set[str]]:
     return notes, requests
 
 
-def _handlers(prefix: str) -> set[str]:
-    return {name[len(prefix) :] for name in dir(App) if name.startswith(prefix)}
-
-
 def test_every_notification_lua_sends_has_a_handler_and_every_handler_a_sender() -> None:
     notes, requests = _sent(_lua_source())
     assert len(notes) > 15 and "chat_submit" in notes and "editor_reply" in notes
-    assert notes == _handlers("do_")
-    assert requests == _handlers("ask_")
+    assert notes == set(NOTIFICATIONS)
+    assert requests == set(REQUESTS)
 
 
 def test_the_check_finds_a_notification_without_a_handler() -> None:
     notes, _ = _sent('host.notify("no_such_method", {})\nsend(bufnr, "another_one")')
-    assert notes - _handlers("do_") == {"no_such_method", "another_one"}
+    assert notes - set(NOTIFICATIONS) == {"no_such_method", "another_one"}
 
 
 def _called_from_python() -> set[tuple[str, str]]:

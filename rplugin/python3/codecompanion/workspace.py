@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .after_edit.runs import ProjectChecks
     from .chat.chat import Chat
     from .chat.driver import TurnDriver
-    from .checkpoints import Checkpoints
+    from .checkpoints import Checkpoints, RewindAsker
     from .hooks import ChatHooks, HookTable
     from .mcp import McpManager
     from .messages import MessageStore
@@ -507,9 +507,13 @@ class Workspace:
         yolo: bool = False,
         messages: MessageStore | None = None,
         driver: Callable[[Chat], TurnDriver] | None = None,
+        rewinds: RewindAsker | None = None,
+        project: Path | None = None,
     ) -> Chat:
         """A chat with its tool system, both built here; `driver` produces its turns (the
-        model loop unless given: `agent_chat` gives an agent's)."""
+        model loop unless given: `agent_chat` gives an agent's). With `rewinds` (how a rewind
+        asks the user) it keeps checkpoints when they are on; with `project` its context keeper
+        reads that project's rules files (a demo chat's tools work elsewhere)."""
         from .chat.chat import Chat
         from .chat.model_loop import ModelLoop
 
@@ -531,7 +535,36 @@ class Workspace:
         chat.secrets = self.keys.known  # masked in every tool result and piece of context
         self._hook_up(chat)
         chat.tools.agents = self.agents(chat, approver, editor)
+        checkpoints = self.checkpoints() if rewinds is not None else None
+        if checkpoints is not None and rewinds is not None:
+            from .checkpoints import ChatCheckpoints
+
+            chat.checkpoints = ChatCheckpoints(chat, checkpoints, rewinds)
+        if project is not None:
+            self._keep_context(chat, project)
         return chat
+
+    def _keep_context(self, chat: Chat, project: Path) -> None:
+        """The chat's context keeper: `project`'s rules files, the budget options and the
+        summariser, from the config file."""
+        from .budget.keeper import ContextKeeper
+        from .budget.manager import Budget, BudgetOptions
+        from .context.rules import Rules, RulesOptions
+
+        opts = self.config.opts or {}
+        options = BudgetOptions.from_opts(opts.get("context"))
+        summariser = None
+        if options.compact_adapter and options.compact_adapter != chat.adapter.name:
+            summariser, notice = self.make_adapter(options.compact_adapter)
+            if notice:
+                chat.view.notify(f"compact_adapter: {notice}", "warn")
+        rules = Rules(
+            project,
+            RulesOptions.from_opts(opts.get("rules")),
+            deny_read=self.permissions().deny_read,
+            secrets=chat.secrets,
+        )
+        chat.context = ContextKeeper(chat, Budget(options, self.server_windows), rules, summariser)
 
     def retool(
         self,
@@ -586,9 +619,10 @@ class Workspace:
         yolo: bool = False,
         messages: MessageStore | None = None,
         session_id: str | None = None,
+        rewinds: RewindAsker | None = None,
     ) -> Chat:
         """A chat whose turns the external agent `agent` produces (its session `session_id`
-        loaded again when given)."""
+        loaded again when given); checkpoints as `chat` keeps them."""
         from .acp.adapter import AgentAdapter
         from .acp.driver import AgentDriver, AgentHost
 
@@ -616,6 +650,7 @@ class Workspace:
             yolo=yolo,
             messages=messages,
             driver=driver,
+            rewinds=rewinds,
         )
 
     def stop_mcp(self, loop: asyncio.AbstractEventLoop | None = None) -> None:

@@ -126,3 +126,17 @@ def _difference(path: str, mine: Version, checkpoint: Version) -> list[str]:
     if old is None or new is None:
         return [*lines, f"{path}: binary file, no text diff"]
     return [*lines, *unified(f"{path} (yours → checkpoint)", old, new)[0].split("\n")]
+
+
+async def show_review(bridge: Bridge, session: ChatCheckpoints, since_turn: int | None) -> None:
+    """`:CodeCompanionChat Review`: the files the chat changed since a turn, in a list."""
+    payload = await changes_payload(session, since_turn)
+    bridge.notify_lua("codecompanion.checkpoints", "show_review", payload)
+
+
+async def revert(
+    bridge: Bridge, session: ChatCheckpoints, since_turn: int | None, path: str, hunk: int | None
+) -> None:
+    """Revert one file (or one hunk of it) from the review list, then show the list again."""
+    await session.revert(since_turn, path, hunk)
+    await show_review(bridge, session, since_turn)
