@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from codecompanion.nvim.app import NOTIFICATIONS, REQUESTS
+from tests.support.lua_sends import sent
 from tests.support.nvim import ROOT, Editor
 
 PACKAGE = ROOT / "rplugin" / "python3" / "codecompanion"
@@ -21,25 +22,15 @@ def _lua_source() -> str:
     return "\n".join(p.read_text() for p in files)
 
 
-def _sent(src: str) -> tuple[set[str], set[str]]:
-    """The notifications and the requests Lua sends to the host."""
-    host = r'(?:\bhost|require\("codecompanion\.host"\)|\bM)'
-    notes = set(re.findall(host + r'\.notify\(\s*"(\w+)"', src))
-    notes |= set(re.findall(r'\bsend\([^,]+,\s*"(\w+)"', src))  # chat.lua's send(bufnr, method)
-    notes |= set(re.findall(r'rpcnotify,?\s*\(?\s*[\w.]+,\s*"codecompanion",\s*"(\w+)"', src))
-    requests = set(re.findall(host + r'\.request(?:_async)?\(\s*"(\w+)"', src))
-    return notes, requests
-
-
 def test_every_notification_lua_sends_has_a_handler_and_every_handler_a_sender() -> None:
-    notes, requests = _sent(_lua_source())
+    notes, requests = sent(_lua_source())
     assert len(notes) > 15 and "chat_submit" in notes and "editor_reply" in notes
     assert notes == set(NOTIFICATIONS)
     assert requests == set(REQUESTS)
 
 
 def test_the_check_finds_a_notification_without_a_handler() -> None:
-    notes, _ = _sent('host.notify("no_such_method", {})\nsend(bufnr, "another_one")')
+    notes, _ = sent('host.notify("no_such_method", {})\nsend(bufnr, "another_one")')
     assert notes - set(NOTIFICATIONS) == {"no_such_method", "another_one"}
 
 

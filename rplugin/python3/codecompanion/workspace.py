@@ -1,7 +1,7 @@
 """The host's shared state and the one place chats are built: the user's config, the tool
-registry, adapters, saved chats, and a chat with its tool system, approvals and the environment
-its tool processes get. Neovim (nvim/app.py), the command line (cli/tool.py) and the tests build
-chats and tool systems here."""
+registry, adapters, saved chats, and a chat with its tool system, approvals, checkpoints, context
+keeper and the environment its tool processes get. Neovim (nvim/opening.py), the command line
+(cli/tool.py) and the tests build chats and tool systems here."""
 
 from __future__ import annotations
 

@@ -13,9 +13,10 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..chat import controls
 from ..chat.chat import Chat
@@ -23,6 +24,7 @@ from ..context.sources import read_items
 from ..render_ops import Notice
 from ..tools.runtime.groupwatch import group_watch
 from ..workspace import HostOptions, Workspace
+from . import messages as msg
 from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
@@ -38,7 +40,7 @@ __all__ = ["NOTIFICATIONS", "REQUESTS", "App", "LuaEvents"]
 
 log = logging.getLogger("codecompanion.nvim")
 
-Args = dict[str, Any]  # a message's arguments as msgpack decoded them (JSON-like values)
+Args = Mapping[str, object]  # a message's table as msgpack decoded it, before `msg.decode`
 
 
 class App:
@@ -67,7 +69,7 @@ class App:
         # starts are handled before the loop runs, where the core could not create its tasks.
         self.bridge.loop.call_soon(self._handle, method, handler, args or {})
 
-    def _handle(self, method: str, handler: Callable[[App, Args], object], args: Args) -> None:
+    def _handle(self, method: str, handler: Handler, args: Args) -> None:
         try:
             handler(self, args)
         except Exception as exc:  # a raising handler must not wedge the host
@@ -85,11 +87,10 @@ class App:
             log.exception("request %s failed", method)
             return {"error": str(exc)}
 
-    def request(self, args: Args) -> None:
+    def request(self, asked: msg.Request) -> None:
         """A question from Lua answered by `host.reply(rid, value)` (Lua waits with a timeout);
         an answer that needs the disk comes from a task."""
-        value = self.handle_request(str(args.get("method")), args.get("args") or {})
-        rid = int(args.get("rid", 0))
+        value, rid = self.handle_request(asked.method, asked.args), asked.rid
         if inspect.isawaitable(value):
             self.bridge.spawn(self._reply_later(rid, value))
             return
@@ -105,7 +106,7 @@ class App:
 
     # ----- the host's state ------------------------------------------------------------
 
-    def hello(self, options: Args) -> None:
+    def hello(self, options: Mapping[str, Any]) -> None:
         """Lua's `setup()` options: the workspace made, what a first exchange loads loaded."""
         self.editor.following = options.get("follow") is True
         self.workspace = Workspace(HostOptions.from_lua(options))
@@ -160,16 +161,16 @@ class App:
 
     # ----- the open chats --------------------------------------------------------------
 
-    def chat(self, args: Args) -> Chat | None:
+    def chat(self, message: msg.ChatMessage) -> Chat | None:
         """The chat a message names (one line says so when the host has none by that id)."""
-        chat = self.chats.get(str(args.get("id")))
+        chat = self.chats.get(message.id)
         if chat is None:
             self.bridge.echo_error("this chat is not attached to the host: open a new chat")
         return chat
 
-    def on_chat(self, args: Args, control: Callable[[Chat], object]) -> None:
+    def on_chat(self, message: msg.ChatMessage, control: Callable[[Chat], object]) -> None:
         """Apply `control` to the chat the message names; a coroutine it gives is spawned."""
-        chat = self.chat(args)
+        chat = self.chat(message)
         if chat is not None:
             work = control(chat)
             if inspect.iscoroutine(work):
@@ -202,9 +203,9 @@ class App:
         else:
             chat.clear(then=then)
 
-    def submit(self, chat: Chat, args: Args) -> object:
+    def submit(self, chat: Chat, sent: msg.ChatSubmit) -> object:
         """`<CR>` under `## Me`: the message sent (once the files it names are vetted)."""
-        text, context = str(args.get("text") or ""), read_items(args.get("context"))
+        text, context = sent.text, read_items(sent.context)
         if controls.submit(chat, text, context):
             return None
         return controls.submit_vetted(chat, text, context, self.ws().permissions().deny_read)
@@ -249,37 +250,35 @@ class App:
 
     # ----- checkpoints, checks, files ----------------------------------------------------
 
-    def checkpoints(self, args: Args) -> ChatCheckpoints | None:
+    def checkpoints(self, message: msg.ChatMessage) -> ChatCheckpoints | None:
         """The named chat's checkpoints (one line says when they are off)."""
-        chat = self.chat(args)
+        chat = self.chat(message)
         if chat is not None and chat.checkpoints is None:
             chat.view.notify("checkpoints are turned off (opts.checkpoints.enabled)", "warn")
         return chat.checkpoints if chat is not None else None
 
     def on_checkpoints(
-        self, args: Args, then: Callable[[ChatCheckpoints], Coroutine[Any, Any, object]]
+        self,
+        message: msg.ChatMessage,
+        then: Callable[[ChatCheckpoints], Coroutine[object, object, object]],
     ) -> None:
         """Run `then` on the named chat's checkpoints, as a task."""
-        session = self.checkpoints(args)
+        session = self.checkpoints(message)
         if session is not None:
             self.bridge.spawn(then(session))
 
-    def file_saved(self, args: Args) -> None:
+    def file_saved(self, saved: msg.FileSaved) -> None:
         """Neovim wrote a file: the user's change, should a tool round be running."""
-        path, size, sec, nsec = (args.get(key) for key in ("path", "size", "sec", "nsec"))
-        if not isinstance(path, str) or not isinstance(size, int):
-            return
-        if not isinstance(sec, int) or not isinstance(nsec, int):
-            return
         checkpoints = self.ws().checkpoints()
         if checkpoints is not None:
-            checkpoints.activity.saved(path, ("f", size, sec * 1_000_000_000 + nsec))
+            stamp = ("f", saved.size, saved.sec * 1_000_000_000 + saved.nsec)
+            checkpoints.activity.saved(saved.path, stamp)
 
-    def checks(self, cwd: object) -> None:
+    def checks(self, cwd: str | None) -> None:
         """`:CodeCompanionChat Checks`: list the project's after-edit checks and ask about them."""
         from .checks import show_checks
 
-        checks = self.ws().project_checks(Path(str(cwd or os.getcwd())).resolve())
+        checks = self.ws().project_checks(Path(cwd or os.getcwd()).resolve())
         last = [
             run
             for chat in self.chats.values()
@@ -288,20 +287,18 @@ class App:
         ]
         self.bridge.spawn(show_checks(self.bridge, self.approver, checks, last))
 
-    def pick_agent_session(self, args: Args) -> None:
+    def pick_agent_session(self, asked: msg.PickAgentSession) -> None:
         """`:CodeCompanionChat Resume`: an agent's earlier session, picked and loaded."""
         from .agents import pick_agent_session
 
-        name = args.get("adapter")
-        last = self.chats.get(str(args.get("id")))
-        if not isinstance(name, str) or not name:
-            name = last.adapter.name if last is not None else None
+        last = self.chats.get(asked.id or "")
+        name = asked.adapter or (last.adapter.name if last is not None else None)
         if not name or name not in self.ws().external_agents():
             self.bridge.echo_error(
                 "Resume: name an agent (adapter=NAME) or use it from an agent chat"
             )
             return
-        cwd = Path(str(args.get("cwd") or ".")).resolve()
+        cwd = Path(asked.cwd or ".").resolve()
         self.bridge.spawn(pick_agent_session(self.bridge, self.ws(), name, cwd))
 
     # ----- exit --------------------------------------------------------------------------
@@ -342,19 +339,8 @@ class App:
             self.workspace.close(self.bridge.loop)
 
 
-def _turn(args: Args) -> int | None:
-    value = args.get("since_turn")
-    return value if isinstance(value, int) and value > 0 else None
-
-
-def _hunk(args: Args) -> int | None:
-    hunk = args.get("hunk")
-    return hunk if isinstance(hunk, int) else None
-
-
-def _rewind(app: App, args: Args) -> None:
-    turn, code, talk = int(args.get("turn") or 1), args.get("code"), args.get("conversation")
-    app.on_checkpoints(args, lambda s: s.rewind(turn, code is not False, talk is not False))
+def _since(turn: int | None) -> int | None:
+    return turn if turn is not None and turn > 0 else None
 
 
 async def _pick_rewind(app: App, session: ChatCheckpoints) -> None:
@@ -363,25 +349,25 @@ async def _pick_rewind(app: App, session: ChatCheckpoints) -> None:
     await pick_rewind(app.bridge, session)
 
 
-async def _review(app: App, session: ChatCheckpoints, args: Args) -> None:
+async def _review(app: App, session: ChatCheckpoints, since_turn: int | None) -> None:
     from .rewind import show_review
 
-    await show_review(app.bridge, session, _turn(args))
+    await show_review(app.bridge, session, _since(since_turn))
 
 
-async def _revert(app: App, session: ChatCheckpoints, args: Args) -> None:
+async def _revert(app: App, session: ChatCheckpoints, asked: msg.ChatReviewRevert) -> None:
     from .rewind import revert
 
-    await revert(app.bridge, session, _turn(args), str(args.get("path")), _hunk(args))
+    await revert(app.bridge, session, _since(asked.since_turn), asked.path, asked.hunk)
 
 
-def _changes(app: App, args: Args) -> object:
+def _changes(app: App, asked: msg.Changes) -> object:
     from .rewind import changes_payload
 
-    session = app.checkpoints(args)
+    session = app.checkpoints(asked)
     if session is None:
         return {"error": "no checkpoints for this chat"}
-    return changes_payload(session, _turn(args))
+    return changes_payload(session, _since(asked.since_turn))
 
 
 async def _agent_mode(chat: Chat, mode: str) -> None:
@@ -390,84 +376,113 @@ async def _agent_mode(chat: Chat, mode: str) -> None:
     await set_agent_mode(chat, mode)
 
 
-async def _agent_option(chat: Chat, option: str, value: object) -> None:
+async def _agent_option(chat: Chat, option: str, value: str | bool | None) -> None:
     from .agents import set_agent_option
 
-    if isinstance(value, (str, bool)):
+    if value is not None:
         await set_agent_option(chat, option, value)
 
 
-NOTIFICATIONS: Mapping[str, Callable[[App, Args], object]] = MappingProxyType(
-    {
-        "hello": lambda app, a: app.hello(a.get("options") or {}),
-        "request": App.request,
-        "reload": lambda app, a: app.reload(),
-        "chat_new": lambda app, a: app.opener.open(app.ws(), a, app.adopt),
-        "chat_opened": lambda app, a: app.on_chat(a, lambda c: c.fire("ChatOpened")),
-        "chat_close": lambda app, a: app.close_chat(str(a.get("id"))),
-        "chat_clear": lambda app, a: app.on_chat(a, lambda c: app.clear(c, a.get("new_id"))),
-        "chat_submit": lambda app, a: app.on_chat(a, lambda c: app.submit(c, a)),
-        "chat_regenerate": lambda app, a: app.on_chat(a, Chat.regenerate),
-        "chat_compact": lambda app, a: app.on_chat(a, Chat.compact),
-        "chat_stop": lambda app, a: app.on_chat(
-            a, lambda c: controls.stop(c, bool(a.get("quiet")))
-        ),
-        "chat_yolo": lambda app, a: app.on_chat(a, controls.toggle_yolo),
-        "chat_forget_approvals": lambda app, a: app.on_chat(a, controls.forget_approvals),
-        "chat_mode": lambda app, a: app.on_chat(
-            a, lambda c: controls.switch_mode(c, str(a.get("mode") or "next"))
-        ),
-        "chat_pick_adapter": lambda app, a: app.on_chat(a, app.pick_adapter),
-        "chat_rules": lambda app, a: app.on_chat(a, lambda c: pick_rules(app.bridge, c)),
-        "chat_skills": lambda app, a: app.on_chat(a, lambda c: pick_skills(app.bridge, c)),
-        "chat_full_output": lambda app, a: app.on_chat(
-            a, lambda c: app.show_full_output(c, a.get("call_id"))
-        ),
-        "slash_fetch": lambda app, a: app.on_chat(
-            a, lambda c: app.slash_fetch(c, a.get("bufnr"), str(a.get("url") or ""))
-        ),
-        "chat_agent_mode": lambda app, a: app.on_chat(
-            a, lambda c: _agent_mode(c, str(a.get("mode") or ""))
-        ),
-        "chat_agent_option": lambda app, a: app.on_chat(
-            a, lambda c: _agent_option(c, str(a.get("option") or ""), a.get("value"))
-        ),
-        "pick_agent_session": App.pick_agent_session,
-        "pick_restore": lambda app, a: app.bridge.spawn(pick_restore(app.bridge, app.ws())),
-        "chat_pick_rewind": lambda app, a: app.on_checkpoints(a, lambda s: _pick_rewind(app, s)),
-        "chat_rewind": _rewind,
-        "chat_rewind_undo": lambda app, a: app.on_checkpoints(a, lambda s: s.undo()),
-        "chat_review": lambda app, a: app.on_checkpoints(a, lambda s: _review(app, s, a)),
-        "chat_review_revert": lambda app, a: app.on_checkpoints(a, lambda s: _revert(app, s, a)),
-        "follow": lambda app, a: setattr(app.editor, "following", a.get("on") is True),
-        "buffers": lambda app, a: app.editor.set_loaded(
-            a["paths"] if isinstance(a.get("paths"), list) else []
-        ),
-        "file_saved": App.file_saved,
-        "checks": lambda app, a: app.checks(a.get("cwd")),
-        "approval_reply": lambda app, a: app.bridge.reply(int(a.get("rid", 0)), a),
-        "editor_reply": lambda app, a: app.bridge.reply(int(a.get("rid", 0)), a.get("value")),
-    }
-)
-
-
-def _health(app: App, args: Args) -> object:
+def _health(app: App, asked: msg.Health) -> object:
     from .health import report
 
-    cwd = args.get("cwd")
-    return report(app.ws(), Path(cwd) if isinstance(cwd, str) and cwd else None)
+    return report(app.ws(), Path(asked.cwd) if asked.cwd else None)
 
 
-def _completion_items(app: App, args: Args) -> object:
+def _completion_items(app: App) -> object:
     from .completion import completion_payload
 
     return completion_payload(app.ws())
 
 
-REQUESTS: Mapping[str, Callable[[App, Args], object]] = MappingProxyType(
-    {
-        "completion_items": _completion_items,
-        "health": _health,
-        "changes": _changes,
-    }
+M = TypeVar("M", bound=msg.Message)
+
+
+class Handler(Protocol):
+    """An entry of a dispatch table: the message's name, and its handling of Lua's table."""
+
+    @property
+    def name(self) -> str:
+        """The message's name, as Lua sends it."""
+        ...
+
+    def __call__(self, app: App, args: Args) -> object:
+        """Decode the message and handle it; what a request answers."""
+        ...
+
+
+@dataclass(frozen=True)
+class On(Generic[M]):
+    """Message `message` (decoded once, here) goes to `handler`."""
+
+    message: type[M]
+    handler: Callable[[App, M], object]
+
+    @property
+    def name(self) -> str:
+        """The message's name, as Lua sends it."""
+        return self.message.NAME
+
+    def __call__(self, app: App, args: Args) -> object:
+        """Decode the message and hand it over; what the handler returns."""
+        return self.handler(app, msg.decode(self.message, args))
+
+
+def _table(*entries: Handler) -> Mapping[str, Handler]:
+    return MappingProxyType({entry.name: entry for entry in entries})
+
+
+NOTIFICATIONS = _table(
+    On(msg.Hello, lambda app, m: app.hello(m.options)),
+    On(msg.Request, App.request),
+    On(msg.Reload, lambda app, m: app.reload()),
+    On(msg.ChatNew, lambda app, m: app.opener.open(app.ws(), m, app.adopt)),
+    On(msg.ChatOpened, lambda app, m: app.on_chat(m, lambda c: c.fire("ChatOpened"))),
+    On(msg.ChatClose, lambda app, m: app.close_chat(m.id)),
+    On(msg.ChatClear, lambda app, m: app.on_chat(m, lambda c: app.clear(c, m.new_id))),
+    On(msg.ChatSubmit, lambda app, m: app.on_chat(m, lambda c: app.submit(c, m))),
+    On(msg.ChatRegenerate, lambda app, m: app.on_chat(m, Chat.regenerate)),
+    On(msg.ChatCompact, lambda app, m: app.on_chat(m, Chat.compact)),
+    On(msg.ChatStop, lambda app, m: app.on_chat(m, lambda c: controls.stop(c, m.quiet))),
+    On(msg.ChatYolo, lambda app, m: app.on_chat(m, controls.toggle_yolo)),
+    On(msg.ChatForgetApprovals, lambda app, m: app.on_chat(m, controls.forget_approvals)),
+    On(msg.ChatMode, lambda app, m: app.on_chat(m, lambda c: controls.switch_mode(c, m.mode))),
+    On(msg.ChatPickAdapter, lambda app, m: app.on_chat(m, app.pick_adapter)),
+    On(msg.ChatRules, lambda app, m: app.on_chat(m, lambda c: pick_rules(app.bridge, c))),
+    On(msg.ChatSkills, lambda app, m: app.on_chat(m, lambda c: pick_skills(app.bridge, c))),
+    On(
+        msg.ChatFullOutput,
+        lambda app, m: app.on_chat(m, lambda c: app.show_full_output(c, m.call_id)),
+    ),
+    On(msg.SlashFetch, lambda app, m: app.on_chat(m, lambda c: app.slash_fetch(c, m.bufnr, m.url))),
+    On(msg.ChatAgentMode, lambda app, m: app.on_chat(m, lambda c: _agent_mode(c, m.mode))),
+    On(
+        msg.ChatAgentOption,
+        lambda app, m: app.on_chat(m, lambda c: _agent_option(c, m.option, m.value)),
+    ),
+    On(msg.PickAgentSession, App.pick_agent_session),
+    On(msg.PickRestore, lambda app, m: app.bridge.spawn(pick_restore(app.bridge, app.ws()))),
+    On(msg.ChatPickRewind, lambda app, m: app.on_checkpoints(m, lambda s: _pick_rewind(app, s))),
+    On(
+        msg.ChatRewind,
+        lambda app, m: app.on_checkpoints(m, lambda s: s.rewind(m.turn, m.code, m.conversation)),
+    ),
+    On(msg.ChatRewindUndo, lambda app, m: app.on_checkpoints(m, lambda s: s.undo())),
+    On(
+        msg.ChatReview,
+        lambda app, m: app.on_checkpoints(m, lambda s: _review(app, s, m.since_turn)),
+    ),
+    On(msg.ChatReviewRevert, lambda app, m: app.on_checkpoints(m, lambda s: _revert(app, s, m))),
+    On(msg.Follow, lambda app, m: setattr(app.editor, "following", m.on)),
+    On(msg.Buffers, lambda app, m: app.editor.set_loaded(list(m.paths))),
+    On(msg.FileSaved, App.file_saved),
+    On(msg.Checks, lambda app, m: app.checks(m.cwd)),
+    On(msg.ApprovalReply, lambda app, m: app.bridge.reply(m.rid, m.answer())),
+    On(msg.EditorReply, lambda app, m: app.bridge.reply(m.rid, m.value)),
+)
+
+REQUESTS = _table(
+    On(msg.CompletionItems, lambda app, m: _completion_items(app)),
+    On(msg.Health, _health),
+    On(msg.Changes, _changes),
 )

@@ -16,6 +16,7 @@ from ..workspace import Workspace
 from .approver import NvimApprover
 from .bridge import Bridge
 from .editor import NvimEditor
+from .messages import ChatNew
 from .preload import preload
 from .view import NvimChatView
 
@@ -59,23 +60,19 @@ class Opener:
         """The chat's event sink, which also tells the host which tools the chat offers."""
         return LuaEvents(view, self.offered)
 
-    def open(
-        self, workspace: Workspace, args: dict[str, Any], adopt: Callable[[Chat], None]
-    ) -> None:
+    def open(self, workspace: Workspace, asked: ChatNew, adopt: Callable[[Chat], None]) -> None:
         """The chat for a buffer (`chat_new`), restored when asked, given to `adopt` (the
         host's open chats) and announced to Lua."""
-        restoring, reattached = bool(args.get("restore")), bool(args.get("reattach"))
         saved, messages, damaged = (
-            workspace.store.restore(str(args["id"])) if restoring else (None, None, None)
+            workspace.store.restore(asked.id) if asked.restore else (None, None, None)
         )
         saved = saved or {}
-        chat, notice = self._new_chat(workspace, args, saved, messages)
+        chat, notice = self._new_chat(workspace, asked, saved, messages)
         if damaged:
             chat.view.notify(damaged, "error")
-        here = Path(str(args.get("cwd") or ".")).resolve()
         if saved:
-            self._restore(chat, saved, reattached)
-            moved = controls.moved_root(here, saved.get("cwd"), reattached)
+            self._restore(chat, saved, asked.reattach)
+            moved = controls.moved_root(_here(asked), saved.get("cwd"), asked.reattach)
             if moved:
                 chat.view.notify(moved, "warn")
         elif chat.adapter.name == "demo":
@@ -83,7 +80,7 @@ class Opener:
         adopt(chat)
         if notice:
             chat.view.notify(notice, "warn")
-        self._announce(chat, bool(saved), reattached)
+        self._announce(chat, bool(saved), asked.reattach)
 
     def _rewinds(self, workspace: Workspace) -> RewindAsker | None:
         """How a rewind asks, when the chat keeps checkpoints (they load only then)."""
@@ -96,40 +93,40 @@ class Opener:
     def _new_chat(
         self,
         workspace: Workspace,
-        args: dict[str, Any],
+        asked: ChatNew,
         saved: dict[str, Any],
         messages: MessageStore | None,
     ) -> tuple[Chat, str | None]:
         """The chat for a buffer, with the adapter and model asked for (or saved); a notice."""
-        adapter_name = args.get("adapter") or saved.get("adapter")
+        adapter_name = asked.adapter or saved.get("adapter")
         agents = workspace.external_agents()
         agent = agents.get(adapter_name) if isinstance(adapter_name, str) else None
         if agent is not None:
-            return self._agent_chat(workspace, args, saved, messages, agent), None
-        model = args.get("model") or saved.get("model")
+            return self._agent_chat(workspace, asked, saved, messages, agent), None
+        model = asked.model or saved.get("model")
         adapter, notice = workspace.make_adapter(
             adapter_name if isinstance(adapter_name, str) else None,
             model if isinstance(model, str) else None,
         )
-        view = NvimChatView(self.bridge, int(args["bufnr"]))
+        view = NvimChatView(self.bridge, asked.bufnr)
         # A restored chat keeps its project root (confinement and approvals belong to it);
         # a new demo chat works in a temporary folder, never in the user's project.
-        here = Path(str(args.get("cwd") or ".")).resolve()
-        project = controls.kept_root(here, saved.get("cwd"), bool(args.get("reattach"))) or here
+        here = _here(asked)
+        project = controls.kept_root(here, saved.get("cwd"), asked.reattach) or here
         cwd = project
         if adapter.name == "demo" and not saved:  # its rules files are still the project's
             from ..loopback.demo import demo_project  # with its loopback server: only the demo
 
             cwd = demo_project()
         chat = workspace.chat(
-            str(args["id"]),
+            asked.id,
             adapter,
             view,
             self._events(view),
             approver=self.approver,
             cwd=cwd,
             editor=self.editor,
-            yolo=bool(args.get("yolo")),
+            yolo=asked.yolo,
             messages=messages,
             rewinds=self._rewinds(workspace),
             project=project,
@@ -139,31 +136,31 @@ class Opener:
     def _agent_chat(
         self,
         workspace: Workspace,
-        args: dict[str, Any],
+        asked: ChatNew,
         saved: dict[str, Any],
         messages: MessageStore | None,
         agent: AgentSettings,
     ) -> Chat:
         """A chat an external agent drives; a restored one (or `session`) loads its session."""
-        view = NvimChatView(self.bridge, int(args["bufnr"]))
-        here = Path(str(args.get("cwd") or ".")).resolve()
+        view = NvimChatView(self.bridge, asked.bufnr)
+        here = _here(asked)
         driven = saved.get("driver")
         kept = driven.get("session_id") if isinstance(driven, dict) else None
-        session = args.get("session") or kept
+        session = asked.session or kept
         chat = workspace.agent_chat(
-            str(args["id"]),
+            asked.id,
             agent,
             view,
             self._events(view),
             approver=self.approver,
-            cwd=controls.kept_root(here, saved.get("cwd"), bool(args.get("reattach"))) or here,
+            cwd=controls.kept_root(here, saved.get("cwd"), asked.reattach) or here,
             editor=self.editor,
-            yolo=bool(args.get("yolo")),
+            yolo=asked.yolo,
             messages=messages,
             session_id=session if isinstance(session, str) and session else None,
             rewinds=self._rewinds(workspace),
         )
-        if isinstance(args.get("session"), str) and args["session"] and not saved:
+        if asked.session and not saved:
             from .agents import agent_of
 
             driver = agent_of(chat)
@@ -221,6 +218,11 @@ class Opener:
             start_demo(chat)
 
         return again
+
+
+def _here(asked: ChatNew) -> Path:
+    """The folder Neovim was in when it opened the chat."""
+    return Path(asked.cwd or ".").resolve()
 
 
 def start_demo(chat: Chat) -> None:
