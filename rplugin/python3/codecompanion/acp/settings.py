@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..outside import UserValue
+
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 AGENT_KEYS = frozenset({"cmd", "env", "pass_env", "description", "auth_method", "mcp"})
 
@@ -139,7 +141,7 @@ def _agent(name: str, value: Mapping[str, Any]) -> AgentSettings:
     )
 
 
-def check_acp(value: Any) -> tuple[dict[str, Any] | None, list[str]]:
+def check_acp(value: UserValue) -> tuple[dict[str, Any] | None, list[str]]:
     """The config file's `acp` setting: the valid agents kept, one line per invalid one."""
     if not isinstance(value, Mapping):
         return None, [f"acp must be a dict of agent name → settings, not {type(value).__name__}"]

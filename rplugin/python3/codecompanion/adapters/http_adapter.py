@@ -21,6 +21,7 @@ from ..errors import (
     RateLimitError,
 )
 from ..messages import Message
+from ..outside import Json
 from ..streams.body_reader import BodyLimits, answer_chunks
 from ..streams.completeness import BodyWatch
 from ..streams.parser import IdFactory, ResponseParser
@@ -112,7 +113,7 @@ class HTTPAdapter:
         """The headers that carry the key."""
         return {"Authorization": f"Bearer {key}"}
 
-    def parse_models(self, data: Any) -> list[str]:
+    def parse_models(self, data: Json) -> list[str]:
         """Model names from the provider's model list."""
         return sorted(str(m["id"]) for m in data.get("data", []) if isinstance(m, dict))
 
@@ -391,7 +392,7 @@ class HTTPAdapter:
         finally:
             await response.aclose()
 
-    async def read_json(self, response: HTTPResponse, limit: int = 1_000_000) -> Any:
+    async def read_json(self, response: HTTPResponse, limit: int = 1_000_000) -> Json:
         """A small JSON body, parsed (None when it is not JSON or over `limit`); closes it."""
         raw, cut = await self._read_body(response, limit)
         try:

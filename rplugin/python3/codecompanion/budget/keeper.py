@@ -14,6 +14,7 @@ from ..chat import transcript
 from ..context.rules import TAG as RULES_TAG
 from ..context.rules import Rules, RulesOptions, touched_paths
 from ..messages import Message, MessageStore
+from ..outside import Json
 from ..ports import ChatView
 from ..render_ops import Context, Spinner
 from ..render_ops import Meter as MeterOp
@@ -108,7 +109,7 @@ class ContextKeeper:
         off = sorted(self.rules.disabled) if self.rules is not None else []
         return {**self.budget.to_state(), "rules_off": off}
 
-    def restore_state(self, state: Any) -> None:
+    def restore_state(self, state: Json) -> None:
         """Take back a saved `to_state`."""
         if not isinstance(state, dict):
             return

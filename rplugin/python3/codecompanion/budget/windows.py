@@ -10,6 +10,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..outside import Json
+
 if TYPE_CHECKING:
     from ..adapters.base import ChatAdapter
 
@@ -76,7 +78,7 @@ def _is_size(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def llama_props_window(data: Any) -> int | None:
+def llama_props_window(data: Json) -> int | None:
     """The context size in llama.cpp's `/props` answer."""
     if not isinstance(data, dict):
         return None
@@ -85,7 +87,7 @@ def llama_props_window(data: Any) -> int | None:
     return n_ctx if _is_size(n_ctx) else None
 
 
-def ollama_show_window(data: Any, options: Mapping[str, Any] | None = None) -> int | None:
+def ollama_show_window(data: Json, options: Mapping[str, Any] | None = None) -> int | None:
     """The context Ollama runs the model with: `num_ctx` (the request's, else the Modelfile's),
     else the model's trained length from `/api/show`."""
     num_ctx: Any = (options or {}).get("num_ctx")

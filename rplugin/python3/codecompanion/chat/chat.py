@@ -14,6 +14,7 @@ from ..adapters.secret_mask import mask, masked_item, masked_result
 from ..budget.keeper import ContextKeeper
 from ..context.sources import ContextItem, context_ops
 from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
+from ..outside import Json
 from ..persistence.history import ChatStore
 from ..ports import ChatView, EventSink
 from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus
@@ -94,7 +95,7 @@ class Chat:
     def _event_data(self, **extra: Any) -> dict[str, Any]:
         return {"id": self.id, "adapter": self.adapter.name, "model": self.model, **extra}
 
-    def fire(self, name: str, **extra: Any) -> None:
+    def fire(self, name: str, **extra: Json) -> None:
         """Fire a User event ordered with the buffer updates around it."""
         self.view.render([transcript.event(name, self._event_data(**extra))])
 

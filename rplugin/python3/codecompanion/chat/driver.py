@@ -8,7 +8,9 @@ driver, an external agent over the Agent Client Protocol another.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from ..outside import Json
 
 if TYPE_CHECKING:
     from ..adapters.base import ChatAdapter
@@ -40,7 +42,7 @@ class Session(Protocol):
     def add(self, message: Message) -> Message:
         """Append a message and save the chat soon."""
 
-    def fire(self, name: str, **extra: Any) -> None:
+    def fire(self, name: str, **extra: Json) -> None:
         """Fire a User event ordered with the buffer updates around it."""
 
     def save(self) -> None:

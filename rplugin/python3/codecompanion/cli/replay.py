@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import CodeCompanionError
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `replay` subcommand."""
     from ..adapters import ADAPTERS
 

@@ -37,7 +37,7 @@ from ..workspace import HostOptions, Workspace
 _CALL_ID = "cli-1"
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `tool` subcommand."""
     parser = subparsers.add_parser("tool", help="run one tool and print its result as JSON")
     parser.add_argument("name", help="the tool's name (a builtin or one from the config file)")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..outside import Json
 from ..render_ops import Context, RenderOp
 
 MAX_LINES = 5000  # lines of one buffer or file sent to the model
@@ -98,7 +99,7 @@ def _title(kind: object, path: object, lines: object) -> str:
     return f"> {kind} `{path}` ({lines} line{'' if lines == 1 else 's'})"
 
 
-def read_items(raw: Any) -> list[ContextItem]:
+def read_items(raw: Json) -> list[ContextItem]:
     """Context items from Lua's list; malformed ones are dropped."""
     items = (
         [ContextItem.from_lua(d) for d in raw if isinstance(d, Mapping)]
@@ -129,7 +130,7 @@ def context_ops(items: list[ContextItem]) -> list[RenderOp]:
     return ops
 
 
-def replay_ops(summaries: Any) -> list[RenderOp]:
+def replay_ops(summaries: Json) -> list[RenderOp]:
     """The lines a restored chat shows for the context its message carried."""
     ops: list[RenderOp] = []
     for data in summaries if isinstance(summaries, list) else []:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..outside import UserValue
+
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 SERVER_KEYS = frozenset(
     {"cmd", "env", "cwd", "url", "headers", "requires_approval", "tools", "timeout", "description"}
@@ -81,7 +83,7 @@ def _tools(value: Any) -> dict[str, dict[str, Any]]:
     return kept
 
 
-def parse_server(name: str, value: Any) -> ServerConfig:
+def parse_server(name: str, value: UserValue) -> ServerConfig:
     """A ServerConfig from the config file's dict; ValueError says what is wrong in one line."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise ValueError(f"server name {name!r}: use 1-32 letters, digits, '_' or '-'")
@@ -124,7 +126,7 @@ def _server(name: str, value: Mapping[str, Any]) -> ServerConfig:
     )
 
 
-def check_mcp(value: Any) -> tuple[dict[str, Any] | None, list[str]]:
+def check_mcp(value: UserValue) -> tuple[dict[str, Any] | None, list[str]]:
     """The config file's `mcp` setting: the valid servers kept (functions kept as they are)."""
     if not isinstance(value, Mapping) or set(value) - {"servers"}:
         return None, ['mcp must be a dict {"servers": {name: server}}']

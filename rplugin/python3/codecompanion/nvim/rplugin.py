@@ -6,6 +6,7 @@ from typing import Any
 
 import pynvim
 
+from ..outside import Json
 from .logsetup import setup_logging
 
 
@@ -28,7 +29,7 @@ class CodeCompanionRplugin:
         return self._app
 
     @pynvim.rpc_export("codecompanion")  # type: ignore[untyped-decorator]
-    def on_notification(self, method: str, args: Any = None) -> None:
+    def on_notification(self, method: str, args: Json = None) -> None:
         """Lua's notifications (same protocol as the job host; questions come as `request`)."""
         self._get_app().on_notification(str(method), args or {})
 

@@ -18,6 +18,7 @@ from ..adapters.base import Event, Finish, ReasoningDelta, TextDelta, ToolCallEv
 from ..adapters.http_errors import one_line
 from ..errors import AdapterError, ProviderError
 from ..messages import ToolCall
+from ..outside import Json
 from .framing import (
     JSON_ERRORS,
     MISSING,
@@ -66,7 +67,7 @@ class IdFactory:
 
 
 def make_call(
-    call_id: str | None, name: str, arguments: Any, new_id: Callable[[], str]
+    call_id: str | None, name: str, arguments: Json, new_id: Callable[[], str]
 ) -> ToolCall:
     """One complete call; empty arguments mean {}, text that is not a JSON object is kept raw."""
     cid = clean_text(call_id or new_id())
@@ -274,7 +275,7 @@ class ResponseParser:
             log.warning("skipping more of the stream (not logged)")
 
 
-def text_events(text: Any, reasoning: bool = False) -> list[Event]:
+def text_events(text: Json, reasoning: bool = False) -> list[Event]:
     """A one-element event list for non-empty text, else none."""
     if not isinstance(text, str) or not text:
         return []

@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..messages import Message, ToolCall, ToolResult
 from ..tools.model.arguments import conform, violations
@@ -25,6 +25,9 @@ from .mode import asks_recovered, recovers, resolve_mode
 from .prompt import PROMPT, RECOVERED, TEXT_CALLS, ToolText, prompt_history
 from .quotes import QuoteCheck, read_texts
 from .stream import CallScanner, FoundCalls, Piece, Policy, ShownText
+
+if TYPE_CHECKING:
+    from ..adapters.base import ChatAdapter
 
 log = logging.getLogger("codecompanion.textcalls")
 
@@ -120,7 +123,19 @@ class Request:
     mode: str
 
 
-async def plan_request(adapter: Any, tools: Any, messages: Sequence[Message]) -> Request:
+class OfferedTools(Protocol):
+    """What a request needs of a chat's tools: the schemas offered natively (a tool system
+    that also lists its `offered` names and `offered_entry` gets them written as text in
+    prompt mode)."""
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The offered tools' function schemas."""
+        ...
+
+
+async def plan_request(
+    adapter: ChatAdapter, tools: OfferedTools, messages: Sequence[Message]
+) -> Request:
     """Native tools, or prompt mode, for this request; and a reader for its answer."""
     schemas = tools.schemas()
     new_id = _id_source(adapter)
@@ -139,7 +154,7 @@ async def plan_request(adapter: Any, tools: Any, messages: Sequence[Message]) ->
     return Request(list(messages), schemas, reader, mode)
 
 
-def offered_entries(tools: Any) -> list[ToolEntry]:
+def offered_entries(tools: OfferedTools) -> list[ToolEntry]:
     """The entries of the offered, enabled tools (none for a tool system that has no such list)."""
     names = getattr(tools, "offered", None) or []
     lookup = getattr(tools, "offered_entry", None)

@@ -19,7 +19,7 @@ STEP = 1 << 20
 
 
 class _Fields(Protocol):
-    def get(self, key: str, default: Any = None) -> Any: ...
+    def get(self, key: str, default: str | None = None) -> str | None: ...
 
 
 class RawResponse(Protocol):
@@ -121,7 +121,7 @@ class BoundedDecoder:
 
 async def decoded_chunks(response: RawResponse, limit: int) -> AsyncGenerator[bytes, None]:
     """The response body, decoded, in chunks; BodyTooLarge past `limit` decoded bytes."""
-    decoder = BoundedDecoder(response.headers.get("content-encoding", ""), limit)
+    decoder = BoundedDecoder(response.headers.get("content-encoding") or "", limit)
     async for raw in response.aiter_raw():
         for data in decoder.feed(raw):
             yield data

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class HTTPFailure(Exception):
@@ -52,7 +52,7 @@ class Timeouts:
 class HeaderLookup(Protocol):
     """Case-insensitive header access, as both clients' responses offer it."""
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: str | None = None) -> str | None:
         """The header's value, or `default`."""
 
 
@@ -67,7 +67,7 @@ class Headers:
             # Repeated fields read as one, comma-joined (RFC 9110 §5.3).
             self._values[key] = self._values[key] + ", " + text if key in self._values else text
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: str | None = None) -> str | None:
         """The header's value, or `default`."""
         return self._values.get(key.lower(), default)
 

@@ -8,8 +8,9 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
+from ...outside import UserValue
 from .table import Tool
 
 if TYPE_CHECKING:
@@ -84,6 +85,30 @@ def _param_docs(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(text.split("\n\n")[0].split()), params
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    strict: bool = False,
+    **opts: UserValue,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    strict: bool = False,
+    **opts: UserValue,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -91,8 +116,8 @@ def tool(
     description: str | None = None,
     requires_approval: bool = False,
     strict: bool = False,
-    **opts: Any,
-) -> Any:
+    **opts: UserValue,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Decorator: a type-hinted function becomes a Tool (schema from signature and docstring).
 
     A parameter named `tools` is left out of the schema and receives the tool system as

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from ...errors import ToolError
+from ...outside import Json
 
 log = logging.getLogger("codecompanion.tools")
 
@@ -142,22 +143,38 @@ def repair(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+class SchemaError(Protocol):
+    """One way arguments break a schema, as the validator reports it."""
+
+    message: str
+    path: Iterable[object]
+    absolute_path: Iterable[object]
+
+
+class Validator(Protocol):
+    """A schema compiled once (jsonschema's validator classes)."""
+
+    def iter_errors(self, instance: Json) -> Iterable[SchemaError]:
+        """Every way `instance` breaks the schema."""
+        ...
+
+
 class SchemaValidator:
     """One tool's argument check: arguments `plainly_valid` for its schema pass as they are;
     jsonschema's validator (compiled on first need, with the library's ~5 MiB) judges the rest."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self._compiled: Any = None
+        self._compiled: Validator | Literal[False] | None = None
 
-    def compiled(self) -> Any | None:
+    def compiled(self) -> Validator | None:
         """jsonschema's validator for the schema; None when the schema itself is invalid."""
         if self._compiled is None:
             self._compiled = compile_validator(self.schema) or False
         return self._compiled or None
 
 
-def compile_validator(schema: dict[str, Any]) -> Any | None:
+def compile_validator(schema: dict[str, Any]) -> Validator | None:
     """A validator for `schema`, checked against its metaschema once; None if it is invalid."""
     # Loaded when a call's arguments are not plainly valid: most tool rounds never pay its ~5 MiB.
     from jsonschema import exceptions, validators
@@ -169,10 +186,13 @@ def compile_validator(schema: dict[str, Any]) -> Any | None:
         # The tool author's mistake, not the model's: run unvalidated and say so in the log.
         log.error("tool schema is invalid, arguments not validated: %s", exc.message)
         return None
-    return cls(schema)
+    compiled: Validator = cls(schema)
+    return compiled
 
 
-def violations(args: Any, schema: dict[str, Any], validator: Any = None) -> list[str]:
+def violations(
+    args: Json, schema: dict[str, Any], validator: SchemaValidator | Validator | None = None
+) -> list[str]:
     """Every way `args` breaks `schema`, as `message (at path)` lines; [] when valid.
 
     `validator` is a `SchemaValidator` or a compiled one (see `compile_validator`), which saves

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+from ...outside import UserValue
 from ..compat.coerce import coerce
 from ..compat.legacy import TOOL_FIELDS, load_location
 from .arguments import SchemaValidator
@@ -68,7 +69,7 @@ class Group:
     opts: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_value(cls, name: str, value: Any) -> Group:
+    def from_value(cls, name: str, value: UserValue) -> Group:
         """A group from a Group or a dict `{tools, description, system_prompt, prompt, opts}`."""
         if isinstance(value, Group):
             return replace(value, name=name)
@@ -105,12 +106,12 @@ def summary(description: str) -> str:
     return line if len(line) <= 80 else line[:77] + "..."
 
 
-def is_entry(value: Any) -> bool:
+def is_entry(value: UserValue) -> bool:
     """True for a config entry dict (`{"callback": ..., "opts": ...}`), False for a bare tool."""
     return isinstance(value, Mapping) and ("callback" in value or set(value) <= ENTRY_KEYS)
 
 
-def split_entry(name: str, value: Any) -> dict[str, Any]:
+def split_entry(name: str, value: UserValue) -> dict[str, Any]:
     """A config value as an entry with a `callback`, whichever way it was written.
 
     Besides `{"callback": tool, ...}` and a bare tool, CodeCompanion's docs write the tool's

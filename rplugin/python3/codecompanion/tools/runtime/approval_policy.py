@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ...outside import Json
 from ...ports import Editor
 from ...sandbox.settings import Mode
 from ..model.calling import as_text
@@ -57,7 +58,7 @@ class ApprovalMemory:
         return {"tools": sorted(self.tools), "commands": sorted(list(c) for c in self.commands)}
 
     @classmethod
-    def from_state(cls, state: Any) -> ApprovalMemory:
+    def from_state(cls, state: Json) -> ApprovalMemory:
         """Read back `to_state` output; anything malformed is dropped."""
         state = state if isinstance(state, dict) else {}
         tools = {str(name) for name in state.get("tools", []) if isinstance(name, str)}

@@ -11,10 +11,10 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ....errors import ToolError
-from ....ports import Diagnostic, UnsavedChoice
+from ....ports import Diagnostic, Editor, UnsavedChoice
 from ...model.function_tool import Failure
 from . import confined
 from .file_writes import check_writable, create_new, rewrite_file
@@ -136,7 +136,7 @@ def _small_file(path: Path) -> bool:
 
 
 async def read_source(
-    editor: Any, path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES
+    editor: Editor | None, path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES
 ) -> FileText:
     """The text of the loaded buffer (what the user sees) if there is one, else of the file."""
     if editor is not None:
