@@ -81,7 +81,7 @@ async def run_turn(server: LoopbackServer, tmp_path: Path) -> tuple[Chat, Record
             yolo=True,
         )
 
-    chat = Chat(chat_id="e", adapter=adapter, view=view, events=None, tool_factory=tools)  # type: ignore[arg-type]
+    chat = Chat(chat_id="e", adapter=adapter, view=view, tool_factory=tools)
     assert chat.submit("@{lookup} find a and b")
     assert chat._task is not None
     await asyncio.wait_for(asyncio.shield(chat._task), 20)

@@ -49,8 +49,7 @@ async def main():
         tools = lambda chat: built_tool_system(chat=chat, registry=registry,
             approver=ScriptedApprover(), events=RecordingEvents(), cwd=project,
             permissions={"sandbox": True})
-        chat = Chat(chat_id="p", adapter=adapter, view=RecordingView(), events=None,
-                    tool_factory=tools)
+        chat = Chat(chat_id="p", adapter=adapter, view=RecordingView(), tool_factory=tools)
         before = set(sys.modules)
         assert chat.submit("@{read_file} @{run_command} read them, then run true")
         await asyncio.wait_for(asyncio.shield(chat._task), 30)

@@ -71,9 +71,7 @@ async def test_each_request_starts_with_the_one_before(tmp_path: Path) -> None:
                 yolo=True,
             )
 
-        chat = Chat(
-            chat_id="p", adapter=adapter, view=RecordingView(), events=None, tool_factory=tools
-        )  # type: ignore[arg-type]
+        chat = Chat(chat_id="p", adapter=adapter, view=RecordingView(), tool_factory=tools)  # type: ignore[arg-type]
         assert chat.submit("@{count} count alpha, beta and gamma")
         assert chat._task is not None
         await asyncio.wait_for(asyncio.shield(chat._task), 20)

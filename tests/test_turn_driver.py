@@ -64,7 +64,6 @@ def driven(step: str, tmp_path: Path | None = None) -> tuple[Chat, RecordingView
         chat_id="d1",
         adapter=ScriptedAdapter(),
         view=view,
-        events=None,  # type: ignore[arg-type]
         tool_factory=EchoTools,
         store=ChatStore(tmp_path / "chats") if tmp_path else None,
         driver=build,

@@ -107,7 +107,6 @@ def agent_chat(
         chat_id=chat_id,
         adapter=adapter,  # type: ignore[arg-type]
         view=view,
-        events=RecordingEvents(),
         tool_factory=tools,
         store=ChatStore(tmp_path / "chats"),
         system_prompt="",

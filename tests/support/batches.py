@@ -96,7 +96,6 @@ def make_chat(adapter: BatchAdapter, answers: dict[str, ApprovalDecision], yolo:
         chat_id="inv",
         adapter=adapter,
         view=RecordingView(),
-        events=RecordingEvents(),
         tool_factory=tool_system,
     )
     made.append(chat)

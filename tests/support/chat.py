@@ -166,7 +166,6 @@ def make_chat(
         chat_id="c1",
         adapter=adapter,
         view=view,
-        events=None,  # type: ignore[arg-type]
         tool_factory=tools or EchoTools,
         store=store,
     )

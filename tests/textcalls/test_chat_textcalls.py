@@ -126,7 +126,7 @@ def make(
             opts={"timeout": 5},
         )
 
-    chat = Chat(chat_id="c1", adapter=adapter, view=view, events=None, tool_factory=tools)  # type: ignore[arg-type]
+    chat = Chat(chat_id="c1", adapter=adapter, view=view, tool_factory=tools)
     return chat, view, approver
 
 

@@ -526,7 +526,6 @@ class Workspace:
             chat_id=chat_id,
             adapter=adapter,
             view=view,
-            events=events,
             tool_factory=tools,
             store=self.store,
             messages=messages,

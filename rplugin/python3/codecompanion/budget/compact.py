@@ -44,11 +44,6 @@ def is_summary(message: Message) -> bool:
     return message.role == "system" and (message.tag or "").startswith(SUMMARY_TAG + ":")
 
 
-def is_compacted(message: Message) -> bool:
-    """True for a message a compaction marked (see `hidden`: only while its summary is there)."""
-    return bool(message.extra.get(COMPACTED))
-
-
 def hidden(messages: Sequence[Message]) -> list[bool]:
     """Per message, whether a compaction whose summary is still in the history summarised it.
 

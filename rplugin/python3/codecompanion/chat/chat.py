@@ -16,7 +16,7 @@ from ..context.sources import ContextItem, context_ops
 from ..messages import Message, MessageStore, Role, Status, ToolCall, ToolResult
 from ..outside import Json
 from ..persistence.history import ChatStore
-from ..ports import ChatView, EventSink
+from ..ports import ChatView
 from ..render_ops import Lock, Ready, Replace, SetVar, Spinner, Tool, ToolStatus
 from . import transcript
 from .compose import first_line
@@ -49,7 +49,6 @@ class Chat:
         chat_id: str,
         adapter: ChatAdapter,
         view: ChatView,
-        events: EventSink,
         tool_factory: Callable[[Chat], ToolSystem],
         store: ChatStore | None = None,
         system_prompt: str = SYSTEM_PROMPT,
@@ -60,7 +59,6 @@ class Chat:
         self.id = chat_id
         self.adapter = adapter
         self.view = view
-        self.events = events
         self.store = store
         self.messages = messages or MessageStore()
         self.tools = tool_factory(self)

@@ -251,11 +251,6 @@ class ObjectStore:
             tree = self.tree(sub.oid)
         return tree.get(parts[-1])
 
-    def has_folder(self, oid: str, path: str) -> bool:
-        """Whether a tree holds the folder `path`."""
-        item = self.node(oid, path)
-        return item is not None and item.kind == "d"
-
     def reachable(self, roots: Iterable[str]) -> set[str]:
         """Every object the trees `roots` hold (themselves, sub-trees and blobs)."""
         seen: set[str] = set()
