@@ -33,7 +33,11 @@ class Kept(Protocol):
     adapter: ChatAdapter
     view: ChatView
     messages: MessageStore
-    tools: Any
+
+    @property
+    def tools(self) -> object:
+        """The chat's tools: read for their schemas and hooks only, when they have them."""
+        ...
 
 
 class ContextKeeper:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ..context.images import read_image
 from ..context.sources import ContextItem, with_context
@@ -12,7 +12,15 @@ from ..messages import MENTION, Message
 TITLE_LIMIT = 60
 
 
-def compose(tools: Any, text: str, context: list[ContextItem]) -> Message:
+class MentionTools(Protocol):
+    """What composing a message needs of the chat's tools: `@{tool}` mentions read."""
+
+    def parse_user_message(self, text: str) -> str:
+        """The text with its mentions handled (the tools they name offered)."""
+        ...
+
+
+def compose(tools: MentionTools, text: str, context: list[ContextItem]) -> Message:
     """The user message for `text`: mentions offer tools, context follows; the typed text and
     a summary of the context are kept for a restored chat."""
     images = [
@@ -32,7 +40,7 @@ def compose(tools: Any, text: str, context: list[ContextItem]) -> Message:
     return message
 
 
-def unknown_mentions(tools: Any, text: str) -> str | None:
+def unknown_mentions(tools: object, text: str) -> str | None:
     """One line naming each `@{name}` that is neither a tool nor a group (it is sent as typed)."""
     registry = getattr(tools, "registry", None)
     if registry is None:
