@@ -18,7 +18,7 @@ from codecompanion.errors import ContextTooLong, StreamInterrupted
 from codecompanion.messages import Message, MessageStore, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Block
-from tests.support.chat import EchoTools, ScriptedAdapter, finish, make_chat, record_flushes
+from tests.support.chat import EchoTool, ScriptedAdapter, finish, make_chat, record_flushes
 
 
 async def test_streamed_text_lands_and_is_stored(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ async def test_tool_round_trip_sends_results_back() -> None:
     second = adapter.requests[1]
     assert [m.role for m in second][-2:] == ["llm", "tool"]
     assert second[-1].tool_call_id == "call_1" and second[-1].content == "echo {'x': 1}"
-    assert second[0].role == "system" and second[1].tag == "tool:echo"
+    assert second[0].role == "system" and second[1].tag == "<tool>echo</tool>"
     # The round after the tool results starts below the tool output, not glued to it.
     assert any(isinstance(op, Block) and op.text == "done" for op in view.ops)
 
@@ -134,10 +134,10 @@ async def test_calls_of_an_interrupted_answer_are_dropped() -> None:
 async def test_stop_while_tools_run_answers_every_call() -> None:
     calls = [ToolCall("a", "echo", {}), ToolCall("b", "echo", {})]
     adapter = ScriptedAdapter([ToolCallEvent(calls[0]), ToolCallEvent(calls[1]), Finish()])
-    chat, view = make_chat(adapter)
+    echo = EchoTool()
+    echo.gate.clear()
+    chat, view = make_chat(adapter, tools=echo)
     chat.submit("x")
-    tools: EchoTools = chat.tools
-    tools.gate.clear()
     while not any(op.kind == "tool" for op in view.ops):
         await asyncio.sleep(0.001)
     assert chat.stop()
@@ -216,18 +216,18 @@ async def test_a_message_added_between_turns_is_saved_soon(tmp_path: Path) -> No
 
 
 async def test_a_call_that_is_not_read_only_is_saved_before_it_runs(tmp_path: Path) -> None:
-    call = ToolCall("call_1", "write_things", {"x": 1})
+    call = ToolCall("call_1", "write_things", {"note.txt": "x"})
     adapter = ScriptedAdapter([ToolCallEvent(call), Finish("tool_calls")], [TextDelta("done")])
-    chat, _view = make_chat(adapter)
+    echo = EchoTool(tmp_path)
+    chat, _view = make_chat(adapter, tools=echo)
     store = chat.store = CountingStore(tmp_path / "chats")
-    tools = chat.tools
-    tools.gate.clear()  # the tool is running
+    echo.gate.clear()  # the tool is running
     chat.submit("write")
     for _ in range(50):
         await asyncio.sleep(0)
     saved = store.load("c1")
     assert saved is not None and saved["messages"][-1]["tools"]["calls"][0]["id"] == "call_1"
-    tools.gate.set()
+    echo.gate.set()
     await finish(chat)
 
 
@@ -256,7 +256,7 @@ class WarmingAdapter(ScriptedAdapter):
 
 
 async def test_a_tool_round_opens_the_next_connection_once_its_tools_are_under_way() -> None:
-    calls = [ToolCall("c1", "echo", {}), ToolCall("c2", "echo", {})]
+    calls = [ToolCall("c1", "echo", {"n": 1}), ToolCall("c2", "echo", {"n": 2})]
     adapter = WarmingAdapter(
         [ToolCallEvent(calls[0]), Finish("tool_calls")],
         [ToolCallEvent(calls[1]), Finish("tool_calls")],
@@ -264,15 +264,13 @@ async def test_a_tool_round_opens_the_next_connection_once_its_tools_are_under_w
     )
     seen: list[int] = []
 
-    class SlowFirst(EchoTools):
-        async def run(self, batch: list[ToolCall]) -> Any:
-            seen.append(adapter.warmed)  # as the tools start: nothing opened yet
-            if batch[0].id == "c1":
-                await asyncio.sleep(0.1)  # a command that runs: the opening comes meanwhile
-            seen.append(adapter.warmed)
-            return await super().run(batch)
+    async def slow_first(_name: str, args: dict[str, Any]) -> None:
+        seen.append(adapter.warmed)  # as the tool starts: nothing opened yet
+        if args.get("n") == 1:
+            await asyncio.sleep(0.1)  # a command that runs: the opening comes meanwhile
+        seen.append(adapter.warmed)
 
-    chat, _view = make_chat(adapter, tools=SlowFirst)
+    chat, _view = make_chat(adapter, tools=EchoTool(before=slow_first))
     assert chat.submit("go")
     await finish(chat)
     # The second round was over at once: no connection was opened ahead for it.

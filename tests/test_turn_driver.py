@@ -12,7 +12,7 @@ from codecompanion.context.sources import ContextItem
 from codecompanion.messages import Message, ToolCall
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Ready
-from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter, finish, make_chat
+from tests.support.chat import EchoTool, RecordingView, ScriptedAdapter, finish, make_chat
 
 
 class ScriptedDriver:
@@ -64,7 +64,7 @@ def driven(step: str, tmp_path: Path | None = None) -> tuple[Chat, RecordingView
         chat_id="d1",
         adapter=ScriptedAdapter(),
         view=view,
-        tool_factory=EchoTools,
+        tool_factory=EchoTool(),
         store=ChatStore(tmp_path / "chats") if tmp_path else None,
         driver=build,
     )

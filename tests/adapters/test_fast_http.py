@@ -12,13 +12,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from tests.support.chat import EchoTools, finish, make_chat
+from tests.support.chat import EchoTool, finish, make_chat
 from tests.support.raw_server import RawServer, Reply, answer, raw
 from tests.support.raw_server import sized as stream_sized
 
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.adapters.openai import OpenAIAdapter
-from codecompanion.messages import ToolCall
 from codecompanion.transport.fast_http import FastClient, proxied, with_params
 from codecompanion.transport.http_types import ConnectFailed, PeerBroke, TimedOut, Timeouts
 
@@ -279,18 +278,16 @@ async def test_a_tool_round_opens_the_next_requests_connection_while_it_runs(
     url = await serve(server)
     seen: list[tuple[int, int]] = []
 
-    class WatchingTools(EchoTools):
-        async def run(self, calls: list[ToolCall]) -> Any:
-            for _ in range(200):  # the connection opens while the round runs
-                if server.connections == 2:
-                    break
-                await asyncio.sleep(0.01)
-            seen.append((server.connections, len(server.requests)))
-            return await super().run(calls)
+    async def watching(_name: str, _args: dict[str, Any]) -> None:
+        for _ in range(200):  # the connection opens while the round runs
+            if server.connections == 2:
+                break
+            await asyncio.sleep(0.01)
+        seen.append((server.connections, len(server.requests)))
 
     settings = AdapterSettings(name="openai", url=url + "/v1", api_key="k", model="m")
     adapter = OpenAIAdapter(settings)
-    chat, _view = make_chat(adapter, tools=WatchingTools)
+    chat, _view = make_chat(adapter, tools=EchoTool(before=watching))
     assert chat.submit("go")
     await finish(chat)
     assert seen == [(2, 1)]  # opened before the results went back

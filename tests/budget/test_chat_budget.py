@@ -16,7 +16,7 @@ from codecompanion.context.rules import Rules, RulesOptions
 from codecompanion.errors import ContextTooLong, ProviderError
 from codecompanion.messages import Message, ToolCall
 from codecompanion.render_ops import Block, Context, Meter, Ready
-from tests.support.chat import RecordingView, ScriptedAdapter, finish, make_chat
+from tests.support.chat import EchoTool, RecordingView, ScriptedAdapter, finish, make_chat
 
 FILE = "\n".join(f"line {n}: value = compute({n}, 'x')" for n in range(300))
 
@@ -329,9 +329,10 @@ async def test_the_meter_after_an_answer_with_calls_shows_when_the_rounds_reques
 
 async def test_a_held_meter_shows_while_the_tool_round_waits() -> None:
     adapter = ScriptedAdapter(tool_call_answer(900), answer("done", prompt=1200))
-    chat, view = make_chat(adapter)
+    echo = EchoTool()
+    chat, view = make_chat(adapter, tools=echo)
     with_window(chat, 16384)
-    chat.tools.gate.clear()  # the round waits (as for the user's approval)
+    echo.gate.clear()  # the round waits (as for the user's approval)
     chat.submit("use echo")
     for _ in range(100):
         await asyncio.sleep(0.01)
@@ -339,6 +340,6 @@ async def test_a_held_meter_shows_while_the_tool_round_waits() -> None:
             break
     assert any(m["last_input"] == 900 for m in meters(view))
     assert len(adapter.requests) == 1  # shown before the round's request
-    chat.tools.gate.set()
+    echo.gate.set()
     await finish(chat)
     assert meters(view)[-1]["last_input"] == 1200

@@ -18,33 +18,10 @@ from codecompanion.checkpoints import ChatCheckpoints, Checkpoints, scan
 from codecompanion.checkpoints import manager as checkpoints_manager
 from codecompanion.messages import ToolCall
 from codecompanion.render_ops import Append, Block, Event, SetVar
-from tests.support.chat import EchoTools, RecordingView, ScriptedAdapter, make_chat
+from tests.support.chat import EchoTool, RecordingView, ScriptedAdapter, make_chat
 from tests.support.checkpoints import write
 
 CHECKPOINTS = "codecompanion_checkpoints"
-
-
-class WritingTools(EchoTools):
-    """Each call writes the files of its arguments (`{"path": text or null}`) in the project."""
-
-    def __init__(self, chat: Chat) -> None:
-        super().__init__(chat)
-        self.cwd: Path = Path(".")
-
-    def read_only(self, calls: list[ToolCall]) -> bool:
-        return False
-
-    async def run(self, calls: list[ToolCall]) -> Any:
-        watch = self.reporter.watch  # as a command does: its writes are seen by when it ran
-        for call in calls:
-            if watch is not None:
-                watch.call_started(call.id)
-            write(
-                self.cwd, {k: None if v is None else v.encode() for k, v in call.arguments.items()}
-            )
-            if watch is not None:
-                watch.call_ended(call.id)
-        return await super().run(calls)
 
 
 @dataclass
@@ -73,7 +50,7 @@ class Asker:
 
 
 def edit(call_id: str, **files: str | None) -> list[Any]:
-    return [ToolCallEvent(ToolCall(call_id, "write", dict(files))), Finish("tool_calls")]
+    return [ToolCallEvent(ToolCall(call_id, "write_things", dict(files))), Finish("tool_calls")]
 
 
 async def turn(chat: Chat, text: str) -> None:
@@ -86,8 +63,7 @@ def checkpointed(
     adapter: ScriptedAdapter, root: Path, data: Path, asker: Asker | None = None
 ) -> tuple[Chat, RecordingView, Checkpoints]:
     """A chat whose tools write in `root`, with its checkpoints kept under `data`."""
-    chat, view = make_chat(adapter, tools=WritingTools)
-    chat.tools.cwd = root
+    chat, view = make_chat(adapter, tools=EchoTool(root))
     manager = Checkpoints(data)
     chat.checkpoints = ChatCheckpoints(chat, manager, asker or Asker())
     return chat, view, manager
@@ -104,8 +80,7 @@ async def test_three_turns_rewound_and_undone(tmp_path: Path) -> None:
         edit("c3", **{"a.py": "a3\n"}),
         [TextDelta("three")],
     )
-    chat, view = make_chat(adapter, tmp_path, tools=WritingTools)
-    chat.tools.cwd = root
+    chat, view = make_chat(adapter, tmp_path, tools=EchoTool(root))
     asker = Asker(modified=[str(root / "open.py")])
     manager = Checkpoints(tmp_path / "data")
     chat.checkpoints = ChatCheckpoints(chat, manager, asker)
@@ -242,8 +217,7 @@ async def test_turns_waiting_and_the_tool_rounds_capture_take_one_scan(tmp_path:
     adapter = ScriptedAdapter(
         [TextDelta("just talk")], edit("c1", **{"a.py": "a1\n"}), [TextDelta("edited")]
     )
-    chat, _view = make_chat(adapter, tools=WritingTools)
-    chat.tools.cwd = root
+    chat, _view = make_chat(adapter, tools=EchoTool(root))
     manager = CountingCheckpoints(tmp_path / "data")
     chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
     await turn(chat, "talk")
@@ -291,8 +265,7 @@ async def test_a_rounds_capture_in_a_small_unchanged_project_is_taken_at_once(
     write(root, {"a.py": b"a0\n", "b.py": b"b0\n"})
     rounds = [edit(f"c{n}", **{"a.py": f"a{n}\n"}) for n in range(1, 6)]
     adapter = ScriptedAdapter(*(step for r in rounds for step in (r, [TextDelta("ok")])))
-    chat, _view = make_chat(adapter, tools=WritingTools)
-    chat.tools.cwd = root
+    chat, _view = make_chat(adapter, tools=EchoTool(root))
     manager = WalkNotingCheckpoints(tmp_path / "data", threading.get_ident())
     chat.checkpoints = ChatCheckpoints(chat, manager, Asker())
 

@@ -1,9 +1,11 @@
-"""Small fakes around a chat's turn loop: a scripted adapter, a recording view, echo tools."""
+"""Small fakes around a chat's turn loop (a scripted adapter, a recording view) and small real
+tools for its built tool system."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,11 +16,15 @@ from codecompanion.adapters.base import (
     Event,
 )
 from codecompanion.chat.chat import Chat
-from codecompanion.messages import Message, ToolCall, ToolResult
+from codecompanion.messages import Message
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
-from codecompanion.tools.runtime.approval_policy import ApprovalMemory
-from codecompanion.tools.runtime.protocol import CallWatch
+from codecompanion.tools import tool_registry
+from codecompanion.tools.model.registry import ToolRegistry
+from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.builder import built_tool_system
+from tests.support.checkpoints import write
+from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 
 class ScriptedAdapter:
@@ -76,70 +82,73 @@ class RecordingView:
         return [op.name for op in self.ops if isinstance(op, render_ops.Event)]
 
 
-@dataclass
-class RoundOutcome:
-    """What one round of EchoTools gives the chat."""
-
-    status: str
-    auto_submit: bool
-    results: int
+Before = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
-class WatchSlot:
-    """Where a chat's checkpoints hang their watch (a real tool system's `Reporter`)."""
+def _schema(name: str, description: str) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": {}, "additionalProperties": True}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
-    def __init__(self) -> None:
-        self.watch: CallWatch | None = None
 
+class EchoTool:
+    """Two small real tools, registered as a user's config registers tools, for the chat's real
+    tool system (`Workspace.tool_system`): `echo` (read-only) answers with its arguments and
+    `write_things` (not read-only) writes the files its arguments name (`{"path": text or null}`)
+    in the project, then answers the same way. Both wait while `gate` is clear; `before` runs as
+    each starts (given the tool's name and arguments)."""
 
-class EchoTools:
-    """A minimal tool system: answers every call with its arguments; can block until released."""
-
-    def __init__(self, chat: Chat) -> None:
-        self.chat = chat
-        self.reporter = WatchSlot()
+    def __init__(self, cwd: Path | None = None, before: Before | None = None) -> None:
+        self.cwd = cwd or Path(tempfile.gettempdir())
+        self.before = before
         self.gate = asyncio.Event()
         self.gate.set()
-        self.cancelled = False
-        self.approvals = ApprovalMemory()  # what the chat shows after each round
-        self.yolo = False
+        self.approver = ScriptedApprover()
+        self.events = RecordingEvents()
 
-    def parse_user_message(self, text: str) -> str:
-        return text
-
-    def reset_rounds(self) -> None:
-        pass
-
-    def system_prompts(self) -> list[tuple[str, str]]:
-        return [("tool:echo", "echo prompt")]
-
-    def schemas(self) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": {"name": "echo"}}]
-
-    def read_only(self, calls: list[ToolCall]) -> bool:
-        return all(call.name == "echo" for call in calls)
-
-    def malformed(self, call: ToolCall) -> bool:
-        return False
-
-    async def prepare(self) -> list[str]:
-        return []
-
-    async def run(self, calls: list[ToolCall]) -> RoundOutcome:
-        for call in calls:
-            self.chat.tool_status(call, "pending")
+    async def _answer(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self.before is not None:
+            await self.before(name, args)
         await self.gate.wait()
-        for call in calls:
-            self.chat.record_tool_result(call, ToolResult("success", f"echo {call.arguments}"))
-        return RoundOutcome("success", True, len(calls))
+        return {"status": "success", "data": f"echo {args}"}
 
-    def cancel(self) -> None:
-        self.cancelled = True
-        for call in self.chat.messages.pending_calls():
-            self.chat.record_tool_result(call, ToolResult("cancelled", "cancelled"))
+    async def _echo(self, _tool: Any, args: dict[str, Any], _input: Any) -> dict[str, Any]:
+        return await self._answer("echo", args)
 
-    def to_state(self) -> dict[str, Any]:
-        return {}
+    async def _write(self, tool: Any, args: dict[str, Any], _input: Any) -> dict[str, Any]:
+        write(tool.tools.cwd, {k: None if v is None else v.encode() for k, v in args.items()})
+        return await self._answer("write_things", args)
+
+    def registry(self) -> ToolRegistry:
+        """The two tools as a config file's `tools` table."""
+        echo = {
+            "name": "echo",
+            "cmds": [self._echo],
+            "schema": _schema("echo", "Answer with the arguments"),
+            "system_prompt": "echo prompt",
+            "opts": {"read_only": True},
+        }
+        writes = {
+            "name": "write_things",
+            "cmds": [self._write],
+            "schema": _schema("write_things", "Write files in the project"),
+        }
+        return tool_registry({"echo": echo, "write_things": writes}, {}, tool_opts={})
+
+    def __call__(self, chat: Chat) -> ToolSystem:
+        """The chat's tool system as the product builds it, both tools offered."""
+        system = built_tool_system(
+            chat=chat,
+            registry=self.registry(),
+            approver=self.approver,
+            events=self.events,
+            cwd=self.cwd,
+        )
+        system.add_tool("echo")
+        system.add_tool("write_things")
+        return system
 
 
 def record_flushes(
@@ -158,15 +167,15 @@ def record_flushes(
 def make_chat(
     adapter: Any, tmp_path: Path | None = None, tools: Callable[[Chat], Any] | None = None
 ) -> tuple[Chat, RecordingView]:
-    """A chat with `adapter`, a recording view and `tools` (echo tools unless given), saved
-    under `tmp_path` if given."""
+    """A chat with `adapter`, a recording view and `tools` (the built tool system with the
+    `EchoTool` tools unless given), saved under `tmp_path` if given."""
     view = RecordingView()
     store = ChatStore(tmp_path / "chats") if tmp_path else None
     chat = Chat(
         chat_id="c1",
         adapter=adapter,
         view=view,
-        tool_factory=tools or EchoTools,
+        tool_factory=tools or EchoTool(),
         store=store,
     )
     return chat, view
