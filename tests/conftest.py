@@ -1,4 +1,5 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures: the loopback provider, a process marker, and a real Neovim
+(`start_nvim`, `config_file`) for the tests of any folder that drive one."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer
+from tests.support.nvim_fixtures import config_file, start_nvim
 from tests.support.proctable import kill_groups, with_marker
+
+__all__ = ["config_file", "start_nvim"]
 
 
 @pytest.fixture
@@ -35,3 +39,10 @@ def marker() -> Iterator[str]:
     for proc in left:
         with contextlib.suppress(OSError):
             os.kill(proc.pid, signal.SIGKILL)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start Neovim carry the nvim mark wherever they are (as under tests/nvim)."""
+    for item in items:
+        if "start_nvim" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.nvim)

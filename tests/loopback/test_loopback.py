@@ -18,7 +18,7 @@ from codecompanion.loopback.server import (
     openai_tool_calls,
 )
 
-WIRE = Path(__file__).resolve().parent / "data" / "wire"
+WIRE = Path(__file__).resolve().parents[1] / "data" / "wire"
 
 
 def sse_payloads(body: str) -> list[Any]:
