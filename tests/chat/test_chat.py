@@ -1,4 +1,5 @@
-"""The chat's turn loop with the small fakes of tests/support/chat.py."""
+"""The chat's turn loop: a scripted adapter and a recording view (tests/support/chat.py) around
+the tool system the workspace builds, with the small real tools of `EchoTool`."""
 
 from __future__ import annotations
 
