@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..outside import Json
+
 # Claude Code's name of an argument → ours.
 ALIASES = (("command", "cmd"), ("file_path", "filepath"))
 
@@ -37,7 +39,7 @@ def from_hook(args: Mapping[str, Any], given: Mapping[str, Any], cwd: Path) -> d
     return new
 
 
-def _ours(name: str, value: Any, cwd: Path) -> Any:
+def _ours(name: str, value: Json, cwd: Path) -> Json:
     """A value under Claude Code's name as our argument: a path in the project relative."""
     if name != "filepath" or not isinstance(value, str) or not os.path.isabs(value):
         return value

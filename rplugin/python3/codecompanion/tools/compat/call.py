@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from ...messages import Status
+from ...outside import UserValue
 from ..model.calling import as_text, invoke
 from ..model.calling import call as call_fn
 from ..model.contract import Invocation, Reply, ToolContext, ToolSpec, bounded, default_output
@@ -229,7 +230,7 @@ class TableCall(Invocation):
 
     # Calling the callbacks
 
-    async def _output(self, kind: str, *data: Any) -> None:
+    async def _output(self, kind: str, *data: list[UserValue]) -> None:
         """Call `output.<kind>` in the form it is written in (see forms.py).
 
         `data` is `(stdout,)` for success and `(stderr, stdout)` for error. A failure is logged
