@@ -14,7 +14,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from codecompanion.sandbox.settings import read_permissions
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import ScriptedApprover
 from tests.support.nvim import wait_for
+from tests.support.other_users import copy_package, shared_folder
 from tests.support.proctable import kill_groups, with_marker
 from tests.support.tools import builtin_system
 
@@ -128,10 +128,8 @@ another_user = pytest.mark.skipif(
 @pytest.fixture
 def shared() -> Iterator[Path]:
     """A folder another user may read and write (pytest's own are private to us)."""
-    folder = Path(tempfile.mkdtemp(prefix="cc-cap-"))
-    folder.chmod(0o777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with shared_folder("cc-cap-") as folder:
+        yield folder
 
 
 def chat(
@@ -203,7 +201,8 @@ def test_a_users_fork_bomb_stops_at_the_cap(shared: Path, sandbox: str, launcher
     python = python_for(shared, launcher)
     user = unused_uid()  # whose processes no other test starts or ends meanwhile
     as_user = ("setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE), "HOME": str(shared)}
+    package = copy_package(PACKAGE, shared)  # the checkout may be private to us
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package), "HOME": str(shared)}
     done = subprocess.run(
         [*as_user, python, "driver.py", str(shared), str(CAP), sandbox],
         cwd=shared,

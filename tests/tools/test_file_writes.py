@@ -12,9 +12,7 @@ import asyncio
 import json
 import os
 import select
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +23,7 @@ import pytest
 from codecompanion.tools.builtin import create_file, delete_file, insert_edit_into_file, read_file
 from tests.support.builtin import FakeTools, Outcome, run_tool
 from tests.support.fakes import FakeEditor
+from tests.support.other_users import shared_folder
 
 NOBODY = 65534
 ROOT = os.geteuid() == 0
@@ -81,12 +80,8 @@ async def test_a_read_only_file_is_never_changed(project: Path, mode: int, write
 @pytest.fixture
 def shared_project() -> Iterator[Path]:
     """A project folder the `nobody` user can reach (pytest's own tmp folders are private)."""
-    top = Path(tempfile.mkdtemp(prefix="cc-perm-")).resolve()
-    top.chmod(0o755)
-    try:
+    with shared_folder("cc-perm-", mode=0o755) as top:
         yield top
-    finally:
-        shutil.rmtree(top)
 
 
 def _as_nobody(module: ModuleType, args: dict[str, Any], project: Path) -> dict[str, Any]:
