@@ -7,7 +7,14 @@ import json
 from typing import Any
 
 import pytest
-from tests.support.adapters import LS_SCHEMA, SECRET, WEATHER_SCHEMA, AdapterFactory, collect
+from tests.support.adapters import (
+    LS_SCHEMA,
+    SECRET,
+    WEATHER_SCHEMA,
+    AdapterFactory,
+    collect,
+    runs_joined,
+)
 from tests.support.adapters import conversation as sample_conversation
 
 from codecompanion.adapters.base import (
@@ -85,10 +92,9 @@ async def test_streamed_text_thoughts_and_usage(
 ) -> None:
     provider_server.enqueue(events(*TEXT_STREAM))
     got = await collect(make_adapter("gemini_interactions"))
-    assert got == [
+    assert runs_joined(got) == [
         ReasoningDelta("Counting."),
-        TextDelta("1, 2, "),
-        TextDelta("3"),
+        TextDelta("1, 2, 3"),
         Usage(12, 7, 19),
         Finish("stop"),
     ]

@@ -61,11 +61,36 @@ def test_openai_text_reasoning_usage_and_finish() -> None:
     assert error is None
     assert events == [
         ReasoningDelta("Think"),
-        TextDelta("Hel"),
-        TextDelta("lo"),
+        TextDelta("Hello"),  # the deltas of one read come as one
         Usage(3, 2, 5),
         Finish("stop"),
     ]
+
+
+def test_deltas_of_one_read_come_as_one_per_run_in_order() -> None:
+    call = {"index": 0, "id": "c1", "function": {"name": "ls", "arguments": "{}"}}
+    parser = create_adapter(AdapterSettings(name="openai", api_key="k")).new_parser()
+    body = sse(
+        *[delta(content=word) for word in ("a", "b", "c")],
+        delta(reasoning_content="r1"),
+        delta(reasoning_content="r2"),
+        delta(content="\ud83d"),  # a surrogate pair split across two deltas of the run
+        delta(content="\ude00!"),
+        delta(tool_calls=[call]),  # a call's event comes when it is whole, at the finish
+        delta(content=" after"),
+        finish("tool_calls"),
+    )
+    head, tail = body[:-40], body[-40:]
+    assert parser.feed(head) + parser.feed(tail) + parser.close() == [
+        TextDelta("abc"),
+        ReasoningDelta("r1r2"),
+        TextDelta("\U0001f600! after"),
+        ToolCallEvent(ToolCall("c1", "ls", {})),
+        Finish("tool_calls"),
+    ]
+    parser = create_adapter(AdapterSettings(name="openai", api_key="k")).new_parser()
+    assert parser.feed(sse(delta(content="x"), delta(content="\ud83d"))) == [TextDelta("x")]
+    assert parser.feed(sse(delta(content="\ude00"))) == [TextDelta("\U0001f600")]
 
 
 def test_openai_reasoning_sent_under_two_names_is_not_doubled() -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from codecompanion.adapters.base import Event
+from codecompanion.adapters.base import Event, ReasoningDelta, TextDelta
 from codecompanion.adapters.http_adapter import HTTPAdapter
 from codecompanion.messages import Message, ToolCall
 
@@ -55,6 +55,19 @@ async def collect(
     async for event in adapter.stream(history, tools):
         events.append(event)
     return events
+
+
+def runs_joined(events: Sequence[Event]) -> list[Event]:
+    """`events` with each run of consecutive text (or reasoning) deltas as one delta: how the
+    parser groups a stream's deltas follows how its bytes arrived, which the network decides."""
+    out: list[Event] = []
+    for event in events:
+        last = out[-1] if out else None
+        if isinstance(event, (TextDelta, ReasoningDelta)) and type(last) is type(event):
+            out[-1] = type(event)(last.text + event.text)  # type: ignore[union-attr]
+        else:
+            out.append(event)
+    return out
 
 
 def conversation() -> list[Message]:

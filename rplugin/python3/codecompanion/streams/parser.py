@@ -150,9 +150,11 @@ class ResponseParser:
 
     def _mend(self, events: list[Event], final: bool = False) -> list[Event]:
         """Text events whose characters are whole: a surrogate pair split across two events is
-        joined (its first half held back), lone halves become U+FFFD."""
+        joined (its first half held back), lone halves become U+FFFD. Consecutive text events
+        of one kind become one: a read of a fast stream carries hundreds of small deltas, and
+        each would cost the chat its own trip (the text and its order are the same)."""
         out: list[Event] = []
-        for event in events:
+        for event in _joined(events):
             if isinstance(event, (TextDelta, ReasoningDelta)):
                 kind = type(event)
                 text = self._held.pop(kind, "") + event.text
@@ -273,6 +275,30 @@ class ResponseParser:
             log.warning("skipping " + what, value, exc_info=exc_info)
         elif self._skipped == STRAY_LINES + 1:
             log.warning("skipping more of the stream (not logged)")
+
+
+def _joined(events: list[Event]) -> list[Event]:
+    """`events` with each run of consecutive text (or reasoning) deltas as one delta."""
+    out: list[Event] = []
+    run: list[TextDelta | ReasoningDelta] = []
+    for event in events:
+        if run and type(event) is type(run[0]):
+            run.append(event)
+            continue
+        if run:
+            out.append(_one(run))
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            run = [event]
+        else:
+            run = []
+            out.append(event)
+    if run:
+        out.append(_one(run))
+    return out
+
+
+def _one(run: list[TextDelta | ReasoningDelta]) -> Event:
+    return run[0] if len(run) == 1 else type(run[0])("".join(e.text for e in run))
 
 
 def text_events(text: Json, reasoning: bool = False) -> list[Event]:
