@@ -7,8 +7,9 @@ and no import is under way (module bodies and whatever they call are not counted
 number of distinct files noted, "switches" the number of times the noted file changes from one
 event to the next. `--show` prints the path of files as it was walked.
 
-With no command after `--`, it measures the two reference calls on scratch files: a `read_file` of
-a one-line file and an `insert_edit_into_file` of one line of a small file.
+With no command after `--`, it measures the three reference calls on scratch files: a `read_file`
+of a one-line file, an `insert_edit_into_file` of one line of a small file and a `run_command` of
+`echo hi` (in the sandbox where this machine has one).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def _report(label: str, walk: Walk, status: int, output: str, show: bool) -> Non
 
 
 def _reference(show: bool) -> None:
-    """The two calls of the done-when figures, each in a fresh interpreter."""
+    """The three calls of the done-when figures, each in a fresh interpreter."""
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,6 +119,7 @@ def _reference(show: bool) -> None:
         calls = {
             "read_file": ["tool", "read_file", "--args", json.dumps(read)],
             "insert_edit_into_file": ["tool", "insert_edit_into_file", "--args", json.dumps(edit)],
+            "run_command": ["tool", "run_command", "--args", json.dumps({"cmd": "echo hi"})],
         }
         for label, argv in calls.items():
             command = [sys.executable, "-m", "bench.callpath"]
@@ -127,7 +129,7 @@ def _reference(show: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure the given command, or the two reference calls."""
+    """Measure the given command, or the three reference calls."""
     parser = argparse.ArgumentParser(prog="python -m bench.callpath", description=__doc__)
     parser.add_argument("--show", action="store_true", help="print the walk file by file")
     parser.add_argument("--label", default="command")

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from codecompanion.messages import ToolCall
-from codecompanion.sandbox.cgroup import PidCgroup
 from codecompanion.sandbox.commands import CommandSandbox
 from codecompanion.sandbox.probe import Detector, detect
+from codecompanion.sandbox.process_cap import PidCgroup
 from codecompanion.sandbox.settings import read_permissions
 from codecompanion.tools.runtime.system import ToolSystem
 from tests.support.fakes import ScriptedApprover

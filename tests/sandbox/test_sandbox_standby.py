@@ -366,6 +366,23 @@ async def test_a_new_chats_first_launcher_was_ready_before_the_chat_opened(
     wait_for(lambda: not Path(f"/proc/{next_ready}").exists(), timeout=5)
 
 
+async def test_a_chats_sandbox_from_the_workspace_probes_off_the_loop(tmp_path: Path) -> None:
+    # The chat opening awaits `probe`: the host's probe must run there, off the event loop,
+    # not later inside the first question asked of the sandbox (`kind`, `prepare`).
+    workspace = Workspace(HostOptions(data_dir=str(tmp_path / "data")))
+    sandbox = workspace.command_sandbox()
+    try:
+        assert not sandbox.probed
+        await sandbox.probe()
+        assert sandbox.probed and sandbox.kind == "landlock"
+        other = workspace.command_sandbox()
+        assert other.probed  # one probe for every chat of the host
+        other.close()
+    finally:
+        sandbox.close()
+        workspace.close()
+
+
 async def test_a_confined_runs_end_kills_its_cgroup_without_reading_environments(
     places: tuple[Path, Path], sandbox: CommandSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:

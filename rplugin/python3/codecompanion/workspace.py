@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .messages import MessageStore
     from .ports import Approver, ChatView, Editor, EventSink
     from .sandbox.commands import CommandSandbox
-    from .sandbox.probe import Availability, Detector
+    from .sandbox.probe import Detector
     from .sandbox.reserve import Reserve
     from .sandbox.user_places import UserPlaces
     from .skills import ChatSkills
@@ -141,13 +141,14 @@ class Workspace:
             log.error("setup permissions: %s; using the config file's", exc)
             return read_permissions(self.config.permissions)
 
-    def sandbox_availability(self) -> Availability:
-        """Which command sandbox works here (probed once, on the first command)."""
+    def sandbox_detector(self) -> Detector:
+        """The host's one probe of which command sandbox works here, shared by its chats: run
+        off the event loop as a chat opens, or on the first command."""
         if self._sandbox is None:
             from .sandbox.probe import Detector
 
             self._sandbox = Detector()
-        return self._sandbox()
+        return self._sandbox
 
     def command_sandbox(self, project: Path | None = None) -> CommandSandbox:
         """A chat's command sandbox: these settings, the plugin's own files read-only; its
@@ -160,9 +161,8 @@ class Workspace:
             self._reserve = Reserve()
         real = Path(os.path.realpath(project)) if project is not None else None
         permissions, places = self.permissions(), self.user_places()
-        return CommandSandbox(
-            permissions, self.sandbox_availability, (), self._reserve, real, places
-        )
+        detector = self.sandbox_detector()
+        return CommandSandbox(permissions, detector, (), self._reserve, real, places)
 
     def user_places(self) -> UserPlaces:
         """The user's configuration, the plugin's folders (made now if missing: a command

@@ -79,7 +79,7 @@ def report(workspace: Workspace, cwd: Path | None = None) -> dict[str, Any]:
         "agent_files": agent_files(workspace, cwd or Path.cwd()),
         "checks": checks_report(workspace, cwd or Path.cwd()),
     }
-    found = workspace.sandbox_availability()
+    found = workspace.sandbox_detector()()
     permissions = workspace.permissions()
     result["sandbox"] = {
         "kind": found.kind,

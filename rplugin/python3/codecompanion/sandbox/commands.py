@@ -13,11 +13,10 @@ from ..errors import ToolError
 from .settings import Permissions
 
 if TYPE_CHECKING:  # the launcher's modules load with the first confined command
-    from .cgroup import PidCgroup
     from .gitdirs import Repository
     from .launcher import Launch
     from .probe import Availability, SandboxKind
-    from .process_cap import ProcessCap
+    from .process_cap import PidCgroup, ProcessCap
     from .reserve import Reserve
     from .rulebook import Boundary, RuleBook
     from .standby import Standbys
@@ -42,7 +41,8 @@ class CommandSandbox:
     ) -> None:
         self.permissions = permissions
         self.project = project  # the chat's project (real path): its launchers confine ahead
-        self._availability = availability  # the host probes once and shares the answer
+        # The host's Detector (probes once, off the loop, and shares the answer), or an answer.
+        self._availability = availability
         self.read_only = read_only  # files and folders no command may write, besides `places`
         self.places = places  # the user's configuration, the plugin's own files
         # Why the chat's folder is no project (None: it is one): commands may not write it.
@@ -164,7 +164,7 @@ class CommandSandbox:
 
     def _ensure_cgroup(self) -> PidCgroup | None:
         if not self._cgroup_tried:  # one per chat: making one per command costs milliseconds
-            from .cgroup import PidCgroup
+            from .process_cap import PidCgroup
 
             self._cgroup_tried = True
             self._cgroup = PidCgroup.make(self.permissions.max_processes)

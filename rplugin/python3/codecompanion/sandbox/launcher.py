@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from . import landlock, mounts, seccomp
-from .cgroup import PidCgroup
+from .process_cap import PidCgroup
 from .rulebook import Boundary, RuleBook
 from .standby import Order, Rules, Standby, Standbys, native_launcher, private_temp, remove_temp
 

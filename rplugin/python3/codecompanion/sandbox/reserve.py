@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from .cgroup import PidCgroup
+from .process_cap import PidCgroup
 from .standby import Standbys
 
 log = logging.getLogger("codecompanion.sandbox")

@@ -19,9 +19,8 @@ from .descendants import kill_marked, run_id
 from .groupwatch import group_watch
 
 if TYPE_CHECKING:
-    from ...sandbox.cgroup import PidCgroup
     from ...sandbox.launcher import Launch
-    from ...sandbox.process_cap import ProcessCap
+    from ...sandbox.process_cap import PidCgroup, ProcessCap
 
 TERM_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 PIPE_GRACE = 0.5  # seconds to wait for pipes held open by background children after exit
