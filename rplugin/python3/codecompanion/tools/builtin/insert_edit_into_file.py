@@ -11,7 +11,7 @@ from ..diffs import unified
 from ..model.arguments import arg_opt_text, arg_text
 from ..model.contract import ToolContext
 from ..model.function_tool import Failure, FunctionOutput, function_tool, one_line
-from ._support.after_write import diagnostics_after
+from ._support.after_write import diagnostics_after, diagnostics_before
 from ._support.edits import Applied, Edit, apply_edits, parse_edits
 from ._support.paths import describe_path, display_path, project_root, resolve_path
 from ._support.review import Review, file_edited, first_changed_line, rejection_note, review
@@ -197,6 +197,8 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
             f"Rejected edits to `{shown}`",
         )
     final = _final_text(new, outcome)
+    # An open buffer's problems before the edit come with its write; a file's on disk, here.
+    known = None if source.from_buffer else await diagnostics_before(ctx, source.path)
     written = await write_edit(ctx, source, final, shown)
     new_lines = split_lines(final)
     first = first_changed_line(old_lines, new_lines)
@@ -209,7 +211,12 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     for_llm = _report(ctx, _mode(args), shown, written, applied, (note, diff_text))
     if editor is not None and editor.live:  # what the language servers say of it
         for_llm += await diagnostics_after(
-            ctx, source.path, shown, old_lines, new_lines, written.before
+            ctx,
+            source.path,
+            shown,
+            old_lines,
+            new_lines,
+            written.before if source.from_buffer else known,
         )
     user = f"Edited `{shown}`" + (f": {one_line(explanation, 80)}" if explanation else "")
     return FunctionOutput(for_llm, user, {"path": str(source.path), "written_to": written.where})

@@ -8,6 +8,7 @@ from ...errors import ToolError
 from ..model.arguments import arg_int, arg_text
 from ..model.contract import ToolContext
 from ..model.function_tool import FunctionOutput, function_tool
+from ._support.after_write import diagnostics_now
 from ._support.paths import resolve_shown
 from ._support.text_files import fence, read_source
 
@@ -95,8 +96,9 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
     if editor is not None and editor.live:  # follow mode shows what the model reads
         editor.follow(str(path), start + 1)
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
+    problems = await diagnostics_now(ctx, path, shown, lines, (start, end))
     return FunctionOutput(
-        f"{header}\n{fence(body, path.suffix.lstrip('.'))}",
+        f"{header}\n{fence(body, path.suffix.lstrip('.'))}{problems}",
         f"Read `{shown}` (lines {start + 1}-{end + 1} of {len(lines)})",
         {"path": str(path), "start": start, "end": end, "total": len(lines)},
     )

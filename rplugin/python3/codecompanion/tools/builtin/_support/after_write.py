@@ -1,6 +1,6 @@
-"""What the language servers say after a file tool or a command changed files: the diagnostics
-paragraph a result ends with (after_edit/diagnostics.py), and the reload of the buffers a
-command's writes made stale."""
+"""What the language servers say around the file tools and commands: the diagnostics paragraph
+a result ends with (after_edit/diagnostics.py) after a write or with a read, the problems a file
+had before a write, and the reload of the buffers a command's writes made stale."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from ....after_edit.diagnostics import DiagnosticsOptions, EditedFile, report
+from ....after_edit.diagnostics import DiagnosticsOptions, EditedFile, current, report
+from ....errors import ToolError
 from ....ports import Diagnostic
 from ...diffs import hunks
 from ...model.contract import ToolContext
@@ -34,6 +35,39 @@ async def diagnostics_after(
     ranges = tuple((h.new_start, max(h.new_end, h.new_start + 1)) for h in changed)
     edited = EditedFile(path, shown, list(new), ranges, before)
     text = await report(ctx.editor, [edited], options)
+    return f"\n{text}" if text else ""
+
+
+async def diagnostics_before(ctx: ToolContext, path: Path) -> tuple[Diagnostic, ...] | None:
+    """The servers' problems in a file no buffer holds, just before a tool writes it, so that
+    its result can tell new problems from old ones and name those it fixed (None when the loop
+    is off or nothing checks the file)."""
+    if ctx.editor is None or not ctx.editor.live:
+        return None
+    options = DiagnosticsOptions.from_opts(ctx.chat_opts)
+    if options.level == "off":
+        return None
+    try:
+        found = await ctx.editor.diagnostics(
+            str(path), options.min_severity, options.max_load_bytes, options.wait
+        )
+    except ToolError:
+        return None
+    return found.items if found.servers else None
+
+
+async def diagnostics_now(
+    ctx: ToolContext, path: Path, shown: str, lines: Sequence[str], span: tuple[int, int]
+) -> str:
+    """The servers' problems in a file the model reads, on the lines it reads (0-based,
+    inclusive `span`): a paragraph for the result ("" when the loop is off or nothing checks
+    the file)."""
+    if ctx.editor is None or not ctx.editor.live:
+        return ""
+    options = DiagnosticsOptions.from_opts(ctx.chat_opts)
+    if options.level == "off":
+        return ""
+    text = await current(ctx.editor, EditedFile(path, shown, lines), span, options)
     return f"\n{text}" if text else ""
 
 
