@@ -259,3 +259,61 @@ def test_a_file_no_buffer_holds_is_loaded_and_its_server_answers(
     result = tool_result(provider_server)
     assert "undefined name 'totl'" in result, result
     assert "2:12 ERROR pyflakes" in result
+
+
+def read_call(call_id: str = "r1") -> Any:
+    args = {"filepath": "app.py", "start_line_number_base_zero": 0, "end_line_number_base_zero": -1}
+    return openai_tool_calls([(call_id, "read_file", args)])
+
+
+def test_a_read_names_the_files_problems_and_edits_say_what_they_fixed_or_left(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    # A file no buffer holds: the read carries its problem with the line; a wrong fix names
+    # the new problem and the old one gone; the right fix says nothing new and what it fixed.
+    app.write_text("def main(total):\n    return totl\n")
+    provider_server.enqueue(
+        read_call(),
+        edit_call("return totl", "return totall", "e1"),
+        edit_call("return totall", "return total", "e2"),
+        openai_text("fixed"),
+    )
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all", "Accept all")  # each edit is reviewed
+    ed.send("@{files} fix app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=90)
+    read = tool_result(provider_server, 1)
+    assert read.endswith(
+        "Diagnostics for app.py now (pylsp): 1 problem, lines 1-based:\n"
+        "2:12 ERROR pyflakes undefined name 'totl'\n    > return totl"
+    ), read
+    wrong = tool_result(provider_server, 2)
+    assert "after the edit (pylsp): 1 new problem, lines 1-based:\n" in wrong, wrong
+    assert "app.py:2:12 ERROR pyflakes undefined name 'totall'" in wrong
+    assert "fixed by the edit (was line 2): ERROR pyflakes undefined name 'totl'" in wrong
+    right = tool_result(provider_server, 3)
+    assert (
+        "Diagnostics for app.py after the edit (pylsp): no new problems, lines 1-based:\n" in right
+    )
+    assert right.endswith("fixed by the edit (was line 2): ERROR pyflakes undefined name 'totall'")
+    assert app.read_text() == "def main(total):\n    return total\n"
+
+
+def test_without_the_loop_a_read_and_an_edit_carry_no_diagnostics(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    app.write_text("def main(total):\n    return totl\n")
+    provider_server.enqueue(
+        read_call(), edit_call("return totl", "return totall"), openai_text("done")
+    )
+    ed = project_nvim('opts = {"editor": {"diagnostics": False}}\n')
+    start_pylsp(ed, project)
+    ed.nvim.command("CodeCompanionChat")
+    ed.answer("Accept all")
+    ed.send("@{files} fix app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=90)
+    read, edit = tool_result(provider_server, 1), tool_result(provider_server, 2)
+    assert read.endswith("    return totl\n```"), read
+    assert "Diagnostics" not in read + edit and "totall" in app.read_text()

@@ -197,13 +197,14 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
             f"Rejected edits to `{shown}`",
         )
     final = _final_text(new, outcome)
-    # An open buffer's problems before the edit come with its write; a file's on disk, here.
-    known = None if source.from_buffer else await diagnostics_before(ctx, source.path)
+    editor = ctx.editor
+    known = None  # an open buffer's problems before the edit come with its write
+    if editor is not None and editor.live and not source.from_buffer:
+        known = await diagnostics_before(ctx, source.path)
     written = await write_edit(ctx, source, final, shown)
     new_lines = split_lines(final)
     first = first_changed_line(old_lines, new_lines)
     file_edited(ctx, source.path, first, on_disk=written.where != "buffer")
-    editor = ctx.editor
     if editor is not None and editor.live:  # follow mode shows the change
         editor.follow(str(source.path), first)
     diff_text, _rows = await _off_loop(final, unified, shown, old_lines, new_lines)

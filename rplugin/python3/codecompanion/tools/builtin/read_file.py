@@ -93,10 +93,11 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> FunctionOutput:
         return FunctionOutput(f"{shown}{origin} is empty.", f"Read `{shown}` (empty)", {"lines": 0})
     end = _check_range(start, end, len(lines), shown)
     body = _body(ctx, shown, lines, start, end)
+    problems = ""
     if editor is not None and editor.live:  # follow mode shows what the model reads
         editor.follow(str(path), start + 1)
+        problems = await diagnostics_now(ctx, path, shown, lines, (start, end))
     header = f"{shown}{origin}: lines {start}-{end} of {len(lines)} (0-based, inclusive)"
-    problems = await diagnostics_now(ctx, path, shown, lines, (start, end))
     return FunctionOutput(
         f"{header}\n{fence(body, path.suffix.lstrip('.'))}{problems}",
         f"Read `{shown}` (lines {start + 1}-{end + 1} of {len(lines)})",
