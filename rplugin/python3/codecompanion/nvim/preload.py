@@ -27,7 +27,7 @@ import time
 log = logging.getLogger(__name__)
 
 # What a first round of file tools or a command imports beyond the builtins' modules (the
-# registry's) and what a chat loads when it opens (tests/test_preload.py checks that a first
+# registry's) and what a chat loads when it opens (tests/host/test_preload.py checks that a first
 # round after `preload` imports none).
 MODULES = (
     "codecompanion.tools.model.function_tool",

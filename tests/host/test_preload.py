@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "rplugin" / "python3"
-REPO = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import asyncio, json, sys

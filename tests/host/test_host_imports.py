@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "rplugin" / "python3"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "rplugin" / "python3"
 
 SCRIPT = """
 import json, sys
