@@ -9,8 +9,10 @@ each op's `paced()`; when they go is nvim/view.py's business.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import ClassVar, Literal
+
+from .frozen import Frozen, value
 
 Role = Literal["user", "llm"]
 Level = Literal["info", "warn", "error"]
@@ -31,8 +33,8 @@ PACED_EVENTS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class RenderOp:
+@value
+class RenderOp(Frozen):
     """One rendering operation for a chat buffer, applied in a batch by Lua."""
 
     KIND: ClassVar[str] = ""
@@ -63,7 +65,7 @@ class RenderOp:
         return out
 
 
-@dataclass(frozen=True)
+@value
 class Append(RenderOp):
     """Streamed answer text, appended where the buffer's text ends."""
 
@@ -72,7 +74,7 @@ class Append(RenderOp):
     text: str
 
 
-@dataclass(frozen=True)
+@value
 class Block(RenderOp):
     """Text on a fresh line, after one blank line."""
 
@@ -81,7 +83,7 @@ class Block(RenderOp):
     text: str
 
 
-@dataclass(frozen=True)
+@value
 class Header(RenderOp):
     """A turn's header (`## Me`, `## LLM (…)`) after a blank line."""
 
@@ -91,7 +93,7 @@ class Header(RenderOp):
     text: str
 
 
-@dataclass(frozen=True)
+@value
 class Usage(RenderOp):
     """The turn's token count beside the answer's header."""
 
@@ -100,7 +102,7 @@ class Usage(RenderOp):
     text: str
 
 
-@dataclass(frozen=True)
+@value
 class Meter(RenderOp):
     """The context meter: tokens the next request sends of the model's window, the last
     request's input and output, the chat's cost (when the price is known), as one line."""
@@ -115,7 +117,7 @@ class Meter(RenderOp):
     cost: float | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Tool(RenderOp):
     """A tool call's line, with its status icon."""
 
@@ -127,7 +129,7 @@ class Tool(RenderOp):
     detail: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class ToolStatus(RenderOp):
     """A tool call's new status (and its title, when the arguments that run changed)."""
 
@@ -142,7 +144,7 @@ class ToolStatus(RenderOp):
         return self.status != "awaiting_approval"
 
 
-@dataclass(frozen=True)
+@value
 class ToolOutput(RenderOp):
     """A tool's result: the user's text, then (folded) what the model was sent, if different."""
 
@@ -153,7 +155,7 @@ class ToolOutput(RenderOp):
     detail: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Context(RenderOp):
     """Context sent with a message: one folded line over the lines the model read."""
 
@@ -162,7 +164,7 @@ class Context(RenderOp):
     text: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Lock(RenderOp):
     """The buffer is read-only from the end of this batch until `Ready`."""
 
@@ -170,7 +172,7 @@ class Lock(RenderOp):
     PACED = True
 
 
-@dataclass(frozen=True)
+@value
 class Replace(RenderOp):
     """The whole buffer (a cleared or restored chat)."""
 
@@ -181,7 +183,7 @@ class Replace(RenderOp):
     keep_message: bool = False
 
 
-@dataclass(frozen=True)
+@value
 class Ready(RenderOp):
     """The turn ended: the user's header, and the buffer writable again."""
 
@@ -189,7 +191,7 @@ class Ready(RenderOp):
     text: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Spinner(RenderOp):
     """The spinner at the end of the buffer, on (with its text) or off."""
 
@@ -199,7 +201,7 @@ class Spinner(RenderOp):
     text: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class Notice(RenderOp):
     """One line in the message area, in order with the buffer's updates."""
 
@@ -208,7 +210,7 @@ class Notice(RenderOp):
     level: Level = "info"
 
 
-@dataclass(frozen=True)
+@value
 class Event(RenderOp):
     """A `User CodeCompanion<name>` autocmd with its data, ordered with the renders around it."""
 
@@ -221,7 +223,7 @@ class Event(RenderOp):
         return self.name in PACED_EVENTS
 
 
-@dataclass(frozen=True)
+@value
 class SetVar(RenderOp):
     """A buffer variable (`b:<name>`) that Lua reads without asking the host."""
 
@@ -231,7 +233,7 @@ class SetVar(RenderOp):
     value: object
 
 
-@dataclass(frozen=True)
+@value
 class Plan(RenderOp):
     """An agent's plan as a checklist, drawn once and then rewritten in place (same
     `plan_id`); no lines remove it."""

@@ -14,22 +14,24 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, field, fields
 from typing import ClassVar, TypeVar, Union
+
+from ..frozen import Frozen, keyword_value
 
 
 class BadMessage(ValueError):
     """A message whose field has a value of the wrong type (or a required one is missing)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Message:
+@keyword_value
+class Message(Frozen):
     """A message from Lua; subclasses name it (`NAME`) and add its fields."""
 
     NAME: ClassVar[str] = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatMessage(Message):
     """A message about one chat, named by its id (an unknown id gets one line from the host)."""
 
@@ -39,7 +41,7 @@ class ChatMessage(Message):
 # ----- the host ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Hello(Message):
     """The host's channel is open: setup()'s options (`config.for_python()`)."""
 
@@ -48,7 +50,7 @@ class Hello(Message):
     options: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Request(Message):
     """A question Lua waits on: `method` with `args`, answered by `host.reply(rid, value)`."""
 
@@ -58,14 +60,14 @@ class Request(Message):
     args: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Reload(Message):
     """`:CodeCompanion reload`: read the config file again."""
 
     NAME: ClassVar[str] = "reload"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Follow(Message):
     """Follow mode turned on or off."""
 
@@ -73,7 +75,7 @@ class Follow(Message):
     on: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Buffers(Message):
     """The files loaded in buffers now."""
 
@@ -81,7 +83,7 @@ class Buffers(Message):
     paths: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class FileSaved(Message):
     """Neovim wrote a file: its size and modification time."""
 
@@ -92,7 +94,7 @@ class FileSaved(Message):
     nsec: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Checks(Message):
     """`:CodeCompanionChat Checks` in the folder `cwd`."""
 
@@ -100,14 +102,14 @@ class Checks(Message):
     cwd: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class PickRestore(Message):
     """`:CodeCompanionChat Restore`: pick a saved chat."""
 
     NAME: ClassVar[str] = "pick_restore"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class PickAgentSession(Message):
     """`:CodeCompanionChat Resume`: an agent's earlier session (the agent named, or the last
     chat's)."""
@@ -118,7 +120,7 @@ class PickAgentSession(Message):
     cwd: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ApprovalReply(Message):
     """The user's answer to an approval question `rid`."""
 
@@ -133,7 +135,7 @@ class ApprovalReply(Message):
         return {"choice": self.choice, "reason": self.reason, "edited": self.edited}
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class EditorReply(Message):
     """Lua's answer to the host's request `rid`: any value the request's reader checks."""
 
@@ -145,7 +147,7 @@ class EditorReply(Message):
 # ----- one chat ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatNew(ChatMessage):
     """Open a chat for buffer `bufnr`: new, restored from disk, or reattached after a restart."""
 
@@ -160,21 +162,21 @@ class ChatNew(ChatMessage):
     yolo: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatOpened(ChatMessage):
     """The chat's buffer was shown again."""
 
     NAME: ClassVar[str] = "chat_opened"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatClose(ChatMessage):
     """The chat's buffer was wiped."""
 
     NAME: ClassVar[str] = "chat_close"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatClear(ChatMessage):
     """Clear the chat (under `new_id` from now on, when given)."""
 
@@ -182,7 +184,7 @@ class ChatClear(ChatMessage):
     new_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatSubmit(ChatMessage):
     """The text under `## Me` and its context items (`context/sources.py` reads them)."""
 
@@ -191,21 +193,21 @@ class ChatSubmit(ChatMessage):
     context: object = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatRegenerate(ChatMessage):
     """Ask for the last answer again."""
 
     NAME: ClassVar[str] = "chat_regenerate"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatCompact(ChatMessage):
     """`/compact`: summarise the earlier conversation now."""
 
     NAME: ClassVar[str] = "chat_compact"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatStop(ChatMessage):
     """Stop what the chat runs (`quiet`: say nothing when nothing runs)."""
 
@@ -213,21 +215,21 @@ class ChatStop(ChatMessage):
     quiet: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatYolo(ChatMessage):
     """Turn YOLO on or off."""
 
     NAME: ClassVar[str] = "chat_yolo"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatForgetApprovals(ChatMessage):
     """Forget the "always" approvals, YOLO off."""
 
     NAME: ClassVar[str] = "chat_forget_approvals"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatMode(ChatMessage):
     """The permission mode: a name, or "next"."""
 
@@ -235,28 +237,28 @@ class ChatMode(ChatMessage):
     mode: str = "next"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatPickAdapter(ChatMessage):
     """Pick the chat's adapter and model."""
 
     NAME: ClassVar[str] = "chat_pick_adapter"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatRules(ChatMessage):
     """`/rules`: turn a rules file off or on."""
 
     NAME: ClassVar[str] = "chat_rules"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatSkills(ChatMessage):
     """`/skills`: turn a skill off or on."""
 
     NAME: ClassVar[str] = "chat_skills"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatFullOutput(ChatMessage):
     """A tool's whole output (the call under the cursor)."""
 
@@ -264,7 +266,7 @@ class ChatFullOutput(ChatMessage):
     call_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class SlashFetch(ChatMessage):
     """`/fetch`: a page for the message being written in buffer `bufnr`."""
 
@@ -273,7 +275,7 @@ class SlashFetch(ChatMessage):
     url: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatAgentMode(ChatMessage):
     """The external agent's mode, picked."""
 
@@ -281,7 +283,7 @@ class ChatAgentMode(ChatMessage):
     mode: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatAgentOption(ChatMessage):
     """One of the external agent's options, picked (its value a choice's id or a switch)."""
 
@@ -290,14 +292,14 @@ class ChatAgentOption(ChatMessage):
     value: str | bool | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatPickRewind(ChatMessage):
     """Pick a turn to rewind to."""
 
     NAME: ClassVar[str] = "chat_pick_rewind"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatRewind(ChatMessage):
     """Rewind to just before `turn`: the code, the conversation, or both."""
 
@@ -307,14 +309,14 @@ class ChatRewind(ChatMessage):
     conversation: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatRewindUndo(ChatMessage):
     """Undo the last rewind or revert."""
 
     NAME: ClassVar[str] = "chat_rewind_undo"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatReview(ChatMessage):
     """The files the chat changed since `since_turn` (all of them when unset)."""
 
@@ -322,7 +324,7 @@ class ChatReview(ChatMessage):
     since_turn: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class ChatReviewRevert(ChatMessage):
     """Revert one file of the review (one hunk when `hunk`, counted from 0)."""
 
@@ -335,14 +337,14 @@ class ChatReviewRevert(ChatMessage):
 # ----- requests ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class CompletionItems(Message):
     """Request: the `@{…}` items, adapter names and models completion offers."""
 
     NAME: ClassVar[str] = "completion_items"
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Health(Message):
     """Request: `:checkhealth`'s report for the folder `cwd`."""
 
@@ -350,7 +352,7 @@ class Health(Message):
     cwd: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@keyword_value
 class Changes(ChatMessage):
     """Request: what `changes()` returns (the chat's changed files since `since_turn`)."""
 
