@@ -4,101 +4,35 @@ turn ends only when it answers nothing again (small models sometimes stop a roun
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from codecompanion.adapters import create_adapter
-from codecompanion.adapters.base import AdapterSettings
 from codecompanion.chat.chat import Chat
 from codecompanion.chat.model_loop import ANSWER_NOW, NUDGE, NUDGE_REQUEST_CHARS, nudge
 from codecompanion.loopback.server import LoopbackServer, Turn, openai_text
 from codecompanion.loopback.turns import openai_tool_calls
 from codecompanion.messages import Message
-from codecompanion.tools import tool_registry
-from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.builder import built_tool_system
-from tests.support.chat import RecordingView
-from tests.support.fakes import RecordingEvents, ScriptedApprover
+from tests.support.chat import LookupTool, RecordingView, chat_requests, loopback_turn
 
-
-def lookup(self: Any, args: dict[str, Any], *_: Any) -> dict[str, Any]:
-    return {"status": "success", "data": f"value of {args['key']}"}
-
-
-LOOKUP = {
-    "name": "lookup",
-    "cmds": [lookup],
-    "schema": {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look a key up",
-            "parameters": {
-                "type": "object",
-                "properties": {"key": {"type": "string"}},
-                "required": ["key"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "output": {
-        "success": lambda self, tools, cmd, stdout: tools.chat.add_tool_output(self, stdout[0]),
-    },
-}
 LINE = "_[the model answered nothing: asked to go on]_"
 AGAIN = "_[the model answered nothing again: asked to answer]_"
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as started:
-        yield started
 
 
 def call(n: int, key: str) -> Turn:
     return openai_tool_calls([(f"call_{n}", "lookup", {"key": key})])
 
 
-async def run_turn(server: LoopbackServer, tmp_path: Path) -> tuple[Chat, RecordingView]:
-    adapter = create_adapter(
-        AdapterSettings(name="openai_compatible", url=server.url + "/v1", model="m")
-    )
-    registry = tool_registry({"lookup": LOOKUP}, {}, tool_opts={})
-    view = RecordingView()
-
-    def tools(chat: Chat) -> ToolSystem:
-        return built_tool_system(
-            chat=chat,
-            registry=registry,
-            approver=ScriptedApprover(),
-            events=RecordingEvents(),
-            cwd=tmp_path,
-            opts={"timeout": 5},
-            yolo=True,
-        )
-
-    chat = Chat(chat_id="e", adapter=adapter, view=view, tool_factory=tools)
-    assert chat.submit("@{lookup} find a and b")
-    assert chat._task is not None
-    await asyncio.wait_for(asyncio.shield(chat._task), 20)
-    await adapter.aclose()
-    return chat, view
-
-
-def posted(server: LoopbackServer) -> list[dict[str, Any]]:
-    return [r.json() for r in server.requests if r.method == "POST"]
+async def run_turn(server: LoopbackServer, cwd: Path) -> tuple[Chat, RecordingView]:
+    return await loopback_turn(server, cwd, LookupTool(), "@{lookup} find a and b")
 
 
 async def test_an_empty_answer_to_results_is_nudged_and_the_task_goes_on(
-    server: LoopbackServer, tmp_path: Path
+    provider_server: LoopbackServer, tmp_path: Path
 ) -> None:
-    server.enqueue(call(0, "a"), openai_text(""), call(1, "b"), openai_text("a and b found"))
-    chat, view = await run_turn(server, tmp_path)
-    requests = posted(server)
+    provider_server.enqueue(
+        call(0, "a"), openai_text(""), call(1, "b"), openai_text("a and b found")
+    )
+    chat, view = await run_turn(provider_server, tmp_path)
+    requests = chat_requests(provider_server)
     assert len(requests) == 4
     # The third request carries the nudge right after the first result; the model went on.
     third = requests[2]["messages"]
@@ -115,11 +49,11 @@ async def test_an_empty_answer_to_results_is_nudged_and_the_task_goes_on(
 
 
 async def test_a_second_empty_answer_is_asked_for_the_answer_and_a_third_ends_the_turn(
-    server: LoopbackServer, tmp_path: Path
+    provider_server: LoopbackServer, tmp_path: Path
 ) -> None:
-    server.enqueue(call(0, "a"), openai_text(""), openai_text(" \n"), openai_text(""))
-    chat, view = await run_turn(server, tmp_path)
-    requests = posted(server)
+    provider_server.enqueue(call(0, "a"), openai_text(""), openai_text(" \n"), openai_text(""))
+    chat, view = await run_turn(provider_server, tmp_path)
+    requests = chat_requests(provider_server)
     assert len(requests) == 4  # a nudge, then a request for the answer, then the turn is over
     assert requests[3]["messages"][-1] == {"role": "user", "content": ANSWER_NOW}
     assert view.text().count(LINE) == 1 and view.text().count(AGAIN) == 1
@@ -127,32 +61,34 @@ async def test_a_second_empty_answer_is_asked_for_the_answer_and_a_third_ends_th
     assert chat.messages.pending_calls() == []
 
 
-async def test_the_answer_asked_for_ends_the_turn(server: LoopbackServer, tmp_path: Path) -> None:
-    server.enqueue(call(0, "a"), openai_text(""), openai_text(""), openai_text("a is 1"))
-    chat, view = await run_turn(server, tmp_path)
-    assert len(posted(server)) == 4
+async def test_the_answer_asked_for_ends_the_turn(
+    provider_server: LoopbackServer, tmp_path: Path
+) -> None:
+    provider_server.enqueue(call(0, "a"), openai_text(""), openai_text(""), openai_text("a is 1"))
+    chat, view = await run_turn(provider_server, tmp_path)
+    assert len(chat_requests(provider_server)) == 4
     last = chat.messages[len(chat.messages) - 1]
     assert last.role == "llm" and last.content == "a is 1"
 
 
 async def test_an_empty_answer_to_the_users_message_is_not_nudged(
-    server: LoopbackServer, tmp_path: Path
+    provider_server: LoopbackServer, tmp_path: Path
 ) -> None:
-    server.enqueue(openai_text(""))
-    chat, view = await run_turn(server, tmp_path)
-    assert len(posted(server)) == 1
+    provider_server.enqueue(openai_text(""))
+    chat, view = await run_turn(provider_server, tmp_path)
+    assert len(chat_requests(provider_server)) == 1
     assert LINE not in view.text()
     assert not any((m.content or "").startswith(NUDGE) for m in chat.messages)
 
 
 async def test_each_round_of_results_gets_its_own_nudge(
-    server: LoopbackServer, tmp_path: Path
+    provider_server: LoopbackServer, tmp_path: Path
 ) -> None:
-    server.enqueue(
+    provider_server.enqueue(
         call(0, "a"), openai_text(""), call(1, "b"), openai_text(""), openai_text("both found")
     )
-    chat, view = await run_turn(server, tmp_path)
-    assert len(posted(server)) == 5
+    chat, view = await run_turn(provider_server, tmp_path)
+    assert len(chat_requests(provider_server)) == 5
     assert view.text().count(LINE) == 2
     last = chat.messages[len(chat.messages) - 1]
     assert last.content == "both found"

@@ -7,76 +7,30 @@ byte, with the new messages after them (llama.cpp then evaluates only the new to
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
-from codecompanion.adapters import create_adapter
-from codecompanion.adapters.base import AdapterSettings
-from codecompanion.chat.chat import Chat
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from codecompanion.loopback.turns import openai_tool_calls
-from codecompanion.tools import tool_registry
-from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.builder import built_tool_system
-from tests.support.chat import RecordingView
-from tests.support.fakes import RecordingEvents, ScriptedApprover
+from tests.support.chat import LookupTool, chat_requests, loopback_turn
 
 
-def count(self: Any, args: dict[str, Any], *_: Any) -> dict[str, Any]:
-    return {"status": "success", "data": f"{args['word']} has {len(args['word'])} letters"}
+def letters(word: str) -> str:
+    return f"{word} has {len(word)} letters"
 
 
-COUNT = {
-    "name": "count",
-    "cmds": [count],
-    "schema": {
-        "type": "function",
-        "function": {
-            "name": "count",
-            "description": "Count a word's letters",
-            "parameters": {
-                "type": "object",
-                "properties": {"word": {"type": "string"}},
-                "required": ["word"],
-            },
-        },
-    },
-    "output": {
-        "success": lambda self, tools, cmd, stdout: tools.chat.add_tool_output(self, stdout[0]),
-    },
-}
-
-
-async def test_each_request_starts_with_the_one_before(tmp_path: Path) -> None:
-    with LoopbackServer() as server:
-        words = ["alpha", "beta", "gamma"]
-        server.enqueue(
-            *(openai_tool_calls([(f"c{i}", "count", {"word": w})]) for i, w in enumerate(words))
-        )
-        server.enqueue(openai_text("Done: 5, 4, 5."))
-        adapter = create_adapter(
-            AdapterSettings(name="openai_compatible", url=server.url + "/v1", model="m")
-        )
-        registry = tool_registry({"count": COUNT}, {}, tool_opts={})
-
-        def tools(chat: Chat) -> ToolSystem:
-            return built_tool_system(
-                chat=chat,
-                registry=registry,
-                approver=ScriptedApprover(),
-                events=RecordingEvents(),
-                cwd=tmp_path,
-                yolo=True,
-            )
-
-        chat = Chat(chat_id="p", adapter=adapter, view=RecordingView(), tool_factory=tools)  # type: ignore[arg-type]
-        assert chat.submit("@{count} count alpha, beta and gamma")
-        assert chat._task is not None
-        await asyncio.wait_for(asyncio.shield(chat._task), 20)
-        await adapter.aclose()
-    bodies = [r.json() for r in server.requests if r.method == "POST"]
+async def test_each_request_starts_with_the_one_before(
+    provider_server: LoopbackServer, tmp_path: Path
+) -> None:
+    words = ["alpha", "beta", "gamma"]
+    provider_server.enqueue(
+        *(openai_tool_calls([(f"c{i}", "count", {"word": w})]) for i, w in enumerate(words))
+    )
+    provider_server.enqueue(openai_text("Done: 5, 4, 5."))
+    count = LookupTool("count", "word", "Count a word's letters", letters)
+    await loopback_turn(provider_server, tmp_path, count, "@{count} count alpha, beta and gamma")
+    assert count.asked == words
+    bodies = chat_requests(provider_server)
     assert len(bodies) == 4
     for before, after in zip(bodies, bodies[1:], strict=False):
         assert json.dumps(after["tools"]) == json.dumps(before["tools"])

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text
+from tests.support.chat import chat_requests
 from tests.support.nvim import Editor, ProjectNvim, wait_for
-
-
-def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
-    """The bodies of the chat requests the server got, in order."""
-    return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
 
 
 def drawn_winbar(ed: Editor, bufnr: int) -> str:

@@ -6,16 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from tests.support.chat import chat_requests
 from tests.support.hook_scripts import BLOCK_RM, FORMAT, SWAP, hook_command
 from tests.support.nvim import Editor, ProjectNvim, wait_for
-
-
-def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
-    """The bodies of the chat requests the server got, in order."""
-    return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
 
 
 def _hooks(event: str, matcher: str, command: str, timeout: float = 30) -> str:

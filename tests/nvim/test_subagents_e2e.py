@@ -9,12 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
+from tests.support.chat import chat_requests
 from tests.support.nvim import ProjectNvim, wait_for
-
-
-def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
-    """The bodies of the chat requests the server got, in order."""
-    return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
 
 
 def _agent(project: Path, name: str, front: str, body: str) -> None:

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from codecompanion import render_ops
+from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import (
     AdapterSettings,
     Event,
 )
 from codecompanion.chat.chat import Chat
+from codecompanion.loopback.server import LoopbackServer
 from codecompanion.messages import Message
 from codecompanion.persistence.history import ChatStore
 from codecompanion.render_ops import Append, Block, RenderOp
@@ -149,6 +151,82 @@ class EchoTool:
         system.add_tool("echo")
         system.add_tool("write_things")
         return system
+
+
+def _value_of(value: str) -> str:
+    return f"value of {value}"
+
+
+@dataclass
+class LookupTool:
+    """A tool of one required string argument, registered as a user's config registers tools
+    (cmds form, a schema that refuses other arguments): it answers `answer(value)` and keeps
+    every value it was called with in `asked`."""
+
+    name: str = "lookup"
+    key: str = "key"
+    description: str = "Look a key up"
+    answer: Callable[[str], str] = _value_of
+    asked: list[str] = field(default_factory=list)
+
+    def _run(self, _tool: Any, args: dict[str, Any], *_: Any) -> dict[str, Any]:
+        self.asked.append(args[self.key])
+        return {"status": "success", "data": self.answer(args[self.key])}
+
+    def spec(self) -> dict[str, Any]:
+        """The tool as a config file's `tools` table holds it."""
+        parameters = {
+            "type": "object",
+            "properties": {self.key: {"type": "string"}},
+            "required": [self.key],
+            "additionalProperties": False,
+        }
+        function = {"name": self.name, "description": self.description, "parameters": parameters}
+        return {
+            "name": self.name,
+            "cmds": [self._run],
+            "schema": {"type": "function", "function": function},
+            "output": {
+                "success": lambda self, tools, cmd, out: tools.chat.add_tool_output(self, out[0]),
+            },
+        }
+
+
+async def loopback_turn(
+    server: LoopbackServer, cwd: Path, tool: LookupTool, request: str
+) -> tuple[Chat, RecordingView]:
+    """One turn of a chat on the OpenAI-compatible adapter against `server`, `request` sent
+    with `tool` offered by the built tool system in YOLO mode (nothing asked), awaited to its
+    end (20 s at most); the adapter is closed after it."""
+    settings = AdapterSettings(name="openai_compatible", url=server.url + "/v1", model="m")
+    adapter = create_adapter(settings)
+    registry = tool_registry({tool.name: tool.spec()}, {}, tool_opts={})
+    view = RecordingView()
+
+    def tools(chat: Chat) -> ToolSystem:
+        return built_tool_system(
+            chat=chat,
+            registry=registry,
+            approver=ScriptedApprover(),
+            events=RecordingEvents(),
+            cwd=cwd,
+            opts={"timeout": 5},
+            yolo=True,
+        )
+
+    chat = Chat(chat_id="loopback", adapter=adapter, view=view, tool_factory=tools)
+    try:
+        assert chat.submit(request)
+        assert chat._task is not None
+        await asyncio.wait_for(asyncio.shield(chat._task), 20)
+    finally:
+        await adapter.aclose()
+    return chat, view
+
+
+def chat_requests(server: LoopbackServer) -> list[dict[str, Any]]:
+    """The bodies of the chat requests the server got, in order."""
+    return [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
 
 
 def record_flushes(
