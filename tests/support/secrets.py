@@ -9,23 +9,28 @@ from tests.support.nvim import Editor
 
 
 def everything_written(ed: Editor) -> dict[str, str]:
-    """Every file the editor and its host wrote (log, saved chats, state), by path.
+    """Every file the editor and its host wrote (log, saved chats, state), by path."""
+    return files_under(*(ed.tmp / folder for folder in ("data", "state", "cache")))
+
+
+def files_under(*roots: Path) -> dict[str, str]:
+    """Every file below `roots`, by path, as text.
 
     A chat saved meanwhile renames its temporary file into place: a file gone between the
     listing and the read means the walk starts again, so the renamed file is read too.
     """
     for _attempt in range(20):
         try:
-            return _read_all(ed.tmp)
+            return _read_all(roots)
         except FileNotFoundError:
             continue
-    return _read_all(ed.tmp)
+    return _read_all(roots)
 
 
-def _read_all(root: Path) -> dict[str, str]:
+def _read_all(roots: tuple[Path, ...]) -> dict[str, str]:
     texts: dict[str, str] = {}
-    for folder in ("data", "state", "cache"):
-        for base, _dirs, files in os.walk(root / folder):
+    for root in roots:
+        for base, _dirs, files in os.walk(root):
             for name in files:
                 path = Path(base, name)
                 texts[str(path)] = path.read_bytes().decode("utf-8", errors="replace")
