@@ -312,7 +312,7 @@ async def test_landlock_alone_keeps_every_git_folder_too(base: Path) -> None:
     git(project, "init", "-q", f"--separate-git-dir={project}/sep-repo", str(project / "mod"))
     found = replace(FOUND, mounts=False)  # as where user namespaces are refused
     tools = system(project, "sandboxed")
-    tools.sandbox = CommandSandbox(read_permissions({}), lambda: found, project=project)
+    tools.sandbox = CommandSandbox(read_permissions({}), Detector(found), project=project)
     for target in (
         project / "vendor/lib/.git/config",
         project / "sep-repo/config",

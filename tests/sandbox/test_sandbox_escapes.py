@@ -418,7 +418,7 @@ async def test_without_a_mount_namespace_landlock_alone_keeps_git_and_secrets(
     from dataclasses import replace
 
     found = replace(FOUND, mounts=False)  # as where user namespaces are refused
-    sandbox = CommandSandbox(read_permissions({}), lambda: found)
+    sandbox = CommandSandbox(read_permissions({}), Detector(found))
     tools = _system(world, read_permissions({}))
     tools.sandbox = sandbox
     (world.project / "src").mkdir(exist_ok=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,7 @@ from .settings import Permissions
 if TYPE_CHECKING:  # the launcher's modules load with the first confined command
     from .gitdirs import Repository
     from .launcher import Launch
-    from .probe import Availability, SandboxKind
+    from .probe import Availability, Detector, SandboxKind
     from .process_cap import PidCgroup, ProcessCap
     from .reserve import Reserve
     from .rulebook import Boundary, RuleBook
@@ -33,7 +32,7 @@ class CommandSandbox:
     def __init__(
         self,
         permissions: Permissions,
-        availability: Callable[[], Availability],
+        detector: Detector,
         read_only: tuple[str, ...] = (),
         reserve: Reserve | None = None,
         project: Path | None = None,
@@ -41,8 +40,7 @@ class CommandSandbox:
     ) -> None:
         self.permissions = permissions
         self.project = project  # the chat's project (real path): its launchers confine ahead
-        # The host's Detector (probes once, off the loop, and shares the answer), or an answer.
-        self._availability = availability
+        self._detector = detector  # the host's: it probes once and shares the answer
         self.read_only = read_only  # files and folders no command may write, besides `places`
         self.places = places  # the user's configuration, the plugin's own files
         # Why the chat's folder is no project (None: it is one): commands may not write it.
@@ -62,12 +60,12 @@ class CommandSandbox:
     @property
     def availability(self) -> Availability:
         """What works on this machine (probed once per host)."""
-        return self._availability()
+        return self._detector()
 
     @property
     def probed(self) -> bool:
         """True once this machine's sandbox is known (asking `kind` then costs nothing)."""
-        return not self.permissions.sandbox or bool(getattr(self._availability, "done", True))
+        return not self.permissions.sandbox or self._detector.done
 
     @property
     def kind(self) -> SandboxKind:
@@ -102,13 +100,8 @@ class CommandSandbox:
         if self.project is not None and self.narrowed is None and self.permissions.sandbox:
             walk = self.git_walks.of(str(self.project))
             await asyncio.to_thread(walk.repositories)
-        if self.probed:
-            return
-        probe = getattr(self._availability, "probe", None)
-        if probe is not None:
-            await probe()
-        else:
-            await asyncio.to_thread(lambda: self.availability)
+        if not self.probed:
+            await self._detector.probe()
 
     def prepare(self) -> None:
         """Start the chat's waiting launcher (and its cgroup) and have it confine itself for

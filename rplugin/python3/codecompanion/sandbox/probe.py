@@ -226,10 +226,11 @@ async def detect_async() -> Availability:
 
 
 class Detector:
-    """Probes on the first question (or `probe`), then gives the same answer."""
+    """Probes on the first question (or `probe`), then gives the same answer; one made with
+    `found` gives that answer and never probes."""
 
-    def __init__(self) -> None:
-        self._found: Availability | None = None
+    def __init__(self, found: Availability | None = None) -> None:
+        self._found = found
 
     @property
     def done(self) -> bool:
