@@ -7,6 +7,8 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import (
@@ -18,6 +20,7 @@ from codecompanion.adapters.base import (
     ToolCallEvent,
     Usage,
 )
+from codecompanion.adapters.openai import OpenAIParser
 from codecompanion.errors import ProviderError
 from codecompanion.messages import ToolCall
 from codecompanion.streams.parser import assemble_message
@@ -381,3 +384,59 @@ def test_responses_non_streamed_object() -> None:
         "reasoning": "R",
         "tool_calls": [{"id": "c", "name": "ls", "arguments": {}}],
     }
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.text(max_size=3),
+    st.integers(),
+    st.just([{"index": 0, "id": "c", "function": {"name": "ls", "arguments": "{}"}}]),
+    st.just({"content": "whole"}),
+)
+# What a chunk of text alone may be turned into: a key beside the content, another value for
+# it, a finish, a second choice, usage, an error, a whole message.
+_CHANGES = st.dictionaries(
+    st.sampled_from(
+        ["content", "reasoning_content", "reasoning", "role", "tool_calls", "refusal"]
+        + ["finish_reason", "message", "second", "usage", "error", "choices", "delta"]
+    ),
+    _VALUES,
+    max_size=2,
+)
+
+
+def _chunk(text: str, changes: dict[str, Any]) -> dict[str, Any]:
+    delta: dict[str, Any] = {"content": text}
+    choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+    chunk: dict[str, Any] = {"id": "chatcmpl-1", "choices": [choice]}
+    for key, value in changes.items():
+        if key in ("finish_reason", "message"):
+            choice[key] = value
+        elif key == "second":
+            chunk["choices"].append({"index": 1, "delta": {"content": value}})
+        elif key in ("usage", "error"):
+            chunk[key] = {"prompt_tokens": 1} if key == "usage" and value else value
+        elif key in ("choices", "delta"):
+            (chunk if key == "choices" else choice)[key] = value
+        else:
+            delta[key] = value
+    return chunk
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(max_size=3), changes=_CHANGES)
+def test_a_chunk_of_text_alone_reads_as_the_general_reading_does(
+    text: str, changes: dict[str, Any]
+) -> None:
+    chunk = _chunk(text, changes)
+
+    def read(quick: bool) -> object:
+        parser = create_adapter(AdapterSettings(name="openai", api_key="k")).new_parser()
+        assert isinstance(parser, OpenAIParser)
+        try:
+            events = parser.on_object(None, chunk) if quick else parser._read(chunk)
+        except Exception as exc:  # the parser's caller skips what raises: the same must raise
+            events = [type(exc).__name__]
+        return events, parser.finish_reason, parser.usage, parser.flush_calls()
+
+    assert read(quick=True) == read(quick=False)

@@ -55,6 +55,12 @@ class OpenAIParser(ResponseParser):
 
     def on_object(self, event: str | None, obj: dict[str, Any]) -> list[Event]:
         """Text, reasoning and tool-call fragments of one chunk."""
+        text = _plain_text(obj)
+        if text is not None:  # nearly every chunk of an answer: the general reading below
+            return [TextDelta(text)] if text else []
+        return self._read(obj)
+
+    def _read(self, obj: dict[str, Any]) -> list[Event]:
         if obj.get("error"):
             raise ProviderError(f"{self.label}: {one_line(error_text(obj['error']))}")
         usage = obj.get("usage")
@@ -145,6 +151,24 @@ class OpenAIParser(ResponseParser):
         self._slots.clear()
         self._last_key = None
         return out
+
+
+def _plain_text(obj: dict[str, Any]) -> str | None:
+    """The text of a chunk that carries nothing else (one choice whose delta is its content
+    alone: no finish, reasoning, calls, usage or error), else None."""
+    if "error" in obj or "usage" in obj:
+        return None
+    choices = obj.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or "message" in choice or choice.get("finish_reason"):
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict or len(delta) != 1:
+        return None
+    content = delta.get("content")
+    return content if type(content) is str else None
 
 
 class OpenAIAdapter(HTTPAdapter):

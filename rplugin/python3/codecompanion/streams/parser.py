@@ -216,24 +216,33 @@ class ResponseParser:
         return out
 
     def _lines_in(self, lines: list[str], out: list[Event]) -> None:
-        sse = self._sse
-        for line in lines:
-            if self.finished:
-                return  # whatever follows the end marker (keep-alive comments) is not the answer
-            if self._mode is None:
-                head = line.lstrip()[:1]
-                if not head:
-                    continue
-                self._mode = "json" if head in OPENERS else "sse"
-            if self._mode == "sse":
-                message = sse.line(line)
+        if self.finished:
+            return  # whatever follows the end marker (keep-alive comments) is not the answer
+        if self._mode is None:
+            lines = self._detect(lines)
+        if self._mode == "sse":
+            read = self._sse.line
+            for line in lines:  # the loop of every streamed event: only a dispatch ends it
+                message = read(line)
                 if message is not None:
                     self._dispatch_sse(message, out)
-            else:
-                for doc in self._seq.line(line):
-                    self._dispatch(None, doc, out)
-            if self.error is not None:
+                    if self.finished or self.error is not None:
+                        return
+            return
+        for line in lines:
+            for doc in self._seq.line(line):
+                self._dispatch(None, doc, out)
+            if self.finished or self.error is not None:
                 return
+
+    def _detect(self, lines: list[str]) -> list[str]:
+        """The body's shape from its first non-blank line; the lines from that one on."""
+        for index, line in enumerate(lines):
+            head = line.lstrip()[:1]
+            if head:
+                self._mode = "json" if head in OPENERS else "sse"
+                return lines[index:]
+        return []
 
     def _dispatch_sse(self, message: SSEMessage, out: list[Event]) -> None:
         data = message.data
