@@ -91,10 +91,13 @@ function M.line(bufnr)
     return ""
   end
   local parts = {}
-  local sandbox = (info.sandbox or "none") .. (info.narrowed and ", not a project" or "")
-  local mode = info.mode and ("%s (%s)"):format(info.mode, sandbox) or ""
+  -- The sandbox is known once the host's probe has answered, a moment after the chat opens.
+  local sandbox = info.sandbox
+      and (" (%s%s)"):format(info.sandbox, info.narrowed and ", not a project" or "")
+    or ""
+  local mode = info.mode and (info.mode .. sandbox) or ""
   if info.yolo then
-    mode = ("YOLO (%s)"):format(sandbox)
+    mode = "YOLO" .. sandbox
   end
   local approved = info.approvals > 0 and ("%d approved"):format(info.approvals) or nil
   local context = ""

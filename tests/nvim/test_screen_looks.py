@@ -87,7 +87,8 @@ def test_status_says_what_the_chat_is_doing(
     status_info = "return require('codecompanion').status_info() or {}"
     shown = wait_for(lambda: ed.lua(status_info).get("mode"))
     assert shown == "ask"  # the default mode, with what confines commands on this machine
-    where = f"ask ({ed.lua(status_info)['sandbox']})"
+    kind = wait_for(lambda: ed.lua(status_info).get("sandbox"))  # once the host has probed
+    where = f"ask ({kind})"
     status = "return require('codecompanion').status()"
     wait_for(lambda: ed.lua(status) == f"{where} · openai · gpt-test")
     ed.send("@{run_command} say hi")
