@@ -317,3 +317,45 @@ def test_without_the_loop_a_read_and_an_edit_carry_no_diagnostics(
     read, edit = tool_result(provider_server, 1), tool_result(provider_server, 2)
     assert read.endswith("    return totl\n```"), read
     assert "Diagnostics" not in read + edit and "totall" in app.read_text()
+
+
+PRINTED = "Replace it:\n```python\ndef main(total):\n    return total\n```\n"
+
+
+def test_an_answer_that_only_shows_the_fixed_file_is_asked_to_make_the_edit(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    app.write_text("def main(total):\n    return totl\n")
+    provider_server.enqueue(
+        read_call(),
+        openai_text(PRINTED),
+        edit_call("return totl", "return total"),
+        openai_text("fixed"),
+    )
+    ed = project_nvim(SETTINGS)
+    start_pylsp(ed, project)
+    ed.nvim.command("CodeCompanionChat")
+    chat = int(ed.nvim.current.buffer.number)
+    ed.answer("Accept all")
+    ed.send("@{files} fix app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=90)
+    asked = provider_server.requests[2].json()["messages"][-1]
+    assert asked["role"] == "user", asked
+    assert asked["content"].startswith("Your answer shows a changed copy of app.py, but app.py")
+    assert app.read_text() == "def main(total):\n    return total\n"
+    assert "fixed by the edit (was line 2)" in tool_result(provider_server, 3)
+    text = "\n".join(ed.lines(chat))
+    assert "_[the model showed a changed file without editing it: asked to edit]_" in text
+
+
+def test_without_the_loop_an_answer_that_shows_the_fixed_file_ends_the_turn(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    app.write_text("def main(total):\n    return totl\n")
+    provider_server.enqueue(read_call(), openai_text(PRINTED))
+    ed = project_nvim('opts = {"editor": {"diagnostics": False}}\n')
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{files} fix app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=90)
+    assert len(provider_server.requests) == 2
+    assert "totl" in app.read_text()

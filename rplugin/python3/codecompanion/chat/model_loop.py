@@ -155,8 +155,9 @@ class ModelLoop:
         """An empty answer to tool results: the model is asked to go on, with the user's
         request repeated; a second empty answer, to answer the user from the results; a third
         ends the turn (small models sometimes end a round of results with nothing at all)."""
-        if "".join(answer.text).strip():
-            return False
+        text = "".join(answer.text)
+        if text.strip():
+            return self._asked_to_edit(text)
         messages = list(self.chat.messages)
         last = len(messages) - 1
         if last >= 0 and messages[last].role == "llm" and not messages[last].tool_calls:
@@ -169,6 +170,23 @@ class ModelLoop:
         else:
             return False  # not after results, or both nudges were given
         self.chat.add(Message(role="user", content=content, visible=False))
+        self.chat.view.render([transcript.block(line)])
+        return True
+
+    def _asked_to_edit(self, text: str) -> bool:
+        """An answer that shows a changed copy of a file read in this turn and calls nothing:
+        with the editor loop on, the model is asked once to make the edit (one line in the
+        chat)."""
+        tools = self.chat.tools
+        if not tools.offered:
+            return False  # a plain chat loads none of the tools' machinery
+        from ..after_edit.printed import ask_to_edit
+
+        ask = ask_to_edit(text, list(self.chat.messages), tools.offered, tools.opts)
+        if ask is None:
+            return False
+        self.chat.add(Message(role="user", content=ask, visible=False))
+        line = "_[the model showed a changed file without editing it: asked to edit]_"
         self.chat.view.render([transcript.block(line)])
         return True
 
