@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from codecompanion.loopback.server import LoopbackServer, Turn
+from tests.support.e2e import approved_turn
 from tests.support.faults import kill_host, saved_chat, turn_done
 from tests.support.nvim import Editor, wait_for
 from tests.support.proctable import wait_until_gone, with_marker
@@ -106,12 +107,8 @@ def test_thinking_survives_a_host_restart_mid_tool_loop(
     config = tmp_path / "codecompanion.py"
     config.write_text(f"adapter = {adapter!r}\nadapters = {{{adapter!r}: {settings!r}}}\n")
     provider_server.enqueue(call(f"sleep 60; echo {marker}"), text("after the restart"))
-    project = tmp_path / "project"
-    project.mkdir()
-    ed = start_nvim(config_file=config, cwd=project)
-    bufnr = ed.open_chat()
-    ed.answer("approve")
-    ed.send("@{run_command} sleep a while")
+    request = "@{run_command} sleep a while"
+    ed, bufnr = approved_turn(start_nvim, config, tmp_path / "project", request)
     shells = wait_for(lambda: with_marker(marker))
     kill_host(ed)
     assert wait_until_gone({p.pgid for p in shells}, 5) == []

@@ -89,6 +89,19 @@ def run_command_turn(
     return ed, bufnr
 
 
+def approved_turn(
+    start_nvim: StartNvim, config: Path, project: Path, request: str
+) -> tuple[Editor, int]:
+    """Neovim in `project` (made here) with `config`, a chat whose next tool call the user
+    approves, and `request` sent to it; returns at once (the turn still runs)."""
+    project.mkdir()
+    ed = start_nvim(config_file=config, cwd=project)
+    bufnr = ed.open_chat()
+    ed.answer("approve")
+    ed.send(request)
+    return ed, bufnr
+
+
 ECHO = """
 def echo(self, args, opts):
     return {"status": "success", "data": "echo says " + args["text"]}

@@ -14,6 +14,7 @@ from pathlib import Path
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.e2e import approved_turn
 from tests.support.fakes import RecordingChat
 from tests.support.nvim import Editor, wait_for
 from tests.support.proctable import Proc, processes, with_marker
@@ -96,12 +97,7 @@ def start_in_nvim(
     )
     command = f"{escapees(marker)}\nsleep 300"
     server.enqueue(openai_tool_calls([("run1", "run_command", {"cmd": command})]), openai_text("x"))
-    project = tmp_path / "project"
-    project.mkdir()
-    ed = start_nvim(config_file=config, cwd=project)
-    bufnr = ed.open_chat()
-    ed.answer("approve")
-    ed.send("@{run_command} run it")
+    ed, bufnr = approved_turn(start_nvim, config, tmp_path / "project", "@{run_command} run it")
     wait_started(marker)
     return ed, bufnr
 

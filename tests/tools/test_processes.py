@@ -13,6 +13,7 @@ import pytest
 from codecompanion.loopback.server import LoopbackServer, openai_text, openai_tool_calls
 from codecompanion.messages import ToolCall
 from codecompanion.tools.runtime.system import ToolSystem
+from tests.support.e2e import approved_turn
 from tests.support.fakes import RecordingChat
 from tests.support.nvim import Editor, wait_for
 from tests.support.proctable import members, wait_until_gone, with_marker
@@ -71,13 +72,7 @@ def run_in_nvim(
     server.enqueue(
         openai_tool_calls([("run1", "run_command", {"cmd": command})]), openai_text("done")
     )
-    project = tmp_path / "project"
-    project.mkdir()
-    ed = start_nvim(config_file=config, cwd=project)
-    bufnr = ed.open_chat()
-    ed.answer("approve")
-    ed.send("@{run_command} run it")
-    return ed, bufnr
+    return approved_turn(start_nvim, config, tmp_path / "project", "@{run_command} run it")
 
 
 def test_closing_the_chat_kills_the_command_and_its_grandchildren(
