@@ -26,7 +26,8 @@ def turn(*extra: Message) -> list[Message]:
 
 
 def test_a_changed_copy_of_a_file_read_is_found() -> None:
-    assert changed_copy(FIXED, turn()) == "app.py"
+    edit = {"oldText": "    return totl", "newText": "    return total"}
+    assert changed_copy(FIXED, turn()) == ("app.py", [edit])
     assert changed_copy(QUOTED, turn()) is None  # the lines as they are: nothing to edit
     assert changed_copy("```py\nimport os\nprint(os.sep)\n```", turn()) is None
     unread = [Message(role="user", content="fix app.py")]
@@ -37,13 +38,20 @@ def test_a_changed_copy_of_a_file_read_is_found() -> None:
 
 def test_the_model_is_asked_once_with_the_loop_on_and_the_edit_tool_offered() -> None:
     ask = ask_to_edit(FIXED, turn(), TOOLS, OPTS)
-    assert ask is not None and ask.startswith(
-        "Your answer shows a changed copy of app.py, but app.py itself is unchanged: you "
-        "called no tool. If this change is what the user asked for, make it now with "
-        "insert_edit_into_file on app.py"
+    assert ask == (
+        "Call insert_edit_into_file now: app.py is unchanged: your answer only showed the "
+        "change. The change your answer shows, as the call's arguments: "
+        '{"filepath": "app.py", "edits": [{"oldText": "    return totl", "newText": '
+        '"    return total"}]} If the user asked for no change, answer the user instead.'
     )
     again = turn(Message(role="user", content=ask, visible=False))
     assert ask_to_edit(FIXED, again, TOOLS, OPTS) is None
     assert ask_to_edit(FIXED, turn(), ["read_file"], OPTS) is None
     off = {"editor": {"diagnostics": False}}
     assert ask_to_edit(FIXED, turn(), TOOLS, off) is None
+
+
+def test_a_change_that_only_adds_lines_is_asked_for_in_words() -> None:
+    added = "```py\nimport sys\ndef main(total):\n    return totl\n\nprint(main(1))\n```"
+    ask = ask_to_edit(added, turn(), TOOLS, OPTS)
+    assert ask is not None and "Call it with oldText: the lines as they are in app.py" in ask

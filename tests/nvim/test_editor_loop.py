@@ -341,7 +341,8 @@ def test_an_answer_that_only_shows_the_fixed_file_is_asked_to_make_the_edit(
     ed.wait_event("CodeCompanionChatDone", timeout=90)
     asked = provider_server.requests[2].json()["messages"][-1]
     assert asked["role"] == "user", asked
-    assert asked["content"].startswith("Your answer shows a changed copy of app.py, but app.py")
+    assert asked["content"].startswith("Call insert_edit_into_file now: app.py is unchanged")
+    assert '"oldText": "    return totl", "newText": "    return total"' in asked["content"]
     assert app.read_text() == "def main(total):\n    return total\n"
     assert "fixed by the edit (was line 2)" in tool_result(provider_server, 3)
     text = "\n".join(ed.lines(chat))
