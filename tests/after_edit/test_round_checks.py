@@ -28,7 +28,7 @@ def system(root: Path, approver: ScriptedApprover) -> tuple[ToolSystem, Recordin
         editor=FakeEditor(),
         opts={"auto_submit": False},
         mode="edits",
-        checks=checks,
+        checks=lambda: checks,
     )
     tools.add_tool("insert_edit_into_file")
     tools.add_tool("read_file")

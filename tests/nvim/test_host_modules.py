@@ -30,6 +30,8 @@ NOT_FOR_A_PLAIN_CHAT = (
     "codecompanion.sandbox.launcher",  # a first tool round's (preload.MODULES)
     "codecompanion.sandbox.aftermath",
     "codecompanion.after_edit.diagnostics",
+    "codecompanion.after_edit.runs",  # the project's checks, made at a chat's first edit
+    "codecompanion.after_edit.trust",
 )
 
 SITECUSTOMIZE = """

@@ -443,7 +443,7 @@ class Workspace:
             sandbox=sandbox,
             mode=sandbox.permissions.mode,  # the settings read once (a bad one is said once)
             # Checks after edits are part of the editor's loop: a chat in Neovim runs them.
-            checks=self.project_checks(cwd) if checks and editor is not None else None,
+            checks=(lambda: self.project_checks(cwd)) if checks and editor is not None else None,
         )
         system.skills = self.skills(cwd)
         system.hooks = self.hooks(system)

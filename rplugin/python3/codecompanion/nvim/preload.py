@@ -50,6 +50,7 @@ MODULES = (
     "codecompanion.sandbox.rulebook",
     "codecompanion.after_edit.checks",
     "codecompanion.after_edit.diagnostics",
+    "codecompanion.after_edit.printed",
     "codecompanion.subagents.parts",
     "codecompanion.nvim.rewind",
 )

@@ -97,7 +97,7 @@ class ToolSystem:
         tls: Callable[[], ssl.SSLContext] | None = None,
         sandbox: CommandSandbox | None = None,
         mode: Mode = "ask",
-        checks: ProjectChecks | None = None,
+        checks: Callable[[], ProjectChecks] | None = None,
     ) -> None:
         self.chat = chat
         self.notes = ChatNotes(chat)
@@ -118,7 +118,8 @@ class ToolSystem:
         self.approvals = ApprovalMemory()
         self.auto_rounds = 0
         self.commands = CommandRunner(self)
-        self.checks = checks  # the project's checks, run after a round that edited files
+        self._make_checks = checks
+        self._checks: ProjectChecks | None = None
         self.edited: list[Path] = []  # files the file tools changed in the running batch
         self._running: set[Orchestrator] = set()
         self.skills: ChatSkills | None = None  # the chat's skills (the `skill` tool reads them)
@@ -134,6 +135,14 @@ class ToolSystem:
     def root(self) -> Path:
         """The project root (what resolving a path reads, as from a call's ToolContext)."""
         return self.cwd
+
+    @property
+    def checks(self) -> ProjectChecks | None:
+        """The project's checks, run after a round that edited files: made at their first use,
+        so a chat that edits nothing never loads them (after_edit/)."""
+        if self._checks is None and self._make_checks is not None:
+            self._checks = self._make_checks()
+        return self._checks
 
     @property
     def chat_id(self) -> str:
