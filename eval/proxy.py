@@ -38,6 +38,7 @@ class Exchange:
     native_calls: int = 0
     error: str = ""
     tool_choice: str = ""  # as the plugin sent it ("" when none)
+    constrained: bool = False  # the answer was held to a schema (response_format sent)
 
     def to_json(self) -> dict[str, Any]:
         """The exchange as a JSON object."""
@@ -219,6 +220,7 @@ class _Handler(BaseHTTPRequestHandler):
         choice = body.get("tool_choice")
         if choice is not None:
             exchange.tool_choice = choice if isinstance(choice, str) else json.dumps(choice)
+        exchange.constrained = "response_format" in body
         # Recorded as it starts: a request still out when a run ends (stopped, timed out) is in
         # the run's record too, with status 0.
         self.server.proxy.record(exchange, sent)

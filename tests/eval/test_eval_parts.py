@@ -92,16 +92,18 @@ def test_the_proxy_relays_records_and_sets_the_sampling(tmp_path: Path) -> None:
             body = {"messages": [{"role": "user", "content": "x"}], "temperature": 1.5}
             assert b'"hi"' in _post(proxy.port, {**body, "stream": True})
             tools = {"tools": [{"type": "function"}], "tool_choice": "required"}
+            tools["response_format"] = {"type": "json_schema"}
             _post(proxy.port, {**body, **tools, "stream": True})
             first, second = proxy.take()
         finally:
             proxy.stop()
     sent = server.requests[0].json()
     assert (sent["temperature"], sent["seed"]) == (0.2, 3)
-    # Each body is dumped as it went upstream, and the tool_choice sent is recorded.
+    # Each body is dumped as it went upstream; the tool_choice sent and a schema held are recorded.
     dumped = sorted((tmp_path / "sent").iterdir())
     assert [json.loads(f.read_text()) for f in dumped] == [r.json() for r in server.requests]
     assert (first.tool_choice, second.tool_choice) == ("", "required")
+    assert (first.constrained, second.constrained) == (False, True)
     assert (first.prompt_tokens, first.cached_tokens, first.status) == (120, 900, 200)
     assert first.first_token_s is not None and first.tools == 0
     # Without llama-server's timings, the OpenAI usage is read (10 prompt tokens, none cached).

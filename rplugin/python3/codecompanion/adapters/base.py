@@ -91,6 +91,20 @@ class Warms(Protocol):
         ...
 
 
+@runtime_checkable
+class ConstrainsAnswers(Protocol):
+    """An adapter whose server can hold an answer to a JSON schema (a local server's grammar)."""
+
+    def stream_constrained(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any],
+    ) -> AsyncIterator[Event]:
+        """`stream`'s request, its answer held to `schema`."""
+        ...
+
+
 class ChatAdapter(Protocol):
     """What the chat needs from a provider adapter."""
 

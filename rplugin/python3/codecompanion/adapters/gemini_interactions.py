@@ -264,11 +264,14 @@ class GeminiInteractionsAdapter(GeminiAdapter):
             self._stored = _Stored(parser.interaction_id, sent, digest)
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """As every adapter; a failed stored turn is not continued (the next sends everything)."""
         try:
-            async for event in super().stream(messages, tools):
+            async for event in super().stream(messages, tools, schema):
                 yield event
         except AdapterError:
             self._stored = None

@@ -128,6 +128,10 @@ class HTTPAdapter:
         """The model's context window as the server reports it (None: it does not say)."""
         return None
 
+    def constrain(self, spec: RequestSpec, schema: dict[str, Any]) -> None:
+        """Hold the answer to `spec` to a JSON schema (only adapters of servers that can)."""
+        raise NotImplementedError
+
     def answer_state(self, parser: ResponseParser) -> dict[str, Any]:
         """What must travel with this answer's calls in later requests (saved with them)."""
         return {}
@@ -254,21 +258,28 @@ class HTTPAdapter:
             ) from None
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Send one request and yield its normalized events; raises AdapterError on failure.
 
-        Whatever the provider echoes into an error (an in-stream error, a body) has every
-        secret this adapter sent masked.
+        With `schema`, the answer is held to it (see `constrain`). Whatever the provider
+        echoes into an error (an in-stream error, a body) has every secret this adapter sent
+        masked.
         """
         try:
-            async for event in self._stream(messages, tools):
+            async for event in self._stream(messages, tools, schema):
                 yield event
         except AdapterError as exc:
             raise self.mask.redacted(exc) from None
 
     async def _stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any] | None,
     ) -> AsyncIterator[Event]:
         model = await self.resolve_model()
         with collector_paused():
@@ -276,7 +287,11 @@ class HTTPAdapter:
             # Only the bytes outlive this line: the request's dicts are freed by reference
             # counting before the collector runs again, so the collection it deferred (at the
             # answer's first bytes) walks what lives on, not the whole request.
-            path, params, content = _encoded(self.build_request(messages, tools, model))
+            spec = self.build_request(messages, tools, model)
+            if schema is not None:
+                self.constrain(spec, schema)
+            path, params, content = _encoded(spec)
+            del spec
             base, headers = await self.connection()
             response = await self._send_bytes("POST", base + path, headers, content, params, model)
         parser = self.new_parser()

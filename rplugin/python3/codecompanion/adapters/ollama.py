@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..budget.windows import ollama_show_window
@@ -81,6 +81,19 @@ class OllamaAdapter(HTTPAdapter):
         failure is raised (the chat goes on without the window, the next chat asks again)."""
         data = await self.show(model or await self.resolve_model())
         return ollama_show_window(data, self.settings.parameters)
+
+    def stream_constrained(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any],
+    ) -> AsyncIterator[Event]:
+        """The request with its answer held to `schema` (Ollama's structured outputs)."""
+        return self.stream(messages, tools, schema)
+
+    def constrain(self, spec: RequestSpec, schema: dict[str, Any]) -> None:
+        """Ollama's `format`: a JSON schema the whole answer follows."""
+        spec.body["format"] = schema
 
     def new_parser(self) -> OllamaParser:
         """An Ollama parser sharing this adapter's id generator."""

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, ClassVar
 
 from ..budget.windows import llama_props_window
 from ..errors import AuthenticationError, ModelNotFoundError
+from ..messages import Message
+from .base import Event
+from .http_adapter import RequestSpec
 from .openai import OpenAIAdapter
 
 
@@ -28,3 +32,21 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
         except (ModelNotFoundError, AuthenticationError):
             return None
         return llama_props_window(await self.read_json(response))
+
+    def stream_constrained(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        schema: dict[str, Any],
+    ) -> AsyncIterator[Event]:
+        """The request with its answer held to `schema` (`response_format`: llama.cpp turns it
+        into a grammar, vLLM into guided decoding); a server that cannot refuses it."""
+        return self.stream(messages, tools, schema)
+
+    def constrain(self, spec: RequestSpec, schema: dict[str, Any]) -> None:
+        """`response_format` of type json_schema (the messages and tools stay as they are, so a
+        server's prompt cache still holds the request's prefix)."""
+        spec.body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "tool_call", "schema": schema},
+        }

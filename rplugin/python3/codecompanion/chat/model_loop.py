@@ -19,6 +19,7 @@ from ..skills.chat_skills import TOOL as SKILL_TOOL
 from ..skills.chat_skills import skills_of
 from ..subagents.chat_agents import agents_of
 from ..subagents.definitions import TOOL as AGENT_TOOL
+from ..textcalls.again import constrains
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .call_guard import CallGuard
@@ -55,6 +56,8 @@ class ModelLoop:
         self._turn_tokens = 0
         self._hooks: TurnHooks | None = None
         self._guard = CallGuard()
+        # The server refused an answer held to a schema: this chat does not ask again.
+        self._unconstrained = False
 
     # ----- the user's message --------------------------------------------------------------
 
@@ -289,6 +292,7 @@ class ModelLoop:
         try:
             if problem is None:
                 await self._stream(answer, header)
+                await self._ask_for_call(answer)
             else:
                 answer.error = problem
         except asyncio.CancelledError:
@@ -327,6 +331,30 @@ class ModelLoop:
             await stream_answer(chat, answer, continuation=True)
         except AdapterError as exc:
             answer.error = str(exc)
+
+    async def _ask_for_call(self, answer: Answer) -> None:
+        """An answer that wrote a call which could not run: the same request once more, its
+        answer held to one call of the offered tools; that call runs, after the first answer's
+        text. A server that refuses the schema is not asked again in this chat (the first
+        answer then stands, as without this)."""
+        chat = self.chat
+        if not answer.missed_call or self._unconstrained or not constrains(chat.adapter):
+            return
+        again = Answer()
+        chat.view.render([Spinner(on=True, text="asking again for the call")])
+        try:
+            await stream_answer(chat, again, continuation=True, constrained=True)
+        except AdapterError as exc:
+            self._unconstrained = True
+            log.info("%s: an answer held to a call schema was refused: %s", chat.adapter.name, exc)
+            return
+        self._count_tokens(answer.usage)  # the first answer's; the store counts the second's
+        answer.usage = again.usage or answer.usage
+        if not again.calls:
+            return
+        answer.calls, answer.calls_extra, answer.state = again.calls, again.calls_extra, again.state
+        line = "_[the call written as text above did not run: asked again for it as a call]_"
+        chat.view.render([transcript.block(line)])
 
     def _store_answer(self, answer: Answer) -> None:
         chat = self.chat

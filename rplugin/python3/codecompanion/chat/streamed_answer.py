@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..adapters.base import (
     ChatAdapter,
+    ConstrainsAnswers,
+    Event,
     ProviderState,
     ReasoningDelta,
     TextDelta,
@@ -18,6 +20,7 @@ from ..adapters.base import (
 from ..messages import MessageStore, ToolCall
 from ..ports import ChatView
 from ..render_ops import Spinner
+from ..textcalls.again import call_schema
 from ..textcalls.session import Request, plan_request
 from . import transcript
 
@@ -52,10 +55,18 @@ class Answer:
     state: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # of the text message
     calls_extra: dict[str, Any] = field(default_factory=dict)  # of the calls message
+    # No call, but a block that reads as one the model meant (see textcalls.again).
+    missed_call: bool = False
 
 
-async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool = False) -> None:
-    """Send `chat`'s history and stream the answer into its buffer and into `answer`."""
+async def stream_answer(
+    chat: StreamingChat, answer: Answer, continuation: bool = False, constrained: bool = False
+) -> None:
+    """Send `chat`'s history and stream the answer into its buffer and into `answer`.
+
+    `constrained`: the answer is held to one call of the offered tools (the adapter must be
+    `ConstrainsAnswers`).
+    """
     # A round after tool results starts its text on a fresh line below the tool output.
     state = {"separate": continuation, "streaming": False, "reasoning": False}
     for problem in await chat.tools.prepare():
@@ -68,7 +79,7 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
     count = _once(chat.context.sending)
     asyncio.get_running_loop().call_soon(count)
     try:
-        await _receive(chat, answer, request, state)
+        await _receive(chat, answer, request, state, _events(chat, request, constrained))
     finally:
         count()
     reader = request.reader
@@ -80,15 +91,29 @@ async def stream_answer(chat: StreamingChat, answer: Answer, continuation: bool 
         answer.calls_extra = reader.calls_extra()
     text, answer.extra = reader.stored()
     answer.text = [text]
+    answer.missed_call = not answer.calls and reader.missed()
+
+
+def _events(chat: StreamingChat, request: Request, constrained: bool) -> AsyncIterator[Event]:
+    """The adapter's answer to `request`: as it comes, or held to the offered tools' calls."""
+    adapter = chat.adapter
+    if constrained and isinstance(adapter, ConstrainsAnswers):
+        schema = call_schema(chat.tools.schemas())
+        return adapter.stream_constrained(request.messages, request.tools, schema)
+    return adapter.stream(request.messages, request.tools)
 
 
 async def _receive(
-    chat: StreamingChat, answer: Answer, request: Request, state: dict[str, bool]
+    chat: StreamingChat,
+    answer: Answer,
+    request: Request,
+    state: dict[str, bool],
+    events: AsyncIterator[Event],
 ) -> None:
     """The answer to `request`, streamed into the buffer and gathered into `answer`."""
     reader = request.reader
     name: Callable[[ToolCall], ToolCall] | None = None  # made at the first call
-    async for event in chat.adapter.stream(request.messages, request.tools):
+    async for event in events:
         if not state["streaming"]:
             state["streaming"] = True
             chat.view.render([Spinner(on=False)])

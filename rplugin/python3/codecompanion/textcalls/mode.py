@@ -8,6 +8,8 @@ Adapter settings (the config file's `adapters[name]`):
 - `recover_text_calls = False` turns off running calls a model wrote as text in native mode.
 - `ask_recovered_calls = False` lets those calls run as native ones do (allow rules, YOLO);
   by default each is asked about, since text the model quotes can look like a call.
+- `constrained_calls = False` turns off asking again, under a call schema, for a call an
+  answer wrote but that could not run (see `again`; local servers' adapters only).
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ log = logging.getLogger("codecompanion.textcalls")
 
 Mode = Literal["native", "prompt", "auto"]
 MODES: tuple[str, ...] = ("native", "prompt", "auto")
-TEXT_CALL_SETTINGS = ("tool_calls", "recover_text_calls", "ask_recovered_calls")
+TEXT_CALL_SETTINGS = (
+    "tool_calls",
+    "recover_text_calls",
+    "ask_recovered_calls",
+    "constrained_calls",
+)
 
 
 def configured_mode(setting: Any, model: str | None) -> Mode:
@@ -39,7 +46,7 @@ def _mode(value: Any) -> Mode:
 
 
 def setting_problem(name: str, settings: Mapping[str, Any]) -> str | None:
-    """Why `tool_calls`/`recover_text_calls` in an adapter's settings are wrong, or None."""
+    """Why an adapter's text-call settings (`TEXT_CALL_SETTINGS`) are wrong, or None."""
     value = settings.get("tool_calls", "auto")
     values = value.values() if isinstance(value, Mapping) else [value]
     if not all(v in MODES for v in values):
@@ -47,7 +54,7 @@ def setting_problem(name: str, settings: Mapping[str, Any]) -> str | None:
             f"adapters[{name!r}]['tool_calls'] must be 'native', 'prompt' or 'auto' "
             f"(or a dict of model pattern to one of them), not {value!r}"
         )
-    for key in ("recover_text_calls", "ask_recovered_calls"):
+    for key in TEXT_CALL_SETTINGS[1:]:
         value = settings.get(key, True)
         if not isinstance(value, bool):
             return f"adapters[{name!r}][{key!r}] must be True or False, not {value!r}"

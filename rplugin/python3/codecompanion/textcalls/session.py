@@ -92,6 +92,15 @@ class AnswerReader:
                 shown.append(piece.text)
         return "".join(shown)
 
+    def missed(self) -> bool:
+        """True when the answer made no call but wrote one that could not be run: a block
+        naming an offered tool with arguments that did not read or fit, or a call followed by
+        prose (blocks copied from what the model read do not count)."""
+        if self.scanner is None or self.calls:
+            return False
+        quotes = self.quotes
+        return any(quotes is None or not quotes.quoted(m) for m in self.scanner.missed)
+
     def stored(self) -> tuple[str, dict[str, Any]]:
         """The answer's text for the history and its message's extra.
 

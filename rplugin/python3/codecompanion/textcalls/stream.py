@@ -15,7 +15,9 @@ Two policies:
   (an example followed by explanation) stays text.
 
 Candidate blocks are held back from the buffer until they are closed and read; what turns
-out not to be a call is shown then, unchanged.
+out not to be a call is shown then, unchanged. A shown block that still looks like a call (it
+names an offered tool, or is a `<tool_call>` element) is kept in `missed`: the answer meant a
+call that could not be run, and the chat may ask for it again.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class CallScanner:
         self._text_fence: str | None = None  # the closing marker of an ordinary code block
         self._held: list[str] = []  # recover: trailing call blocks (and whitespace after them)
         self._held_calls: list[TextCall] = []
+        self.missed: list[FoundCalls] = []  # call-like blocks shown as text
         self._start = ""  # leading text until its first non-space character decides
         self._bare: bool | None = None  # the answer is a bare JSON object (None: undecided)
         self._out: list[Piece] = []
@@ -126,6 +129,7 @@ class CallScanner:
         if calls is not None and self._accepts(calls):
             self._found(calls, text)
         else:
+            self._miss(calls, text)
             self._show(text)
 
     def _scan(self, text: str) -> None:
@@ -215,6 +219,7 @@ class CallScanner:
                 body = re.sub(r"^\s*<tool_call>|</tool_call>\s*$", "", raw.strip())
         calls = read_block(block.lang, body, self.catalog)
         if calls is None or not self._accepts(calls):
+            self._miss(calls, raw)
             self._show(raw)
         elif self.policy == "prompt":
             self._found(calls, raw)
@@ -241,9 +246,16 @@ class CallScanner:
                 self._held.append(text)
                 return
             # Text after a call block: the block was quoted, not a call.
-            held, self._held, self._held_calls = "".join(self._held), [], []
+            held, calls = "".join(self._held), tuple(self._held_calls)
+            self._held, self._held_calls = [], []
+            self.missed.append(FoundCalls(calls, held))
             self._emit(held)
         self._emit(text)
+
+    def _miss(self, calls: list[TextCall] | None, raw: str) -> None:
+        """Keep a block shown as text that still looks like a call (see the module's note)."""
+        if calls or looks_like_call(raw, self.catalog):
+            self.missed.append(FoundCalls(tuple(calls or ()), raw))
 
     def _emit(self, text: str) -> None:
         self.shown.append(text)
@@ -259,6 +271,19 @@ class CallScanner:
     def _take(self) -> list[Piece]:
         out, self._out = self._out, []
         return out
+
+
+_NAMED = re.compile(
+    r'"(?:name|tool|tool_name)"\s*:\s*"([^"\\]{1,100})"|<name>\s*([^<]{1,100}?)\s*</name>'
+)
+
+
+def looks_like_call(text: str, catalog: Catalog) -> bool:
+    """True for a block that names an offered tool as a call names it, or is a `<tool_call>`
+    element: a call the model meant, whether or not it could be read."""
+    if "<tool_call>" in text:
+        return True
+    return any(catalog.offers(a or b) for a, b in _NAMED.findall(text))
 
 
 def _fence_closes(line: str, marker: str) -> bool:
