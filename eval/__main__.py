@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         help="temperature set on every request, seed = run number ('keep': as sent)",
     )
     p.add_argument("--tool-calls", default="auto", help="ours: auto, native or prompt")
+    p.add_argument(
+        "--constrained-calls",
+        action="store_true",
+        help="ours: ask again, held to the call schema, for a call written but not run",
+    )
     p.add_argument("--label", default="ours", help="ours's name in the records (for variants)")
     p.add_argument(
         "--plugin-root",
@@ -83,7 +88,12 @@ def _plugins(args: argparse.Namespace) -> list[Plugin]:
     plugins: list[Plugin] = []
     for name in chosen:
         if name == "ours":
-            ours = Ours(OursOptions(tool_calls=args.tool_calls, root=args.plugin_root.resolve()))
+            options = OursOptions(
+                tool_calls=args.tool_calls,
+                root=args.plugin_root.resolve(),
+                constrained_calls=args.constrained_calls,
+            )
+            ours = Ours(options)
             ours.name = args.label
             plugins.append(ours)
         elif name == "theirs":
@@ -118,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             "commit": _commit(args.plugin_root),
             "temperature": temperature,
             "tool_calls": args.tool_calls,
+            "constrained_calls": args.constrained_calls,
             "tasks": str(args.tasks),
         }
         try:

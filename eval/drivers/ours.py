@@ -26,6 +26,7 @@ class OursOptions:
     """How this plugin's adapter is set up for the run."""
 
     tool_calls: str = "auto"
+    constrained_calls: bool = False
     extra_config: str = ""
     # The plugin checkout to run (its Lua and its Python package), so a long run can use a
     # fixed snapshot while this one changes; its dependencies come from the running venv.
@@ -42,6 +43,8 @@ def config_text(task: Task, url: str, options: OursOptions) -> str:
         # Every call runs unasked, as CodeCompanion is set up to run them.
         "ask_recovered_calls": False,
     }
+    if options.constrained_calls:
+        adapter["constrained_calls"] = True
     return (
         "adapter = 'openai_compatible'\n"
         f"adapters = {{'openai_compatible': {adapter!r}}}\n"

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from eval.drivers.ours import OursOptions, config_text
 from eval.project import fresh_project, run_check
 from eval.proxy import RecordingProxy, Sampling
 from eval.records import Record, append_record, load_records
@@ -161,3 +162,19 @@ def test_records_resume_and_summarize(tmp_path: Path) -> None:
     text = table(records.values())
     assert "ours/theirs prompt tokens / solved: 0.10" in text
     assert "| b | 2/2 (done) | 0/2 (done) |" in text
+
+
+def test_ours_config_asks_again_for_calls_only_when_told() -> None:
+    task = load_task(TASKS / "py-read-answer")
+
+    def adapter(options: OursOptions) -> dict[str, object]:
+        scope: dict[str, object] = {}
+        exec(config_text(task, "http://127.0.0.1:1/v1", options), scope)
+        adapters = scope["adapters"]
+        assert isinstance(adapters, dict)
+        settings = adapters["openai_compatible"]
+        assert isinstance(settings, dict)
+        return settings
+
+    assert "constrained_calls" not in adapter(OursOptions())
+    assert adapter(OursOptions(constrained_calls=True))["constrained_calls"] is True

@@ -1,9 +1,10 @@
-"""A call an answer wrote but that could not run is asked for again, its answer held to the
-offered tools' call schema: the real chat, tool system and adapters (OpenAI-compatible, Ollama)
-against a scripted server. The request shapes: the same messages and tools, no new user message,
-plus `response_format` (Ollama: `format`) holding one call; a refusal falls back to the first
-answer and is not tried again in the chat; at most one re-send per round; answers that make a
-call, or write none, are never sent again."""
+"""A call an answer wrote but that could not run is asked for again (`constrained_calls =
+True`), its answer held to the offered tools' call schema: the real chat, tool system and
+adapters (OpenAI-compatible, Ollama) against a scripted server. The request shapes: the same
+messages and tools, no new user message, plus `response_format` (Ollama: `format`) holding one
+call; a refusal falls back to the first answer and is not tried again in the chat; at most one
+re-send per round; answers that make a call, or write none, are never sent again; off unless
+turned on, and never for paid providers."""
 
 from __future__ import annotations
 
@@ -83,10 +84,11 @@ def make_chat(
     server: LoopbackServer, tmp_path: Path, name: str = "openai_compatible", **extra: Any
 ) -> tuple[Chat, RecordingView]:
     url = server.url + ("/v1" if name != "ollama" else "")
-    settings = AdapterSettings(
-        name=name, url=url, model="m", api_key="sk-test", extra={"ask_recovered_calls": False}
-    )
+    on = {"ask_recovered_calls": False, "constrained_calls": True}
+    settings = AdapterSettings(name=name, url=url, model="m", api_key="sk-test", extra=on)
     settings.extra.update(extra)
+    if settings.extra["constrained_calls"] is None:
+        del settings.extra["constrained_calls"]  # as a config without the setting
     adapter = create_adapter(settings)
     ADAPTERS.append(adapter)
     registry = tool_registry({"lookup": LOOKUP}, {}, tool_opts={})
@@ -229,9 +231,12 @@ async def test_a_block_copied_from_a_result_is_not_asked_again(
     assert len(posted(server)) == 2
 
 
-async def test_the_setting_turns_it_off(server: LoopbackServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("setting", [False, None])
+async def test_off_unless_the_setting_turns_it_on(
+    server: LoopbackServer, tmp_path: Path, setting: bool | None
+) -> None:
     server.enqueue(openai_text(QUOTED), openai_text("never asked"))
-    chat, _view = make_chat(server, tmp_path, constrained_calls=False)
+    chat, _view = make_chat(server, tmp_path, constrained_calls=setting)
     await turn(chat)
     assert len(posted(server)) == 1
 
@@ -263,11 +268,13 @@ def test_which_adapters_ask_again() -> None:
         settings = AdapterSettings(name=name, url="http://127.0.0.1:9", api_key="k", extra=extra)
         return create_adapter(settings)
 
-    assert constrains(adapter("openai_compatible")) and constrains(adapter("ollama"))
+    on = {"constrained_calls": True}
+    assert constrains(adapter("openai_compatible", **on)) and constrains(adapter("ollama", **on))
+    assert not constrains(adapter("openai_compatible")) and not constrains(adapter("ollama"))
     assert not constrains(adapter("openai_compatible", constrained_calls=False))
-    # Paid providers are never sent a schema they may bill or refuse.
+    # Paid providers are never sent a schema they may bill or refuse, even when asked to.
     for name in ("openai", "anthropic", "gemini", "mistral", "deepseek", "openrouter", "xai"):
-        assert not constrains(adapter(name)), name
+        assert not constrains(adapter(name, **on)), name
 
 
 def test_the_call_schema_of_several_tools_is_one_of_their_calls() -> None:
@@ -282,6 +289,6 @@ def test_the_call_schema_of_several_tools_is_one_of_their_calls() -> None:
 
 
 def test_the_setting_is_checked() -> None:
-    assert setting_problem("x", {"constrained_calls": False}) is None
+    assert setting_problem("x", {"constrained_calls": True}) is None
     problem = setting_problem("x", {"constrained_calls": "no"})
     assert problem is not None and "constrained_calls" in problem

@@ -4,9 +4,10 @@ offered tools' call schema.
 A small model offered tools often writes its call as a JSON block with prose after it (so it
 reads as an example), or with arguments that do not fit. The same request is sent once more
 with the answer held to "one call of an offered tool" (a local server turns the schema into a
-grammar); the prefix is unchanged, so the server's prompt cache holds it. Adapter setting
-`constrained_calls = False` turns it off; it applies to adapters of servers that take a schema
-for the answer (`ConstrainsAnswers`), never to paid providers.
+grammar); the prefix is unchanged, so the server's prompt cache holds it. Off unless the
+adapter's settings say `constrained_calls = True` (on the eval's tasks it never changed an
+outcome); it applies only to adapters of servers that take a schema for the answer
+(`ConstrainsAnswers`), never to paid providers.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ _ANY_ARGUMENTS: dict[str, Any] = {"type": "object"}
 
 
 def constrains(adapter: ChatAdapter) -> bool:
-    """Whether `adapter` is asked again for a call under a schema (on unless turned off)."""
+    """Whether `adapter` is asked again for a call under a schema (when turned on)."""
     extra = getattr(adapter.settings, "extra", {}) or {}
-    return isinstance(adapter, ConstrainsAnswers) and extra.get(SETTING, True) is not False
+    return isinstance(adapter, ConstrainsAnswers) and extra.get(SETTING, False) is True
 
 
 def call_schema(schemas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ Adapter settings (the config file's `adapters[name]`):
 - `recover_text_calls = False` turns off running calls a model wrote as text in native mode.
 - `ask_recovered_calls = False` lets those calls run as native ones do (allow rules, YOLO);
   by default each is asked about, since text the model quotes can look like a call.
-- `constrained_calls = False` turns off asking again, under a call schema, for a call an
+- `constrained_calls = True` turns on asking again, under a call schema, for a call an
   answer wrote but that could not run (see `again`; local servers' adapters only).
 """
 
