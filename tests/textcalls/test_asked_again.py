@@ -223,12 +223,12 @@ async def test_calls_that_run_are_never_sent_again(server: LoopbackServer, tmp_p
 async def test_a_block_copied_from_a_result_is_not_asked_again(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    native = openai_tool_calls([("call_1", "lookup", {"key": "a"})])
-    LOOKUP_QUOTING = f"The file says:\n```json\n{CALL}\n```\nso that is how."
-    server.enqueue(native, openai_text(LOOKUP_QUOTING), openai_text("never asked"))
+    native = openai_tool_calls([("call_1", "lookup", {"key": CALL})])  # its result holds CALL
+    quoting = f"The value says:\n```json\n{CALL}\n```\nso that is how."
+    server.enqueue(native, openai_text(quoting), openai_text("never asked"))
     chat, _view = make_chat(server, tmp_path)
-    await turn(chat, f"@{{lookup}} what is a? The docs show {CALL} as an example.")
-    assert len(posted(server)) == 2
+    await turn(chat)
+    assert len(posted(server)) == 2 and LOOKUPS == [CALL]
 
 
 @pytest.mark.parametrize("setting", [False, None])
