@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from codecompanion.adapters import create_adapter
@@ -412,8 +412,10 @@ def _chunk(text: str, changes: dict[str, Any]) -> dict[str, Any]:
     for key, value in changes.items():
         if key in ("finish_reason", "message"):
             choice[key] = value
-        elif key == "second":
+        elif key == "second" and isinstance(chunk["choices"], list):  # not if replaced first
             chunk["choices"].append({"index": 1, "delta": {"content": value}})
+        elif key == "second":
+            continue
         elif key in ("usage", "error"):
             chunk[key] = {"prompt_tokens": 1} if key == "usage" and value else value
         elif key in ("choices", "delta"):
@@ -425,6 +427,7 @@ def _chunk(text: str, changes: dict[str, Any]) -> dict[str, Any]:
 
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(max_size=3), changes=_CHANGES)
+@example(text="", changes={"choices": None, "second": None})  # choices replaced before a second
 def test_a_chunk_of_text_alone_reads_as_the_general_reading_does(
     text: str, changes: dict[str, Any]
 ) -> None:
