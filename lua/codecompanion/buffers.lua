@@ -1,10 +1,12 @@
 -- The host is told which files are loaded in buffers whenever that set changes, so a tool
 -- reading a file asks Neovim for its lines only when a buffer holds it (no round trip otherwise),
+-- and once a language server has attached to a buffer (before that, a read asks for no
+-- diagnostics of a file no buffer holds: loading it would find no server),
 -- and of every file Neovim writes, so a save during a tool round counts as the user's change,
 -- not the chat's (checkpoints).
 local M = {}
 
-local state = { chan = nil, scheduled = false, last = nil }
+local state = { chan = nil, scheduled = false, last = nil, servers = false }
 
 local function loaded_paths()
   local paths = {}
@@ -26,12 +28,13 @@ local function push()
     return
   end
   local paths = loaded_paths()
-  local key = table.concat(paths, "\n")
+  local key = table.concat(paths, "\n") .. (state.servers and "\n+" or "")
   if key == state.last then
     return
   end
   state.last = key
-  pcall(vim.rpcnotify, state.chan, "codecompanion", "buffers", { paths = paths })
+  local message = { paths = paths, servers = state.servers }
+  pcall(vim.rpcnotify, state.chan, "codecompanion", "buffers", message)
 end
 
 local function schedule()
@@ -70,12 +73,21 @@ end
 ---@param chan integer the host's channel
 function M.track(chan)
   state.chan, state.last = chan, nil
+  -- A server that attached before the host started (vim.lsp is not loaded for nothing).
+  state.servers = state.servers or (package.loaded["vim.lsp"] ~= nil and #vim.lsp.get_clients() > 0)
   -- From now on each buffer's diagnostics publishes are noted: an edit's wait needs them.
   require("codecompanion.lsp_diagnostics").track()
   local group = vim.api.nvim_create_augroup("codecompanion_buffers", { clear = true })
   local events = { "BufAdd", "BufReadPost", "BufNewFile", "BufFilePost" }
   vim.list_extend(events, { "BufUnload", "BufDelete", "BufWipeout" })
   vim.api.nvim_create_autocmd(events, { group = group, callback = schedule })
+  vim.api.nvim_create_autocmd("LspAttach", {
+    group = group,
+    callback = function()
+      state.servers = true
+      schedule()
+    end,
+  })
   vim.api.nvim_create_autocmd(
     { "BufWritePost", "FileWritePost", "FileAppendPost" },
     { group = group, callback = saved }

@@ -25,9 +25,10 @@
 ---@class codecompanion.msg.follow
 ---@field on? boolean
 
---- The files loaded in buffers now.
+--- The files loaded in buffers now, and whether a language server has attached to one.
 ---@class codecompanion.msg.buffers
 ---@field paths? string[]
+---@field servers? boolean
 
 --- Neovim wrote a file: its size and modification time.
 ---@class codecompanion.msg.file_saved

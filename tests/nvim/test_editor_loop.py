@@ -269,9 +269,11 @@ def read_call(call_id: str = "r1") -> Any:
 def test_a_read_names_the_files_problems_and_edits_say_what_they_fixed_or_left(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
 ) -> None:
-    # A file no buffer holds: the read carries its problem with the line; a wrong fix names
-    # the new problem and the old one gone; the right fix says nothing new and what it fixed.
+    # A file no buffer holds (pylsp runs for another one): the read carries its problem with
+    # the line; a wrong fix names the new problem and the old one gone; the right fix says
+    # nothing new and what it fixed.
     app.write_text("def main(total):\n    return totl\n")
+    (project / "other.py").write_text("VALUE = 1\n")
     provider_server.enqueue(
         read_call(),
         edit_call("return totl", "return totall", "e1"),
@@ -280,6 +282,7 @@ def test_a_read_names_the_files_problems_and_edits_say_what_they_fixed_or_left(
     )
     ed = project_nvim(SETTINGS)
     start_pylsp(ed, project)
+    open_with_server(ed, project / "other.py")
     ed.nvim.command("CodeCompanionChat")
     ed.answer("Accept all", "Accept all")  # each edit is reviewed
     ed.send("@{files} fix app.py")
@@ -299,6 +302,26 @@ def test_a_read_names_the_files_problems_and_edits_say_what_they_fixed_or_left(
     )
     assert right.endswith("fixed by the edit (was line 2): ERROR pyflakes undefined name 'totall'")
     assert app.read_text() == "def main(total):\n    return total\n"
+
+
+def test_a_read_loads_no_file_while_no_server_has_attached(
+    project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
+) -> None:
+    # Nothing attached yet: loading app.py for its diagnostics could only find what its own
+    # load starts, so the read costs Neovim nothing (a round of twenty reads would load twenty).
+    app.write_text("def main(total):\n    return totl\n")
+    provider_server.enqueue(read_call(), openai_text("read"))
+    ed = project_nvim(SETTINGS)
+    ed.lua(
+        "_G.loads = 0; vim.api.nvim_create_autocmd('BufReadPost', {pattern = '*/app.py',"
+        " callback = function() _G.loads = _G.loads + 1 end})"
+    )
+    ed.nvim.command("CodeCompanionChat")
+    ed.send("@{files} read app.py")
+    ed.wait_event("CodeCompanionChatDone", timeout=60)
+    read = tool_result(provider_server, 1)
+    assert read.endswith("    return totl\n```"), read
+    assert ed.lua("return _G.loads") == 0
 
 
 def test_without_the_loop_a_read_and_an_edit_carry_no_diagnostics(

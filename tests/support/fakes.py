@@ -224,6 +224,9 @@ class FakeEditor:
         servers = ("fake-lsp",) if found is not None else ()
         return FreshDiagnostics(tuple(found or ()), servers, fresh=True)
 
+    def may_check(self, path: str) -> bool:
+        return path in self.buffers or path in self.diagnostic_map
+
     def follow(self, path: str, line: int | None = None) -> None:
         self.followed.append((path, line))
 

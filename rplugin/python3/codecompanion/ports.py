@@ -152,6 +152,11 @@ class Editor(Protocol):
         """
         ...
 
+    def may_check(self, path: str) -> bool:
+        """Whether a language server may check `path` at once: a buffer holds it, or a server
+        has attached in the editor; never waits."""
+        ...
+
     def follow(self, path: str, line: int | None = None) -> None:
         """Show `path` at `line` in a window when follow mode is on; never waits."""
         ...

@@ -122,6 +122,10 @@ class TerminalEditor:
         """No buffers: files are read from disk."""
         return None
 
+    def may_check(self, path: str) -> bool:
+        """No language servers."""
+        return False
+
     async def set_buffer_lines(self, path: str, lines: list[str]) -> bool:
         """No buffers: files are written to disk."""
         return False

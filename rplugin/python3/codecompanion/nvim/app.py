@@ -474,7 +474,7 @@ NOTIFICATIONS = _table(
     ),
     On(msg.ChatReviewRevert, lambda app, m: app.on_checkpoints(m, lambda s: _revert(app, s, m))),
     On(msg.Follow, lambda app, m: setattr(app.editor, "following", m.on)),
-    On(msg.Buffers, lambda app, m: app.editor.set_loaded(list(m.paths))),
+    On(msg.Buffers, lambda app, m: app.editor.set_loaded(list(m.paths), m.servers)),
     On(msg.FileSaved, App.file_saved),
     On(msg.Checks, lambda app, m: app.checks(m.cwd)),
     On(msg.ApprovalReply, lambda app, m: app.bridge.reply(m.rid, m.answer())),

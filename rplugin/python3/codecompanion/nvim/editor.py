@@ -65,10 +65,21 @@ class NvimEditor:
         self.loaded: frozenset[str] | None = None
         # Follow mode as Lua last said (setup's `follow`, then `:CodeCompanionChat Follow`).
         self.following = False
+        # Whether a language server has attached to a buffer in this Neovim (Lua says so).
+        self.servers = False
 
-    def set_loaded(self, paths: list[str]) -> None:
-        """Lua's list of the files loaded in buffers (sent whenever it changes)."""
+    def set_loaded(self, paths: list[str], servers: bool = False) -> None:
+        """Lua's list of the files loaded in buffers, and whether a language server has
+        attached to one (sent whenever either changes)."""
         self.loaded = frozenset(str(p) for p in paths)
+        self.servers = servers
+
+    def may_check(self, path: str) -> bool:
+        """A buffer holds `path`, or a language server has attached in this Neovim (so loading
+        the file may find one): else asking for its diagnostics would load it for nothing."""
+        if self.loaded is None:
+            return False
+        return self.servers or os.path.abspath(path) in self.loaded
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         """The loaded buffer's lines, or None."""

@@ -77,10 +77,11 @@ class Follow(Message):
 
 @keyword_value
 class Buffers(Message):
-    """The files loaded in buffers now."""
+    """The files loaded in buffers now, and whether a language server has attached to one."""
 
     NAME: ClassVar[str] = "buffers"
     paths: tuple[str, ...] = ()
+    servers: bool = False
 
 
 @keyword_value

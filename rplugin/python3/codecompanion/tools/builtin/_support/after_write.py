@@ -65,7 +65,9 @@ async def diagnostics_now(
     if ctx.editor is None or not ctx.editor.live:
         return ""
     options = DiagnosticsOptions.from_opts(ctx.chat_opts)
-    if options.level == "off":
+    # No round trip for a read that no server could answer (twenty reads in a round would be
+    # twenty files loaded in Neovim and dropped again).
+    if options.level == "off" or not ctx.editor.may_check(str(path)):
         return ""
     text = await current(ctx.editor, EditedFile(path, shown, lines), span, options)
     return f"\n{text}" if text else ""
