@@ -18,14 +18,11 @@ import pytest
 from codecompanion.adapters import create_adapter
 from codecompanion.adapters.base import AdapterSettings
 from codecompanion.budget.count import estimate_text
-from codecompanion.chat.chat import Chat
 from codecompanion.loopback.server import LoopbackServer, openai_text
 from codecompanion.tools.builtin import BUILTIN_TOOLS, GROUPS
-from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
-from tests.support.builder import built_tool_system
+from tests.support.builder import built_chat
 from tests.support.chat import RecordingView
-from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 # Estimated tokens of the system prompt and tool schemas, at most (about 5% above today's).
 BUDGETS = {
@@ -48,17 +45,7 @@ async def first_request(mention: str, tmp_path: Path) -> dict[str, Any]:
         settings = AdapterSettings(name="openai_compatible", url=server.url + "/v1", model="m")
         adapter = create_adapter(settings)
         registry = Workspace(HostOptions()).registry
-
-        def tools(chat: Chat) -> ToolSystem:
-            return built_tool_system(
-                chat=chat,
-                registry=registry,
-                approver=ScriptedApprover(),
-                events=RecordingEvents(),
-                cwd=tmp_path,
-            )
-
-        chat = Chat(chat_id="b", adapter=adapter, view=RecordingView(), tool_factory=tools)
+        chat = built_chat(adapter, registry, tmp_path, RecordingView(), chat_id="b")
         assert chat.submit(f"@{{{mention}}} hi")
         assert chat._task is not None
         await asyncio.wait_for(asyncio.shield(chat._task), 20)

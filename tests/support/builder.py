@@ -12,12 +12,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from codecompanion.adapters.base import ChatAdapter
+from codecompanion.chat.chat import Chat
 from codecompanion.config import Config
-from codecompanion.ports import Approver, Editor, EventSink
+from codecompanion.ports import Approver, ChatView, Editor, EventSink
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.protocol import ChatForTools
 from codecompanion.tools.runtime.system import ToolSystem
 from codecompanion.workspace import HostOptions, Workspace
+from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 
 def built_tool_system(
@@ -46,3 +49,33 @@ def built_tool_system(
     return workspace.tool_system(
         chat, approver=approver, events=events, cwd=cwd, editor=editor, yolo=yolo
     )
+
+
+def built_chat(
+    adapter: ChatAdapter,
+    registry: ToolRegistry,
+    cwd: Path,
+    view: ChatView,
+    *,
+    chat_id: str = "chat",
+    approver: Approver | None = None,
+    opts: dict[str, Any] | None = None,
+    yolo: bool = False,
+    permissions: dict[str, Any] | None = None,
+) -> Chat:
+    """A chat on `adapter` whose tools are `built_tool_system` over `registry` in `cwd` (the
+    user's answers scripted unless `approver` is given, events recorded)."""
+
+    def tools(chat: ChatForTools) -> ToolSystem:
+        return built_tool_system(
+            chat=chat,
+            registry=registry,
+            approver=approver or ScriptedApprover(),
+            events=RecordingEvents(),
+            cwd=cwd,
+            opts=opts,
+            yolo=yolo,
+            permissions=permissions,
+        )
+
+    return Chat(chat_id=chat_id, adapter=adapter, view=view, tool_factory=tools)

@@ -24,7 +24,7 @@ from codecompanion.render_ops import Append, Block, RenderOp
 from codecompanion.tools import tool_registry
 from codecompanion.tools.model.registry import ToolRegistry
 from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.builder import built_tool_system
+from tests.support.builder import built_chat, built_tool_system
 from tests.support.checkpoints import write
 from tests.support.fakes import RecordingEvents, ScriptedApprover
 
@@ -202,19 +202,9 @@ async def loopback_turn(
     adapter = create_adapter(settings)
     registry = tool_registry({tool.name: tool.spec()}, {}, tool_opts={})
     view = RecordingView()
-
-    def tools(chat: Chat) -> ToolSystem:
-        return built_tool_system(
-            chat=chat,
-            registry=registry,
-            approver=ScriptedApprover(),
-            events=RecordingEvents(),
-            cwd=cwd,
-            opts={"timeout": 5},
-            yolo=True,
-        )
-
-    chat = Chat(chat_id="loopback", adapter=adapter, view=view, tool_factory=tools)
+    chat = built_chat(
+        adapter, registry, cwd, view, chat_id="loopback", opts={"timeout": 5}, yolo=True
+    )
     try:
         assert chat.submit(request)
         assert chat._task is not None

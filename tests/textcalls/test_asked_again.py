@@ -24,10 +24,8 @@ from codecompanion.loopback.turns import openai_tool_calls
 from codecompanion.textcalls.again import call_schema, constrains
 from codecompanion.textcalls.mode import setting_problem
 from codecompanion.tools import tool_registry
-from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.builder import built_tool_system
+from tests.support.builder import built_chat
 from tests.support.chat import RecordingView
-from tests.support.fakes import RecordingEvents, ScriptedApprover
 
 LOOKUPS: list[str] = []
 PARAMETERS = {
@@ -93,19 +91,10 @@ def make_chat(
     ADAPTERS.append(adapter)
     registry = tool_registry({"lookup": LOOKUP}, {}, tool_opts={})
     view = RecordingView()
-
-    def tools(chat: Chat) -> ToolSystem:
-        return built_tool_system(
-            chat=chat,
-            registry=registry,
-            approver=ScriptedApprover(),
-            events=RecordingEvents(),
-            cwd=tmp_path,
-            opts={"timeout": 5},
-            yolo=True,
-        )
-
-    return Chat(chat_id="g", adapter=adapter, view=view, tool_factory=tools), view
+    chat = built_chat(
+        adapter, registry, tmp_path, view, chat_id="g", opts={"timeout": 5}, yolo=True
+    )
+    return chat, view
 
 
 async def turn(chat: Chat, text: str = "@{lookup} what is a?") -> None:

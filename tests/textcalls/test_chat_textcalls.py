@@ -20,10 +20,9 @@ from codecompanion.render_ops import Tool, ToolStatus
 from codecompanion.textcalls.prompt import HOW_TO_CALL
 from codecompanion.textcalls.session import REPEATED
 from codecompanion.tools import tool_registry
-from codecompanion.tools.runtime.system import ToolSystem
-from tests.support.builder import built_tool_system
+from tests.support.builder import built_chat
 from tests.support.chat import RecordingView
-from tests.support.fakes import RecordingEvents, ScriptedApprover
+from tests.support.fakes import ScriptedApprover
 
 
 def calculate(self: Any, args: dict[str, Any], *_: Any) -> dict[str, Any]:
@@ -115,18 +114,9 @@ def make(
     assert registry.errors == []
     approver = approver or ScriptedApprover()
     view = RecordingView()
-
-    def tools(chat: Chat) -> ToolSystem:
-        return built_tool_system(
-            chat=chat,
-            registry=registry,
-            approver=approver,
-            events=RecordingEvents(),
-            cwd=tmp_path,
-            opts={"timeout": 5},
-        )
-
-    chat = Chat(chat_id="c1", adapter=adapter, view=view, tool_factory=tools)
+    chat = built_chat(
+        adapter, registry, tmp_path, view, chat_id="c1", approver=approver, opts={"timeout": 5}
+    )
     return chat, view, approver
 
 
