@@ -1,11 +1,14 @@
-"""An answer that shows a changed copy of a file read in this turn, calling nothing: the model is
-asked once to make the edit, with the loop on and the edit tool offered; not for a plain quote,
-a file not read, or a second time."""
+"""The reminder for an answer that shows a changed copy of a file read in this turn and calls
+nothing, when no edit was read from it: the model is asked once to make the edit, with the loop
+on and the edit tool offered; not for a plain quote, a file not read, a second time, or after
+the copy's change went to the user as an edit."""
 
 from __future__ import annotations
 
-from codecompanion.after_edit.printed import ask_to_edit, changed_copy
-from codecompanion.messages import Message
+from codecompanion.after_edit.printed import ask_to_edit
+from codecompanion.messages import Message, ToolCall
+from codecompanion.textcalls.prompt import TEXT_CALLS
+from codecompanion.textcalls.shown_edit import SHOWN_EDIT
 
 READ = (
     "app.py: lines 0-2 of 3 (0-based, inclusive)\n```py\ndef main(total):\n"
@@ -25,24 +28,12 @@ def turn(*extra: Message) -> list[Message]:
     ]
 
 
-def test_a_changed_copy_of_a_file_read_is_found() -> None:
-    edit = {"oldText": "    return totl", "newText": "    return total"}
-    assert changed_copy(FIXED, turn()) == ("app.py", [edit])
-    assert changed_copy(QUOTED, turn()) is None  # the lines as they are: nothing to edit
-    assert changed_copy("```py\nimport os\nprint(os.sep)\n```", turn()) is None
-    unread = [Message(role="user", content="fix app.py")]
-    assert changed_copy(FIXED, unread) is None
-    earlier = [*turn(), Message(role="user", content="something else")]
-    assert changed_copy(FIXED, earlier) is None  # a read of an earlier turn does not count
-
-
 def test_the_model_is_asked_once_with_the_loop_on_and_the_edit_tool_offered() -> None:
     ask = ask_to_edit(FIXED, turn(), TOOLS, OPTS)
     assert ask == (
         "Call insert_edit_into_file now: app.py is unchanged: your answer only showed the "
-        "change. The change your answer shows, as the call's arguments: "
-        '{"filepath": "app.py", "edits": [{"oldText": "    return totl", "newText": '
-        '"    return total"}]} If the user asked for no change, answer the user instead.'
+        "change. Call it with oldText: the lines as they are in app.py, newText: them changed. "
+        "If the user asked for no change, answer the user instead."
     )
     again = turn(Message(role="user", content=ask, visible=False))
     assert ask_to_edit(FIXED, again, TOOLS, OPTS) is None
@@ -51,7 +42,14 @@ def test_the_model_is_asked_once_with_the_loop_on_and_the_edit_tool_offered() ->
     assert ask_to_edit(FIXED, turn(), TOOLS, off) is None
 
 
-def test_a_change_that_only_adds_lines_is_asked_for_in_words() -> None:
-    added = "```py\nimport sys\ndef main(total):\n    return totl\n\nprint(main(1))\n```"
-    ask = ask_to_edit(added, turn(), TOOLS, OPTS)
-    assert ask is not None and "Call it with oldText: the lines as they are in app.py" in ask
+def test_no_reminder_for_a_quote_an_unread_file_or_an_earlier_turn() -> None:
+    assert ask_to_edit(QUOTED, turn(), TOOLS, OPTS) is None
+    assert ask_to_edit(FIXED, [Message(role="user", content="fix app.py")], TOOLS, OPTS) is None
+    later = [*turn(), Message(role="user", content="something else")]
+    assert ask_to_edit(FIXED, later, TOOLS, OPTS) is None
+
+
+def test_no_reminder_after_the_copys_change_went_to_the_user_as_an_edit() -> None:
+    call = ToolCall("shown_edit", "insert_edit_into_file", {"filepath": "app.py"})
+    offered = Message(role="llm", visible=False, tool_calls=[call], extra={TEXT_CALLS: SHOWN_EDIT})
+    assert ask_to_edit(FIXED, turn(offered), TOOLS, OPTS) is None

@@ -345,41 +345,37 @@ def test_without_the_loop_a_read_and_an_edit_carry_no_diagnostics(
 PRINTED = "Replace it:\n```python\ndef main(total):\n    return total\n```\n"
 
 
-def test_an_answer_that_only_shows_the_fixed_file_is_asked_to_make_the_edit(
+def test_an_answer_that_only_shows_the_fixed_file_is_read_as_the_edit_and_asked_about(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
 ) -> None:
     app.write_text("def main(total):\n    return totl\n")
-    provider_server.enqueue(
-        read_call(),
-        openai_text(PRINTED),
-        edit_call("return totl", "return total"),
-        openai_text("fixed"),
-    )
+    provider_server.enqueue(read_call(), openai_text(PRINTED), openai_text("fixed"))
     ed = project_nvim(SETTINGS)
     start_pylsp(ed, project)
     ed.nvim.command("CodeCompanionChat")
     chat = int(ed.nvim.current.buffer.number)
-    ed.answer("Accept all")
+    ed.answer("approve", "Accept all")
     ed.send("@{files} fix app.py")
     ed.wait_event("CodeCompanionChatDone", timeout=90)
-    asked = provider_server.requests[2].json()["messages"][-1]
-    assert asked["role"] == "user", asked
-    assert asked["content"].startswith("Call insert_edit_into_file now: app.py is unchanged")
-    assert '"oldText": "    return totl", "newText": "    return total"' in asked["content"]
+    assert [p["prompt"] for p in ed.prompts()][:1] == ["Apply 1 edit to `app.py`?"], ed.prompts()
     assert app.read_text() == "def main(total):\n    return total\n"
-    assert "fixed by the edit (was line 2)" in tool_result(provider_server, 3)
+    answer = provider_server.requests[2].json()["messages"][-2]
+    assert answer["content"] == PRINTED and answer["tool_calls"]
+    assert "fixed by the edit (was line 2)" in tool_result(provider_server, 2)
     text = "\n".join(ed.lines(chat))
-    assert "_[the model showed a changed file without editing it: asked to edit]_" in text
+    assert "_[the answer shows `app.py` changed: read as an edit of it]_" in text
 
 
-def test_without_the_loop_an_answer_that_shows_the_fixed_file_ends_the_turn(
+def test_without_the_loop_the_shown_edit_runs_and_its_result_has_no_diagnostics(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path, app: Path
 ) -> None:
     app.write_text("def main(total):\n    return totl\n")
-    provider_server.enqueue(read_call(), openai_text(PRINTED))
+    provider_server.enqueue(read_call(), openai_text(PRINTED), openai_text("fixed"))
     ed = project_nvim('opts = {"editor": {"diagnostics": False}}\n')
     ed.nvim.command("CodeCompanionChat")
+    ed.answer("approve", "Accept all")
     ed.send("@{files} fix app.py")
     ed.wait_event("CodeCompanionChatDone", timeout=90)
-    assert len(provider_server.requests) == 2
-    assert "totl" in app.read_text()
+    assert len(provider_server.requests) == 3
+    assert app.read_text() == "def main(total):\n    return total\n"
+    assert "Diagnostics" not in tool_result(provider_server, 2)

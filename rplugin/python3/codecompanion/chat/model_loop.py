@@ -20,6 +20,7 @@ from ..skills.chat_skills import skills_of
 from ..subagents.chat_agents import agents_of
 from ..subagents.definitions import TOOL as AGENT_TOOL
 from ..textcalls.again import constrains
+from ..textcalls.prompt import TEXT_CALLS
 from ..textcalls.session import repeats_last_round, skip_repeated_calls
 from . import transcript
 from .call_guard import CallGuard
@@ -293,6 +294,7 @@ class ModelLoop:
             if problem is None:
                 await self._stream(answer, header)
                 await self._ask_for_call(answer)
+                self._read_shown_edit(answer)
             else:
                 answer.error = problem
         except asyncio.CancelledError:
@@ -354,6 +356,30 @@ class ModelLoop:
             return
         answer.calls, answer.calls_extra, answer.state = again.calls, again.calls_extra, again.state
         line = "_[the call written as text above did not run: asked again for it as a call]_"
+        chat.view.render([transcript.block(line)])
+
+    def _read_shown_edit(self, answer: Answer) -> None:
+        """An answer that calls nothing but shows a changed copy of a file read in this turn:
+        the change is read as the edit call it means, as calls written as text are (asked
+        about unless `ask_recovered_calls = False`), once per user message."""
+        chat = self.chat
+        if answer.calls or answer.error or not chat.tools.offered:
+            return  # a plain chat loads none of this
+        from ..textcalls.mode import asks_recovered, recovers
+        from ..textcalls.shown_edit import EDIT_TOOL, SHOWN_EDIT, offered_before, shown_edit
+
+        if EDIT_TOOL not in chat.tools.offered or not recovers(chat.adapter):
+            return
+        messages = list(chat.messages)
+        found = shown_edit("".join(answer.text), messages)
+        if found is None or not found.edits or offered_before(messages):
+            return
+        call = ToolCall(
+            "shown_edit", EDIT_TOOL, found.arguments(), asks=asks_recovered(chat.adapter)
+        )
+        answer.calls = [chat.messages.unique_calls()(call)]
+        answer.calls_extra = {TEXT_CALLS: SHOWN_EDIT}
+        line = f"_[the answer shows `{found.path}` changed: read as an edit of it]_"
         chat.view.render([transcript.block(line)])
 
     def _store_answer(self, answer: Answer) -> None:

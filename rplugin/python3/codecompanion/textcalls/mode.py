@@ -17,7 +17,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..adapters.base import ChatAdapter
 
 log = logging.getLogger("codecompanion.textcalls")
 
@@ -78,13 +81,13 @@ async def resolve_mode(adapter: Any, model: str | None) -> Literal["native", "pr
     return "prompt" if supported is False else "native"
 
 
-def recovers(adapter: Any) -> bool:
+def recovers(adapter: ChatAdapter) -> bool:
     """Whether calls written as text are run in native mode (on unless turned off)."""
     extra = getattr(adapter.settings, "extra", {}) or {}
     return extra.get("recover_text_calls", True) is not False
 
 
-def asks_recovered(adapter: Any) -> bool:
+def asks_recovered(adapter: ChatAdapter) -> bool:
     """Whether calls recovered from text are asked about whatever the rules and YOLO say."""
     extra = getattr(adapter.settings, "extra", {}) or {}
     return extra.get("ask_recovered_calls", True) is not False
