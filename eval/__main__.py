@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ours: ask again, held to the call schema, for a call written but not run",
     )
+    p.add_argument(
+        "--short-descriptions",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="ours: tool schemas with first-sentence descriptions (auto: for a window <= 8k)",
+    )
     p.add_argument("--label", default="ours", help="ours's name in the records (for variants)")
     p.add_argument(
         "--plugin-root",
@@ -83,6 +89,13 @@ def _commit(root: Path) -> str:
     return done.stdout.strip()
 
 
+def _short_config(setting: str) -> str:
+    """The config line for `--short-descriptions` (none for the default)."""
+    if setting == "auto":
+        return ""
+    return f"opts['tool_system']['short_descriptions'] = {setting == 'true'}\n"
+
+
 def _plugins(args: argparse.Namespace) -> list[Plugin]:
     chosen = [p.strip() for p in args.plugins.split(",") if p.strip()]
     plugins: list[Plugin] = []
@@ -92,6 +105,7 @@ def _plugins(args: argparse.Namespace) -> list[Plugin]:
                 tool_calls=args.tool_calls,
                 root=args.plugin_root.resolve(),
                 constrained_calls=args.constrained_calls,
+                extra_config=_short_config(args.short_descriptions),
             )
             ours = Ours(options)
             ours.name = args.label
@@ -129,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             "temperature": temperature,
             "tool_calls": args.tool_calls,
             "constrained_calls": args.constrained_calls,
+            "short_descriptions": args.short_descriptions,
             "tasks": str(args.tasks),
         }
         try:

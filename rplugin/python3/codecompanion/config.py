@@ -80,6 +80,7 @@ _TOOL_SYSTEM_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "timeout": (_is_seconds, "a positive number of seconds (or None)"),
     "default_tools": (_is_names, "a list of tool or group names"),
     "env": (_is_env_opts, "a dict with `drop` and/or `pass` lists of variable names"),
+    "short_descriptions": (lambda v: isinstance(v, bool) or v == "auto", 'true, false or "auto"'),
 }
 
 

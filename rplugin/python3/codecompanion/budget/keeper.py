@@ -132,6 +132,9 @@ class ContextKeeper:
         """Make room for the next request; None when it fits, else the line saying why not."""
         chat = self.chat
         window = await self.budget.window(chat.adapter)
+        fit = getattr(chat.tools, "fit_window", None)
+        if callable(fit):
+            fit(window)  # a small window gets the short schemas, counted below as sent
         return await self.budget.make_room(
             chat.messages,
             self._schemas(),

@@ -43,6 +43,7 @@ DEFAULT_OPTS: Mapping[str, Any] = MappingProxyType(
         "max_output": 50_000,  # characters of a result sent to the model
         "max_process_bytes": 1_000_000,  # bytes kept per output stream of a command
         "tool_replacement_message": "the ${tool} tool",
+        "short_descriptions": "auto",  # first sentences only: True, False, or "auto" (≤ 8k window)
     }
 )
 
@@ -115,6 +116,7 @@ class ToolSystem:
         self.sandbox = sandbox  # None: commands run unconfined
         self.offered: list[str] = []
         self.groups: list[str] = []
+        self.short_schemas = False  # set by fit_window once the model's window is known
         self.approvals = ApprovalMemory()
         self.auto_rounds = 0
         self.commands = CommandRunner(self)
@@ -301,9 +303,22 @@ class ToolSystem:
         return group.prompt.replace("${tools}", listing) if group.prompt else listing
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The offered tools' schemas in OpenAI function form, in the order they were added."""
+        """The offered tools' schemas in OpenAI function form, in the order they were added
+        (their descriptions cut to a first sentence for a small window: `fit_window`)."""
         entries = (self.registry.get(name) for name in self.offered)
-        return [entry.tool.openai_schema() for entry in entries if entry is not None]
+        schemas = [entry.tool.openai_schema() for entry in entries if entry is not None]
+        if not self.short_schemas:
+            return schemas
+        from ..model.short_schema import shortened
+
+        return [shortened(schema) for schema in schemas]
+
+    def fit_window(self, window: int | None) -> None:
+        """The model's window is known: short schemas from now on if it is small (the setting
+        `short_descriptions`); the same for every request of the chat, so its prefix holds."""
+        from ..model.short_schema import wants_short
+
+        self.short_schemas = wants_short(self.opts.get("short_descriptions"), window)
 
     def system_prompts(self) -> list[tuple[str, str]]:
         """(tag, text) for each offered tool's and group's system prompt, once each."""
