@@ -89,7 +89,9 @@ READ = openai_tool_calls(
 )
 
 
-async def two_requests(tmp_path: Path, n_ctx: int, setting: object = None) -> list[dict[str, Any]]:
+async def two_requests(
+    tmp_path: Path, n_ctx: int, setting: object = None, **extra: Any
+) -> list[dict[str, Any]]:
     """The chat requests of one `@{files}` turn (a read, then an answer) against a llama.cpp
     server whose window is `n_ctx`."""
     (tmp_path / "a.txt").write_text("hello\n")
@@ -97,7 +99,9 @@ async def two_requests(tmp_path: Path, n_ctx: int, setting: object = None) -> li
     with LoopbackServer() as server:
         server.enqueue(props(n_ctx), method="GET", path="/props")
         server.enqueue(READ, openai_text("it says hello"))
-        settings = AdapterSettings(name="openai_compatible", url=server.url + "/v1", model="m")
+        settings = AdapterSettings(
+            name="openai_compatible", url=server.url + "/v1", model="m", extra=dict(extra)
+        )
         adapter = create_adapter(settings)
         registry = Workspace(HostOptions()).registry
         chat = built_chat(adapter, registry, tmp_path, RecordingView(), chat_id="w", opts=opts)
@@ -144,3 +148,20 @@ def test_the_setting_is_checked(tmp_path: Path) -> None:
     assert config.opts == {"tool_system": {"auto_submit": True}}
     path.write_text('opts = {"tool_system": {"short_descriptions": "auto"}}\n')
     assert load_config(path).error is None
+
+
+async def test_prompt_mode_describes_the_tools_as_shortly_for_a_small_window(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "l").mkdir()
+    small = (await two_requests(tmp_path / "s", 4096, None, tool_calls="prompt"))[0]
+    large = (await two_requests(tmp_path / "l", 16384, None, tool_calls="prompt"))[0]
+    assert "tools" not in small and "tools" not in large
+
+    def system(body: dict[str, Any]) -> str:
+        return "\n".join(m["content"] for m in body["messages"] if m["role"] == "system")
+
+    assert "Change an existing file." in system(small)
+    assert "Each edit replaces oldText" in system(large)
+    assert "Each edit replaces oldText" not in system(small)

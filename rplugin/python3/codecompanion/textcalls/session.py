@@ -154,7 +154,8 @@ async def plan_request(
     offered = catalog(entries)
     quotes = QuoteCheck(read_texts(messages), offered)
     if mode == "prompt":
-        texts = [tool_text(entry) for entry in entries]
+        short = getattr(tools, "short_schemas", False) is True  # a small window (fit_window)
+        texts = [tool_text(entry, short) for entry in entries]
         reader = AnswerReader(CallScanner(offered, "prompt"), new_id, quotes=quotes)
         return Request(prompt_history(messages, texts), [], reader, mode)
     recover = bool(schemas) and recovers(adapter)
@@ -215,15 +216,21 @@ def catalog(entries: Sequence[ToolEntry]) -> Catalog:
     return Catalog({e.name: e.tool.parameters for e in entries}, validate)
 
 
-def tool_text(entry: ToolEntry) -> ToolText:
-    """An offered tool as prompt mode describes it."""
+def tool_text(entry: ToolEntry, short: bool = False) -> ToolText:
+    """An offered tool as prompt mode describes it (`short`: descriptions cut to their first
+    sentence, as native schemas are for a small window)."""
     tool = entry.tool
     # A system_prompt function describes the tool itself (it is already a system message).
     own = callable(tool.system_prompt)
+    description, parameters = tool.description or entry.description, tool.parameters
+    if short:
+        from ..tools.model.short_schema import first_sentence, shortened
+
+        description, parameters = first_sentence(description or ""), shortened(parameters)
     return ToolText(
         name=entry.name,
-        description=tool.description or entry.description,
-        parameters=tool.parameters,
+        description=description,
+        parameters=parameters,
         own_prompt=own,
         worded=tool.words_results,
     )
