@@ -67,19 +67,42 @@ class NvimEditor:
         self.following = False
         # Whether a language server has attached to a buffer in this Neovim (Lua says so).
         self.servers = False
+        # Per kind of file (its suffix): whether loading one found a language server (None
+        # while the first such load is under way).
+        self.kinds: dict[str, bool | None] = {}
 
     def set_loaded(self, paths: list[str], servers: bool = False) -> None:
         """Lua's list of the files loaded in buffers, and whether a language server has
         attached to one (sent whenever either changes)."""
         self.loaded = frozenset(str(p) for p in paths)
+        if servers and not self.servers:
+            # A server attached since: a kind of file that found none may find one now.
+            self.kinds = {kind: found for kind, found in self.kinds.items() if found}
         self.servers = servers
 
     def may_check(self, path: str) -> bool:
-        """A buffer holds `path`, or a language server has attached in this Neovim (so loading
-        the file may find one): else asking for its diagnostics would load it for nothing."""
+        """A buffer holds `path`, or files of its kind may have a language server: the first
+        file of a kind is loaded to learn whether a server starts for it (Neovim's FileType
+        setup says, not this host); later ones only if one did. A round of twenty reads of a
+        kind no server checks loads one file, once per Neovim, not twenty per round."""
         if self.loaded is None:
             return False
-        return self.servers or os.path.abspath(path) in self.loaded
+        if os.path.abspath(path) in self.loaded:
+            return True
+        kind = _kind(path)
+        if kind not in self.kinds:
+            self.kinds[kind] = None  # this read loads it; the others wait for its word
+            return True
+        return self.kinds[kind] is True
+
+    def _learn(self, path: str, found: bool | None) -> None:
+        """What loading `path` for its diagnostics found (None: the load failed)."""
+        kind = _kind(path)
+        if found is None:
+            if kind in self.kinds and self.kinds[kind] is None:
+                del self.kinds[kind]  # no word: the next file of its kind tries again
+            return
+        self.kinds[kind] = found or bool(self.kinds.get(kind))
 
     async def buffer_lines(self, path: str) -> list[str] | None:
         """The loaded buffer's lines, or None."""
@@ -171,13 +194,18 @@ class NvimEditor:
             "start_ms": int(START_WAIT * 1000) if wait > 0 else 0,
         }
         answer = await self.bridge.ask_lua("codecompanion.editor", "diagnostics", request)
-        if not isinstance(answer, dict):
-            raise ToolError(f"Neovim gave no diagnostics for {path}.")
-        if isinstance(answer.get("error"), str):
+        if not isinstance(answer, dict) or isinstance(answer.get("error"), str):
+            self._learn(path, None)
+            if not isinstance(answer, dict):
+                raise ToolError(f"Neovim gave no diagnostics for {path}.")
             raise ToolError(f"Neovim did not load {path}: {answer['error']}.")
+        servers = _strings(answer.get("servers"))
+        if answer.get("loaded") is True:
+            # Without a wait a server still starting was not waited for: no word on the kind.
+            self._learn(path, True if servers else (False if wait > 0 else None))
         return FreshDiagnostics(
             items=_diagnostics(answer.get("diagnostics")),
-            servers=_strings(answer.get("servers")),
+            servers=servers,
             fresh=answer.get("fresh") is True,
             timed_out=answer.get("timed_out") is True,
         )
@@ -210,3 +238,10 @@ class NvimEditor:
             rejected=tuple(int(i) for i in answer.get("rejected") or []),
             reason=reason if isinstance(reason, str) else None,
         )
+
+
+def _kind(path: str) -> str:
+    """A file's kind for language servers: its suffix (its name when it has none)."""
+    name = os.path.basename(path)
+    suffix = os.path.splitext(name)[1]
+    return suffix.lower() if suffix else name

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 # round after `preload` imports none).
 MODULES = (
     "codecompanion.tools.model.function_tool",
+    "codecompanion.tools.model.short_schema",
     "codecompanion.tools.runtime.orchestrator",
     "codecompanion.tools.runtime.command_runner",
     "codecompanion.tools.runtime.process",

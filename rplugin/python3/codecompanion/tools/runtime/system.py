@@ -316,6 +316,8 @@ class ToolSystem:
     def fit_window(self, window: int | None) -> None:
         """The model's window is known: short schemas from now on if it is small (the setting
         `short_descriptions`); the same for every request of the chat, so its prefix holds."""
+        if not self.offered:
+            return  # a chat without tools loads none of this
         from ..model.short_schema import wants_short
 
         self.short_schemas = wants_short(self.opts.get("short_descriptions"), window)
