@@ -34,7 +34,7 @@ log = logging.getLogger("codecompanion.textcalls")
 SHOWN = "shown"  # extra of a prompt-mode answer: its text as the buffer shows it
 REPEATED = (
     "This is the same call as in the round before, so it was not run again: its result is "
-    "above. Use that result to answer, without calling the tool again."
+    "above. Go on with the user's request from that result, without calling the tool again."
 )
 
 
