@@ -1,6 +1,7 @@
 """Short tool schemas for a small window: each description cut to its first sentence (names,
-types, enums and required lists untouched), sent when the model's window is known and at most
-8k tokens (`short_descriptions = "auto"`), or always / never as set; the same schemas in every
+types, enums and required lists untouched), sent with `short_descriptions = "auto"` when the model's
+window is known and at most 8k tokens, or always with True, never with False (the default); the
+same schemas in every
 request of the chat, so the server's prompt cache holds. The real chat and builtins against a
 scripted server that answers llama.cpp's `/props`."""
 
@@ -118,8 +119,8 @@ def descriptions(body: dict[str, Any]) -> dict[str, str]:
     return {t["function"]["name"]: t["function"]["description"] for t in body["tools"]}
 
 
-async def test_a_4k_window_gets_short_schemas_in_every_request(tmp_path: Path) -> None:
-    first, second = await two_requests(tmp_path, 4096)
+async def test_auto_gives_a_4k_window_short_schemas_in_every_request(tmp_path: Path) -> None:
+    first, second = await two_requests(tmp_path, 4096, "auto")
     assert descriptions(first)["insert_edit_into_file"] == "Change an existing file."
     assert second["tools"] == first["tools"]  # the prefix the server cached holds
     full = Workspace(HostOptions()).registry.get("insert_edit_into_file")
@@ -129,14 +130,22 @@ async def test_a_4k_window_gets_short_schemas_in_every_request(tmp_path: Path) -
     assert estimate_text(json.dumps(short)) < 0.85 * long_tokens
 
 
-async def test_a_16k_window_and_the_setting_off_get_the_full_schemas(tmp_path: Path) -> None:
+async def test_the_default_a_16k_window_and_the_setting_off_get_the_full_schemas(
+    tmp_path: Path,
+) -> None:
     runs = {}
-    for name, n_ctx, setting in (("big", 16384, None), ("off", 4096, False), ("on", 16384, True)):
+    cases = (
+        ("big", 16384, "auto"),
+        ("off", 4096, False),
+        ("on", 16384, True),
+        ("dflt", 4096, None),
+    )
+    for name, n_ctx, setting in cases:
         (tmp_path / name).mkdir()
         runs[name] = (await two_requests(tmp_path / name, n_ctx, setting))[0]
     big = descriptions(runs["big"])
     assert big["insert_edit_into_file"].startswith("Change an existing file. Each edit")
-    assert descriptions(runs["off"]) == big
+    assert descriptions(runs["off"]) == big == descriptions(runs["dflt"])
     assert descriptions(runs["on"])["insert_edit_into_file"] == "Change an existing file."
 
 
@@ -155,8 +164,8 @@ async def test_prompt_mode_describes_the_tools_as_shortly_for_a_small_window(
 ) -> None:
     (tmp_path / "s").mkdir()
     (tmp_path / "l").mkdir()
-    small = (await two_requests(tmp_path / "s", 4096, None, tool_calls="prompt"))[0]
-    large = (await two_requests(tmp_path / "l", 16384, None, tool_calls="prompt"))[0]
+    small = (await two_requests(tmp_path / "s", 4096, "auto", tool_calls="prompt"))[0]
+    large = (await two_requests(tmp_path / "l", 16384, "auto", tool_calls="prompt"))[0]
     assert "tools" not in small and "tools" not in large
 
     def system(body: dict[str, Any]) -> str:

@@ -44,8 +44,8 @@ def _shortened_value(value: Any) -> Any:
 
 
 def wants_short(setting: object, window: int | None) -> bool:
-    """Whether a chat sends short schemas: `short_descriptions` True or False, or "auto" (the
-    default): when its model's window is known and at most SMALL_WINDOW tokens."""
+    """Whether a chat sends short schemas: `short_descriptions` True or False (the default), or
+    "auto": when its model's window is known and at most SMALL_WINDOW tokens."""
     if isinstance(setting, bool):
         return setting
     return window is not None and 0 < window <= SMALL_WINDOW

@@ -43,7 +43,9 @@ DEFAULT_OPTS: Mapping[str, Any] = MappingProxyType(
         "max_output": 50_000,  # characters of a result sent to the model
         "max_process_bytes": 1_000_000,  # bytes kept per output stream of a command
         "tool_replacement_message": "the ${tool} tool",
-        "short_descriptions": "auto",  # first sentences only: True, False, or "auto" (≤ 8k window)
+        # First sentences only: True, "auto" (a window of at most 8k), or False (measured: the
+        # 1.5B model at 4k solved fewer tasks with them, so off unless asked for).
+        "short_descriptions": False,
     }
 )
 
