@@ -131,6 +131,25 @@ async def test_overwrite_replaces_the_file(tools: FakeTools, code: Path) -> None
     assert "Overwrote code.py on disk." in out.for_llm
 
 
+async def test_an_overwrite_naming_a_part_of_the_file_applies_the_edit(
+    tools: FakeTools, project: Path
+) -> None:
+    # As a 1.5B model writes a one-line fix: "overwrite" with the line as oldText. Overwriting
+    # would leave the file holding that line alone.
+    (project / "n.txt").write_text("alpha\nbeta\ngamma\n")
+    out = await run_tool(
+        tool, _args([_edit("beta", "BETA")], mode="overwrite", path="n.txt"), tools
+    )
+    assert out.status == "success", out.for_llm
+    assert (project / "n.txt").read_text() == "alpha\nBETA\ngamma\n"
+    assert 'mode "overwrite" was read as null: oldText is a part of the file' in out.for_llm
+    whole = _edit("alpha\nBETA\ngamma\n", "new\n")  # the whole text named: an overwrite
+    out = await run_tool(tool, _args([whole], mode="overwrite", path="n.txt"), tools)
+    assert (project / "n.txt").read_text() == "new\n" and "Overwrote n.txt" in out.for_llm
+    out = await run_tool(tool, _args([_edit("", "newer\n")], mode="overwrite", path="n.txt"), tools)
+    assert (project / "n.txt").read_text() == "newer\n" and "Overwrote n.txt" in out.for_llm
+
+
 async def test_append_mode_applies_the_edits_as_codecompanion_does(
     tools: FakeTools, project: Path
 ) -> None:

@@ -92,11 +92,19 @@ def _mode(args: dict[str, Any]) -> str | None:
 def _changed_text(
     mode: str | None, edits: list[Edit], text: str
 ) -> tuple[str, tuple[Applied, ...]]:
-    """The file's new text and how each edit was placed."""
-    if mode == "overwrite":
+    """The file's new text and how each edit was placed (none: the file was overwritten)."""
+    if mode == "overwrite" and not _names_a_part(edits, text):
         return edits[0].new_text, ()
     result = apply_edits(text, edits)
     return result.content, result.applied
+
+
+def _names_a_part(edits: list[Edit], text: str) -> bool:
+    """Whether an overwrite's first edit names a part of the file as its old text: then the
+    model meant that part changed (small models set "overwrite" for one-line edits, which
+    would leave the file holding only the new line), so its edits are applied instead."""
+    old = edits[0].old_text
+    return bool(old.strip()) and old in text and old.strip() != text.strip()
 
 
 def _final_text(new: str, outcome: Review) -> str:
@@ -115,8 +123,13 @@ def _report(
     diff: tuple[str, str],
 ) -> str:
     """The model's text: where it was written, how each edit matched, and a diff when useful."""
-    verb = "Overwrote" if mode == "overwrite" else "Edited"
+    verb = "Overwrote" if mode == "overwrite" and not applied else "Edited"
     lines = [f"{verb} {shown} {written.place}."]
+    if mode == "overwrite" and applied:
+        lines.append(
+            'mode "overwrite" was read as null: oldText is a part of the file, so the edits were '
+            "applied (an overwrite would have left only newText)."
+        )
     lines += [f"- {item.describe()}" for item in applied]
     note, text = diff
     if note:
