@@ -260,6 +260,43 @@ local function load_problem(path, max_bytes)
   return nil
 end
 
+--- Whether a language server may attach to `path` once loaded: one attached has no filetypes
+--- or lists the file's, an enabled `vim.lsp.config` lists it, or a FileType autocmd is set for
+--- it (the way `vim.lsp.start` setups and lspconfig start servers). Loading a file for nothing
+--- is not free: the first Python file loaded runs the python3 provider's check (~0.8 s).
+---@param path string
+---@return boolean
+local function may_be_served(path)
+  local ft = vim.filetype.match({ filename = path })
+  if not ft then
+    return false
+  end
+  local lsp = package.loaded["vim.lsp"]
+  if lsp == nil then
+    -- Not loaded: no client runs and no config was enabled (both load it), so only a FileType
+    -- setup could start one; loading vim.lsp to learn that would cost a cold read ~6 ms.
+    return #vim.api.nvim_get_autocmds({ event = "FileType", pattern = ft }) > 0
+  end
+  for _, client in ipairs(lsp.get_clients()) do
+    local fts = client.config and client.config.filetypes
+    if fts == nil or vim.tbl_contains(fts, ft) then
+      return true
+    end
+  end
+  local enabled = rawget(lsp, "_enabled_configs")
+  if type(enabled) == "table" then
+    for name in pairs(enabled) do
+      local ok, config = pcall(function()
+        return lsp.config[name]
+      end)
+      if ok and type(config) == "table" and vim.tbl_contains(config.filetypes or { ft }, ft) then
+        return true
+      end
+    end
+  end
+  return #vim.api.nvim_get_autocmds({ event = "FileType", pattern = ft }) > 0
+end
+
 --- A buffer loaded only to read diagnostics goes away again, unless the user took it up.
 ---@param bufnr integer
 local function drop_fresh(bufnr)
@@ -299,18 +336,25 @@ end
 ---@param rid integer
 ---@param req codecompanion.DiagnosticsRequest
 function M.diagnostics(chan, rid, req)
-  local lsp = require("codecompanion.lsp_diagnostics")
-  lsp.track()
   local bufnr = find_buffer(req.path)
-  local fresh_load = false
-  if bufnr then
-    sync(bufnr)
-  else
+  if not bufnr then
     local problem = load_problem(req.path, req.max_bytes)
     if problem then
       reply(chan, rid, { error = problem })
       return
     end
+    if not may_be_served(req.path) then
+      -- No server could attach: nothing to wait for, nothing to load (nor vim.lsp).
+      reply(chan, rid, { diagnostics = {}, servers = {}, fresh = false, loaded = true })
+      return
+    end
+  end
+  local lsp = require("codecompanion.lsp_diagnostics")
+  lsp.track()
+  local fresh_load = false
+  if bufnr then
+    sync(bufnr)
+  else
     bufnr = vim.fn.bufadd(req.path)
     vim.bo[bufnr].buflisted = false
     vim.fn.bufload(bufnr)

@@ -316,11 +316,12 @@ def reads_call(names: list[str], prefix: str) -> Any:
     return openai_tool_calls(calls)
 
 
-def test_reads_of_a_kind_no_server_checks_load_one_file_once(
+def test_reads_of_a_kind_no_server_checks_load_no_file(
     project_nvim: ProjectNvim, provider_server: LoopbackServer, project: Path
 ) -> None:
-    # No language server is set up: the first read of a .py file loads it once to learn so;
-    # no other read of a .py file loads one (a round of twenty reads would load twenty).
+    # No language server is set up for Python: no read loads a file for its diagnostics (the
+    # first .py file loaded runs the python3 provider's check, ~0.8 s of Neovim's time), and
+    # after the first read's word no other read of a .py file even asks Neovim.
     names = [f"m{i}.py" for i in range(5)]
     for name in names:
         (project / name).write_text("VALUE = 1\n")
@@ -338,7 +339,7 @@ def test_reads_of_a_kind_no_server_checks_load_one_file_once(
     ed.nvim.current.buffer = ed.nvim.buffers[chat]
     ed.send("and again")
     ed.wait_event("CodeCompanionChatDone", count=2, timeout=60)
-    assert ed.lua("return _G.loads") == 1
+    assert ed.lua("return _G.loads") == 0
     messages = provider_server.requests[-1].json()["messages"]
     results = [m["content"] for m in messages if m["role"] == "tool"]
     assert len(results) == 10 and not any("Diagnostics" in r for r in results)
