@@ -34,7 +34,8 @@ def make_system(root: Path, editor: FakeEditor | None) -> tuple[ToolSystem, Reco
 
 
 def edit_call(mode: str | None = None, old: str = "gamma", new: str = "GAMMA") -> ToolCall:
-    edits = [{"oldText": old, "newText": new, "replaceAll": False}]
+    # An overwrite names no part of the file (one that does is applied as an edit).
+    edits = [{"oldText": "" if mode == "overwrite" else old, "newText": new, "replaceAll": False}]
     args = {"filepath": "notes.txt", "edits": edits, "explanation": "x", "mode": mode}
     return ToolCall("e", "insert_edit_into_file", args)
 
