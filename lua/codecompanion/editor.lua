@@ -271,21 +271,17 @@ local function may_be_served(path)
   if not ft then
     return false
   end
+  -- vim.lsp not loaded: no client runs and no config was enabled (both load it), so only a
+  -- FileType setup could start one; loading vim.lsp to learn that would cost a cold read ~6 ms.
   local lsp = package.loaded["vim.lsp"]
-  if lsp == nil then
-    -- Not loaded: no client runs and no config was enabled (both load it), so only a FileType
-    -- setup could start one; loading vim.lsp to learn that would cost a cold read ~6 ms.
-    return #vim.api.nvim_get_autocmds({ event = "FileType", pattern = ft }) > 0
-  end
-  for _, client in ipairs(lsp.get_clients()) do
-    local fts = client.config and client.config.filetypes
-    if fts == nil or vim.tbl_contains(fts, ft) then
-      return true
+  if lsp ~= nil then
+    for _, client in ipairs(lsp.get_clients()) do
+      local fts = client.config and client.config.filetypes
+      if fts == nil or vim.tbl_contains(fts, ft) then
+        return true
+      end
     end
-  end
-  local enabled = rawget(lsp, "_enabled_configs")
-  if type(enabled) == "table" then
-    for name in pairs(enabled) do
+    for name in pairs(rawget(lsp, "_enabled_configs") or {}) do
       local ok, config = pcall(function()
         return lsp.config[name]
       end)

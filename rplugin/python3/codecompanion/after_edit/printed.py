@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import Message
-from ..textcalls.shown_edit import EDIT_TOOL, offered_before, shown_edit
+from ..textcalls.shown_edit import EDIT_TOOL, offered_before, shown_edit, this_turn
 from .diagnostics import DiagnosticsOptions
 
 ASK = "Call {tool} now: {path} is unchanged"
@@ -16,12 +16,10 @@ ASK = "Call {tool} now: {path} is unchanged"
 
 def asked(messages: Sequence[Message]) -> bool:
     """Whether the model was already asked, since the user's last message, to make its edit."""
-    for message in reversed(messages):
-        if message.role == "user" and message.visible:
-            return False
-        if message.role == "user" and (message.content or "").startswith(f"Call {EDIT_TOOL} now"):
-            return True
-    return False
+    return any(
+        message.role == "user" and (message.content or "").startswith(f"Call {EDIT_TOOL} now")
+        for message in this_turn(messages)
+    )
 
 
 def ask_to_edit(

@@ -66,12 +66,18 @@ def _blocks(text: str) -> Iterator[list[str]]:
         yield match[2].splitlines()
 
 
+def this_turn(messages: Sequence[Message]) -> Iterator[Message]:
+    """The messages since the user's last message, newest first."""
+    for message in reversed(messages):
+        if message.role == "user" and message.visible:
+            return
+        yield message
+
+
 def _reads(messages: Sequence[Message]) -> list[tuple[str, list[str]]]:
     """The reads since the user's last message, newest first: (path, the lines read)."""
     found: list[tuple[str, list[str]]] = []
-    for message in reversed(messages):
-        if message.role == "user" and message.visible:
-            break
+    for message in this_turn(messages):
         if message.role != "tool" or message.tool_name != "read_file" or message.is_error:
             continue
         head = READ_HEAD.match(message.content or "")
@@ -252,9 +258,4 @@ def shown_edit(text: str, messages: Sequence[Message]) -> ShownEdit | None:
 
 def offered_before(messages: Sequence[Message]) -> bool:
     """Whether a changed copy was already read as an edit since the user's last message."""
-    for message in reversed(messages):
-        if message.role == "user" and message.visible:
-            return False
-        if message.extra.get(TEXT_CALLS) == SHOWN_EDIT:
-            return True
-    return False
+    return any(message.extra.get(TEXT_CALLS) == SHOWN_EDIT for message in this_turn(messages))

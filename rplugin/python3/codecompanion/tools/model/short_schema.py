@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+
+from ...outside import Json
 
 SMALL_WINDOW = 8192  # tokens: at or under it, "auto" sends the short schemas
 # The first sentence: up to the first ".", "!" or "?" followed by a space or the end, not inside
@@ -24,9 +25,9 @@ def first_sentence(text: str) -> str:
     return match[1] if match else text.strip()
 
 
-def shortened(schema: Mapping[str, Any]) -> dict[str, Any]:
+def shortened(schema: Mapping[str, Json]) -> dict[str, Json]:
     """A copy of `schema` whose `description` strings, at every level, are their first sentence."""
-    out: dict[str, Any] = {}
+    out: dict[str, Json] = {}
     for key, value in schema.items():
         if key == "description" and isinstance(value, str):
             out[key] = first_sentence(value)
@@ -35,7 +36,7 @@ def shortened(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _shortened_value(value: Any) -> Any:
+def _shortened_value(value: Json) -> Json:
     if isinstance(value, Mapping):
         return shortened(value)
     if isinstance(value, list):
